@@ -1,0 +1,85 @@
+"""fjax: a OneFlow/PyTorch-style deep-learning framework over JAX transforms.
+
+``import fjax as flow``: eager tensors with ``.backward()``, ``nn.Module``, ``nn.Graph``,
+functional autodiff and global tensors, with JAX/XLA doing differentiation, compilation and
+partitioning.
+"""
+
+from __future__ import annotations
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)  # float64/int64 as in torch; defaults stay explicit
+
+from . import _methods, autograd, ops  # noqa: E402
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from .creation import (  # noqa: E402
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    logspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .device import device, is_cuda_available  # noqa: E402
+from .dispatch import functions as _functions  # noqa: E402
+from .dtype import (  # noqa: E402
+    bfloat16,
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    short,
+    uint8,
+)
+from .errors import OpError  # noqa: E402
+from .random import (  # noqa: E402
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
+from .tensor import Size, Tensor  # noqa: E402
+
+__version__ = "0.1.0"
+
+_methods.install()
+globals().update(
+    {name: fn for name, fn in vars(_functions).items() if not name.startswith("_") and name not in globals()}
+)

@@ -1,0 +1,280 @@
+"""The tape: one Node per recorded op call, and a reverse-topological backward.
+
+A Node holds the op's VJP (a pytree of exactly the residuals its backward needs), its pure
+function (so ``create_graph=True`` can replay and differentiate the recorded program), and one
+entry per traced input of the call:
+
+- ``(parent_node, output_index)`` for an input produced by another recorded op,
+- the Tensor itself for a leaf that requires grad,
+- the raw value for an input that carries no gradient (a constant of this node).
+
+Backward walks nodes outputs-first, calls each VJP through one cached jitted applier, sums
+cotangents per (node, output) and per leaf, and frees each node after use unless the graph is
+retained.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_apply_vjp = jax.jit(lambda vjp, ct: vjp(ct))
+
+
+class Node:
+    """A recorded op call (``Tensor.grad_fn``)."""
+
+    __slots__ = (
+        "name",
+        "fn",
+        "vjp",
+        "inputs",
+        "out_avals",
+        "versions",
+        "hooks",
+        "retained",
+        "__weakref__",
+    )
+
+    def __init__(self, name, fn, vjp, inputs, out_avals, versions=None):
+        self.name = name
+        self.fn = fn
+        self.vjp = vjp
+        self.inputs = inputs
+        self.out_avals = out_avals
+        self.versions = versions
+        self.hooks = None
+        self.retained = None
+
+    @property
+    def multi(self) -> bool:
+        return isinstance(self.out_avals, list)
+
+    def parents(self):
+        """The nodes that produced this node's inputs."""
+        return () if self.inputs is None else [x[0] for x in self.inputs if type(x) is tuple]
+
+    def diff_inputs(self):
+        """The inputs that receive cotangents, in the order the VJP returns them."""
+        from ..tensor import Tensor
+
+        return [x for x in self.inputs if type(x) is tuple or isinstance(x, Tensor)]
+
+    def apply(self, cts):
+        """Cotangents of the differentiable inputs from the cotangents of the outputs."""
+        return _apply_vjp(self.vjp, tuple(cts) if self.multi else cts[0])
+
+    def release(self):
+        self.vjp = self.inputs = self.fn = None
+
+    def __repr__(self):
+        return f"<{self.name}Backward>"
+
+
+def _zeros(aval):
+    shape, dtype = aval
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.zeros(shape, dtype)
+    return np.zeros(shape, jax.dtypes.float0)
+
+
+def _toposort(roots):
+    """Nodes reachable from ``roots``, each after every node that consumes it."""
+    order, seen = [], set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.parents()))]
+        while stack:
+            node, it = stack[-1]
+            for parent in it:
+                if id(parent) not in seen:
+                    seen.add(id(parent))
+                    stack.append((parent, iter(parent.parents())))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    order.reverse()
+    return order
+
+
+def _check_alive(node):
+    if node.inputs is None:
+        raise RuntimeError(
+            f"backward through {node!r} a second time (or after its saved values were freed): "
+            "pass retain_graph=True to the first backward()/autograd.grad() if you need to "
+            "backward through the graph again"
+        )
+    for counter, version, desc in node.versions or ():
+        if counter[0] != version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: the {desc} input of {node!r} is at version {counter[0]}; "
+                f"expected version {version} instead"
+            )
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def backward(roots, root_grads, retain_graph=False, inputs=None):
+    """Run the tape backward from ``roots`` (Tensors) seeded with ``root_grads`` (arrays).
+
+    Without ``inputs``, leaf gradients accumulate into ``.grad`` (``Tensor.backward``). With
+    ``inputs`` (Tensors, leaves or not), returns their gradients (None where unreached) and
+    touches no ``.grad`` (``autograd.grad``).
+    """
+    from ..tensor import Tensor
+
+    pending: dict = {}  # id(node) -> list of cotangents per output
+    leaf_cts: dict = {}  # id(leaf) -> [leaf, cotangent]
+    wanted = None
+    if inputs is not None:
+        wanted = {}
+        for i, t in enumerate(inputs):
+            key = ("node", id(t._node), t._idx) if t._node is not None else ("leaf", id(t))
+            wanted.setdefault(key, []).append(i)
+    found = [None] * (len(inputs) if inputs is not None else 0)
+
+    def to_leaf(leaf, ct):
+        entry = leaf_cts.get(id(leaf))
+        if entry is None:
+            leaf_cts[id(leaf)] = [leaf, ct]
+        else:
+            entry[1] = entry[1] + ct
+
+    roots_nodes = []
+    for t, g in zip(roots, root_grads):
+        if t._node is None:
+            to_leaf(t, g)
+            continue
+        cts = pending.setdefault(id(t._node), [None] * _n_out(t._node))
+        cts[t._idx] = _add(cts[t._idx], g)
+        roots_nodes.append(t._node)
+
+    for node in _toposort(roots_nodes):
+        cts = pending.pop(id(node), None)
+        if cts is None:
+            continue
+        _check_alive(node)
+        if node.hooks or node.retained:
+            cts = _run_tensor_hooks(node, cts)
+        if wanted is not None:
+            for i, ct in enumerate(cts):
+                for j in wanted.get(("node", id(node), i), ()):
+                    found[j] = ct
+        if node.multi:
+            cts = [_zeros(a) if c is None else c for c, a in zip(cts, node.out_avals)]
+        in_cts = node.apply(cts)
+        for inp, ct in zip(node.diff_inputs(), in_cts):
+            if type(inp) is tuple:
+                parent, idx = inp
+                pcts = pending.setdefault(id(parent), [None] * _n_out(parent))
+                pcts[idx] = _add(pcts[idx], ct)
+            else:
+                to_leaf(inp, ct)
+        if not retain_graph:
+            node.release()
+
+    for leaf, ct in leaf_cts.values():
+        for hook in leaf._hooks or ():
+            out = hook(Tensor._wrap(ct))
+            if out is not None:
+                ct = out._data
+        if wanted is None:
+            leaf.grad = Tensor._wrap(ct) if leaf.grad is None else Tensor._wrap(leaf.grad._data + ct)
+        else:
+            for j in wanted.get(("leaf", id(leaf)), ()):
+                found[j] = ct
+    return found
+
+
+def _n_out(node):
+    return len(node.out_avals) if node.multi else 1
+
+
+def _run_tensor_hooks(node, cts):
+    from ..tensor import Tensor
+
+    cts = list(cts)
+    for i, ct in enumerate(cts):
+        if ct is None:
+            continue
+        for hook in (node.hooks or {}).get(i, ()):
+            out = hook(Tensor._wrap(ct))
+            if out is not None:
+                ct = out._data
+        cts[i] = ct
+        ref = (node.retained or {}).get(i)
+        t = ref() if ref is not None else None
+        if t is not None:
+            t.grad = Tensor._wrap(ct) if t.grad is None else Tensor._wrap(t.grad._data + ct)
+    return cts
+
+
+def replay_program(roots, inputs):
+    """The recorded program from ``inputs`` (Tensors) to ``roots`` as a pure function.
+
+    Returns ``(fn, leaves)``: ``fn(*input_arrays, *leaf_arrays) -> root arrays`` replays every
+    node between them, where ``leaves`` are the other leaves requiring grad that the roots
+    depend on. Used by ``create_graph=True``: JAX differentiates the replay, and the result
+    becomes one tape node whose inputs are ``inputs + leaves``.
+    """
+    from ..tensor import Tensor
+
+    cut = {}  # (id(node), idx) or id(leaf) -> position in the argument list
+    for i, t in enumerate(inputs):
+        cut[("node", id(t._node), t._idx) if t._node is not None else id(t)] = i
+    nodes = [t._node for t in roots if t._node is not None]
+    order = list(reversed(_toposort(nodes)))  # producers first
+    leaves: list = []
+    plan = []
+    for node in order:
+        _check_alive(node)
+        if node.fn is None:
+            raise NotImplementedError(
+                f"create_graph=True through {node!r}: custom autograd.Function nodes cannot be "
+                "replayed; differentiate it without create_graph"
+            )
+        args = []
+        for x in node.inputs:
+            if type(x) is tuple:
+                key = ("node", id(x[0]), x[1])
+                args.append(("arg", cut[key]) if key in cut else ("node", id(x[0]), x[1]))
+            elif isinstance(x, Tensor):
+                if id(x) not in cut:
+                    cut[id(x)] = len(inputs) + len(leaves)
+                    leaves.append(x)
+                args.append(("arg", cut[id(x)]))
+            else:
+                args.append(("const", x))
+        plan.append((id(node), node.fn, args, node.multi))
+    root_refs = []
+    for t in roots:
+        if t._node is None:
+            root_refs.append(("arg", cut[id(t)]) if id(t) in cut else ("const", t._data))
+        else:
+            key = ("node", id(t._node), t._idx)
+            root_refs.append(("arg", cut[key]) if key in cut else key)
+
+    def fn(*arrays):
+        values = {}
+
+        def read(ref):
+            if ref[0] == "arg":
+                return arrays[ref[1]]
+            if ref[0] == "const":
+                return ref[1]
+            return values[(ref[1], ref[2])]
+
+        for nid, f, args, multi in plan:
+            out = f(*[read(a) for a in args])
+            for i, o in enumerate(out if multi else (out,)):
+                values[(nid, i)] = o
+        return tuple(read(r) for r in root_refs)
+
+    return fn, leaves

@@ -1,0 +1,98 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (thread-local, as torch)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record on the tape."""
+    return _state.enabled
+
+
+class set_grad_enabled:  # noqa: N801 - torch's name
+    """Turn recording on or off: as a function call, a context manager or a decorator.
+
+    Example::
+
+        with fjax.set_grad_enabled(False):
+            y = model(x)  # not recorded
+    """
+
+    def __init__(self, mode: bool):
+        self.prev = _state.enabled
+        self.mode = bool(mode)
+        _state.enabled = self.mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+    def __call__(self, fn):
+        _state.enabled = self.prev  # used as a decorator: only calls of fn change the mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(self.mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class _Mode:
+    """Base for context managers/decorators that set grad mode to a fixed value."""
+
+    mode = True
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_Mode):  # noqa: N801
+    """Context manager and decorator that disables recording."""
+
+    mode = False
+
+
+class enable_grad(_Mode):  # noqa: N801
+    """Context manager and decorator that enables recording."""
+
+    mode = True
+
+
+class inference_mode(_Mode):  # noqa: N801
+    """Like no_grad (fjax tensors carry no extra bookkeeping to skip)."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = not mode
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(not self.mode):
+                return fn(*args, **kwargs)
+
+        return wrapper

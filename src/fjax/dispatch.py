@@ -1,0 +1,247 @@
+"""Lifts pure ops to Tensor functions: unwrap, cached jit, record on the tape.
+
+Every entry of the op table (``ops/_registry.py``) becomes one Tensor-level function. A call:
+
+1. walks the arguments once, collecting traced leaves (Tensors, arrays, Python numbers) and a
+   hashable template of everything else (static arguments, list structure);
+2. looks up the template in the op's cache, which holds the pure function rebuilt from the
+   template, its ``jax.jit`` and, per set of inputs that require grad, a jitted
+   ``jax.vjp`` of it (the VJP is a pytree: it crosses the jit boundary holding exactly the
+   residuals its backward needs);
+3. records a tape node when grad mode is on and an input requires grad;
+4. inside a trace (nn.Graph, functional transforms) calls the pure function directly.
+"""
+
+from __future__ import annotations
+
+import types
+
+import jax
+import numpy as np
+
+from . import ops  # noqa: F401 - importing it fills the op table
+from .autograd.engine import Node
+from .autograd.grad_mode import _state as _grad_state
+from .errors import OpError
+from .ops._registry import OPS, OpDef
+from .tensor import Tensor
+
+_LEAF = object()
+_NUMBERS = (int, float, bool, complex)
+_ARRAYS = (jax.Array, np.ndarray, np.generic)
+
+
+class _Trace:
+    depth = 0
+
+
+trace_state = _Trace()
+"""fjax transforms (nn.Graph, autograd.functional) raise ``depth`` while they trace."""
+
+
+def _static(value, op, name):
+    if isinstance(value, list):
+        value = tuple(_static(v, op, name) for v in value)
+    elif isinstance(value, tuple):
+        value = tuple(_static(v, op, name) for v in value)
+    elif isinstance(value, Tensor):
+        raise OpError(
+            f"fjax.{op}: argument {name!r} must be a Python value (int, tuple, str, ...), "
+            f"got a Tensor of shape {tuple(value.shape)}"
+        )
+    elif isinstance(value, slice):
+        value = ("slice", value.start, value.stop, value.step)
+    elif hasattr(value, "dtype") and not isinstance(value, _ARRAYS):  # a fjax dtype
+        value = np.dtype(value)
+    try:
+        hash(value)
+    except TypeError:
+        raise OpError(f"fjax.{op}: argument {name!r} must be hashable, got {type(value).__name__}") from None
+    return value
+
+
+def _template(x, leaves):
+    if isinstance(x, Tensor) or type(x) in _NUMBERS or isinstance(x, _ARRAYS):
+        leaves.append(x)
+        return _LEAF
+    if x is None:
+        return None
+    if type(x) in (list, tuple):
+        return ("seq", type(x) is list, tuple(_template(e, leaves) for e in x))
+    if hasattr(x, "dtype"):
+        return ("c", np.dtype(x))
+    return ("c", x)
+
+
+def _rebuild(t, it):
+    if t is _LEAF:
+        return next(it)
+    if t is None:
+        return None
+    if t[0] == "seq":
+        items = [_rebuild(e, it) for e in t[2]]
+        return items if t[1] else tuple(items)
+    return t[1]
+
+
+class _Entry:
+    __slots__ = ("pure", "jit", "vjps")
+
+    def __init__(self, op: OpDef, args_t, kwargs_t):
+        fn = op.fn
+
+        def pure(*arrays):
+            it = iter(arrays)
+            args = [_rebuild(t, it) for t in args_t]
+            kwargs = {k: _rebuild(t, it) for k, t in kwargs_t}
+            return fn(*args, **kwargs)
+
+        self.pure = pure
+        self.jit = jax.jit(pure)
+        self.vjps = {}
+
+    def vjp(self, diff_idx):
+        f = self.vjps.get(diff_idx)
+        if f is None:
+            f = self.vjps[diff_idx] = jax.jit(_vjp_of(self.pure, diff_idx))
+        return f
+
+
+def _vjp_of(pure, diff_idx):
+    def fwd(*arrays):
+        def f(*diff):
+            full = list(arrays)
+            for i, x in zip(diff_idx, diff):
+                full[i] = x
+            return pure(*full)
+
+        return jax.vjp(f, *[arrays[i] for i in diff_idx])
+
+    return fwd
+
+
+def _describe(leaves):
+    parts = []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            parts.append(f"Tensor(shape={tuple(x.shape)}, dtype={x.dtype})")
+        elif isinstance(x, _ARRAYS):
+            parts.append(f"array(shape={tuple(np.shape(x))}, dtype={x.dtype})")
+        else:
+            parts.append(repr(x))
+    return ", ".join(parts)
+
+
+def _error(name, err, leaves):
+    msg = str(err).split("\n")[0].strip()
+    if not msg.startswith(f"{name}:"):
+        msg = f"{name}: {msg}"
+    return OpError(f"fjax.{msg} (inputs: {_describe(leaves)})")
+
+
+def lift(op: OpDef):
+    """The Tensor-level function of one op-table entry."""
+    name, params, static = op.name, op.params, op.static
+    static_pos = tuple(p in static for p in params)
+    n_params = len(params)
+    cache: dict = {}
+
+    def call(*args, **kwargs):
+        leaves: list = []
+        args_t = []
+        for i, a in enumerate(args):
+            if i < n_params and static_pos[i]:
+                args_t.append(("c", _static(a, name, params[i])))
+            else:
+                args_t.append(_template(a, leaves))
+        kwargs_t = ()
+        if kwargs:
+            kwargs_t = tuple(
+                (k, ("c", _static(v, name, k)) if k in static else _template(v, leaves))
+                for k, v in sorted(kwargs.items())
+            )
+        key = (tuple(args_t), kwargs_t)
+        try:
+            entry = cache.get(key)
+        except TypeError:
+            raise OpError(f"fjax.{name}: unhashable argument in {args!r} {kwargs!r}") from None
+        if entry is None:
+            entry = cache[key] = _Entry(op, key[0], kwargs_t)
+        return run(name, entry, leaves, op.differentiable, op.linear)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = op.fn.__doc__
+    call.op = op
+    return call
+
+
+def run(name, entry, leaves, differentiable=True, linear=False):
+    """Evaluate ``entry`` on ``leaves``: plain, or recorded on the tape when needed."""
+    arrays = [x._data if isinstance(x, Tensor) else x for x in leaves]
+    diff_idx = ()
+    if differentiable and _grad_state.enabled:
+        diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad)
+    tracing = trace_state.depth > 0
+    try:
+        if not diff_idx:
+            out = (entry.pure if tracing else entry.jit)(*arrays)
+            return _wrap_outputs(out, None)
+        fwd = _vjp_of(entry.pure, diff_idx) if tracing else entry.vjp(diff_idx)
+        out, vjp = fwd(*arrays)
+    except (TypeError, ValueError, IndexError) as err:
+        raise _error(name, err, leaves) from None
+    return _record(name, entry.pure, out, vjp, leaves, diff_idx, linear)
+
+
+def _record(name, pure, out, vjp, leaves, diff_idx, linear):
+    diff = set(diff_idx)
+    inputs = []
+    versions = None if linear else []
+    for i, x in enumerate(leaves):
+        if isinstance(x, Tensor):
+            if i in diff:
+                inputs.append((x._node, x._idx) if x._node is not None else x)
+            else:
+                inputs.append(x._data)
+            if versions is not None:
+                versions.append((x._version, x._version[0], f"#{i}"))
+        else:
+            inputs.append(x)
+    multi = isinstance(out, (tuple, list))
+    avals = [(o.shape, o.dtype) for o in out] if multi else (out.shape, out.dtype)
+    node = Node(name, pure, vjp, tuple(inputs), avals, versions)
+    return _wrap_outputs(out, node)
+
+
+def _wrap_outputs(out, node):
+    if isinstance(out, (tuple, list)):
+        return tuple(_wrap_one(o, node, i) for i, o in enumerate(out))
+    return _wrap_one(out, node, 0)
+
+
+def _wrap_one(arr, node, idx):
+    if node is not None and jax.numpy.issubdtype(arr.dtype, jax.numpy.inexact):
+        return Tensor._wrap(arr, node, idx)
+    return Tensor._wrap(arr)
+
+
+def call_pure(name: str, fn, leaves):
+    """Run a one-off pure function of ``leaves`` (Tensors/arrays) and record it as one node.
+
+    Used where the function is new each time (create_graph replays, functional transforms
+    with create_graph=True), so it is not jitted.
+    """
+
+    class _Once:
+        pure = staticmethod(fn)
+        jit = staticmethod(fn)
+
+        @staticmethod
+        def vjp(diff_idx):
+            return _vjp_of(fn, diff_idx)
+
+    return run(name, _Once, leaves)
+
+
+functions = types.SimpleNamespace(**{name: lift(op) for name, op in OPS.items()})
+"""Every op-table entry as a Tensor-level function (``functions.add(x, y)``)."""

@@ -1,0 +1,97 @@
+"""fjax dtypes: torch's names over numpy/jax dtypes."""
+
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+
+class dtype:  # noqa: N801 - torch's name
+    """A tensor element type, e.g. ``fjax.float32``. ``np.dtype(fjax.float32)`` works."""
+
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, name: str, np_dtype):
+        self.name = name
+        self.dtype = np.dtype(np_dtype)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return bool(jnp.issubdtype(self.dtype, jnp.floating))
+
+    @property
+    def is_complex(self) -> bool:
+        return bool(jnp.issubdtype(self.dtype, jnp.complexfloating))
+
+    @property
+    def is_signed(self) -> bool:
+        return self.dtype.kind in "fic" or self.dtype == jnp.bfloat16
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __repr__(self):
+        return f"fjax.{self.name}"
+
+    def __eq__(self, other):
+        if isinstance(other, dtype):
+            return self.dtype == other.dtype
+        try:
+            return self.dtype == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __reduce__(self):
+        return (to_dtype, (self.name,))
+
+
+float16 = half = dtype("float16", jnp.float16)
+bfloat16 = dtype("bfloat16", jnp.bfloat16)
+float32 = float = dtype("float32", jnp.float32)
+float64 = double = dtype("float64", jnp.float64)
+complex64 = cfloat = dtype("complex64", jnp.complex64)
+complex128 = cdouble = dtype("complex128", jnp.complex128)
+int8 = dtype("int8", jnp.int8)
+int16 = short = dtype("int16", jnp.int16)
+int32 = int = dtype("int32", jnp.int32)
+int64 = long = dtype("int64", jnp.int64)
+uint8 = dtype("uint8", jnp.uint8)
+bool = dtype("bool", jnp.bool_)
+
+_ALL = [float16, bfloat16, float32, float64, complex64, complex128, int8, int16, int32, int64, uint8, bool]
+_BY_NP = {d.dtype: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL}
+_BY_NAME.update(half=float16, float=float32, double=float64, int=int32, long=int64, short=int16)
+
+
+def to_dtype(x) -> dtype:
+    """Convert a fjax dtype, numpy/jax dtype, Python type or name to a fjax dtype."""
+    if isinstance(x, dtype):
+        return x
+    if isinstance(x, str):
+        if x.startswith(("fjax.", "torch.")):
+            x = x.split(".", 1)[1]
+        if x in _BY_NAME:
+            return _BY_NAME[x]
+        raise TypeError(f"unknown dtype name {x!r}; expected one of {sorted(_BY_NAME)}")
+    if x is builtins.float:
+        return float32
+    if x is builtins.int:
+        return int64
+    if x is builtins.bool:
+        return bool
+    try:
+        return _BY_NP[np.dtype(x)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported dtype {x!r}; expected one of {sorted(d.name for d in _ALL)}") from None
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of tensors made from Python floats: float32, as in torch."""
+    return float32

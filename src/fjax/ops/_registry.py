@@ -1,0 +1,70 @@
+"""The op table: every pure op registers here once.
+
+An op is a function of jax arrays with a torch/oneflow signature. ``dispatch.py`` lifts each
+entry to a Tensor-level function; the oracle tests iterate the same table.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+OPS: dict[str, "OpDef"] = {}
+
+
+@dataclass(eq=False)
+class OpDef:
+    """One op-table entry.
+
+    Attributes:
+        name: public name (``fjax.<name>`` and, when ``method``, ``Tensor.<name>``).
+        fn: the pure function of jax arrays.
+        static: parameter names whose values are Python constants (dims, flags, modes);
+            every other parameter is traced (tensors, lists of tensors, Python numbers).
+        differentiable: False for ops whose outputs carry no gradient (comparisons, argmax).
+        method: also expose as a Tensor method.
+        linear: the op's VJP saves no input (add, reshape, ...), so later in-place changes
+            of its inputs do not invalidate the backward.
+    """
+
+    name: str
+    fn: Callable
+    static: frozenset = frozenset()
+    differentiable: bool = True
+    method: bool = True
+    linear: bool = False
+    params: tuple = field(default=())
+
+
+def defop(
+    name: str | None = None,
+    *,
+    static: tuple = (),
+    differentiable: bool = True,
+    method: bool = True,
+    linear: bool = False,
+):
+    """Register a pure op in the table. Returns the function unchanged.
+
+    Example::
+
+        @defop(static=("dim",))
+        def softmax(input, dim):
+            return jax.nn.softmax(input, axis=dim)
+    """
+
+    def register(fn):
+        op_name = name or fn.__name__.rstrip("_")
+        if op_name in OPS:
+            raise ValueError(f"op {op_name!r} is registered twice")
+        params = tuple(inspect.signature(fn).parameters)
+        unknown = set(static) - set(params)
+        if unknown:
+            raise ValueError(f"op {op_name!r}: static names {sorted(unknown)} are not parameters")
+        OPS[op_name] = OpDef(
+            op_name, fn, frozenset(static), differentiable, method, linear, params
+        )
+        return fn
+
+    return register

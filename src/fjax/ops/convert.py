@@ -1,0 +1,26 @@
+"""Dtype and device conversion, copies: the ops behind Tensor.to/clone."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._registry import defop
+
+
+@defop(static=("dtype",), method=False, linear=True)
+def _cast(input, dtype):
+    """``input`` converted to ``dtype`` (float to int truncates toward zero, as torch)."""
+    return input.astype(dtype)
+
+
+@defop(method=False, linear=True)
+def _copy(input):
+    """A copy of ``input`` (``Tensor.clone``)."""
+    return jnp.array(input, copy=True)
+
+
+@defop(static=("device",), method=False, linear=True)
+def _to_device(input, device):
+    """``input`` on the jax ``device`` (``Tensor.to(device)``)."""
+    return jax.device_put(input, device)

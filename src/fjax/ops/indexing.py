@@ -1,0 +1,264 @@
+"""Indexing ops: gather/scatter, index_* , masked_fill and ``tensor[index]``.
+
+``getitem``/``setitem`` take a static *index template*: a tuple whose entries are ints,
+``("slice", start, stop, step)``, None, Ellipsis, or ``"tensor:k"`` for the k-th array of the
+traced ``arrays`` tuple. Integer arrays follow torch's advanced indexing (ints select first,
+then numpy's rule for the array indices).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._registry import defop
+
+
+def _wrap(name: str, d: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise ValueError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
+    return d % n
+
+
+def _int_index(name: str, index):
+    if not jnp.issubdtype(index.dtype, jnp.integer):
+        raise TypeError(f"{name}: expected an integer index tensor, got {index.dtype}")
+    return index
+
+
+# ----------------------------------------------------------------------------- gather/scatter
+
+
+def _check_like(name, index, other, what, dim):
+    if index.ndim != max(other.ndim, 1) and not (index.ndim == 0 == other.ndim):
+        raise ValueError(f"{name}: index of shape {index.shape} and {what} of shape "
+                         f"{other.shape} must have the same number of dims")
+    for d, (i, n) in enumerate(zip(index.shape, other.shape)):
+        if i > n and (d != dim or what != "input"):
+            raise ValueError(f"{name}: index of shape {index.shape} is larger than {what} "
+                             f"of shape {other.shape} in dim {d}")
+
+
+def _coords(index, dim):
+    """Full coordinates of each element of a scatter/gather ``index`` along all dims."""
+    return tuple(index if d == dim else jax.lax.broadcasted_iota(index.dtype, index.shape, d)
+                 for d in range(index.ndim))
+
+
+@defop(static=("dim", "sparse_grad"))
+def gather(input, dim, index, *, sparse_grad=False):
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims)."""
+    index = _int_index("gather", index)
+    d = _wrap("gather", dim, input.ndim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    idx = index.reshape(1) if index.ndim == 0 else index
+    _check_like("gather", idx, x, "input", d)
+    out = x[_coords(idx, d)]
+    return out.reshape(index.shape)
+
+
+def _scatter(name, input, dim, index, src, how):
+    index = _int_index(name, index)
+    d = _wrap(name, dim, input.ndim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    idx = index.reshape(1) if index.ndim == 0 else index
+    _check_like(name, idx, x, "input", d)
+    if src.ndim == 0:
+        src = jnp.broadcast_to(src, idx.shape)
+    else:
+        _check_like(name, idx, src, "src", d)
+        src = src[tuple(slice(0, n) for n in idx.shape)]
+    ref = getattr(x.at[_coords(idx, d)], how)
+    return ref(src.astype(x.dtype)).reshape(input.shape)
+
+
+@defop(static=("dim", "reduce"))
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """Write ``src`` (a tensor, or the scalar ``value``) into ``input`` at ``index`` along ``dim``."""
+    if reduce is not None:
+        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported")
+    if (src is None) == (value is None):
+        raise ValueError("scatter: pass exactly one of src and value")
+    return _scatter("scatter", input, dim, index, value if src is None else src, "set")
+
+
+@defop(static=("dim",))
+def scatter_add(input, dim, index, src):
+    """Add ``src`` into ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
+    return _scatter("scatter_add", input, dim, index, src, "add")
+
+
+# ----------------------------------------------------------------------------- index_*
+
+
+def _dim_index(name, input, dim, index):
+    index = _int_index(name, index)
+    if index.ndim > 1:
+        raise ValueError(f"{name}: expected a 0-d or 1-d index, got shape {index.shape}")
+    d = _wrap(name, dim, input.ndim)
+    return d, index.reshape(-1)
+
+
+@defop(static=("dim",))
+def index_select(input, dim, index):
+    """Select entries ``index`` along ``dim``."""
+    d, index = _dim_index("index_select", input, dim, index)
+    if input.ndim == 0:
+        return input[index].reshape(input.shape)
+    return jnp.take(input, index, axis=d)
+
+
+def _dim_update(name, input, dim, index, source):
+    d, index = _dim_index(name, input, dim, index)
+    x = input.reshape(1) if input.ndim == 0 else input
+    shape = x.shape[:d] + index.shape + x.shape[d + 1 :]
+    if source.shape != shape and not (source.ndim == 0 and shape == (1,)):
+        raise ValueError(f"{name}: expected source of shape {shape}, got {source.shape}")
+    ref = x.at[(slice(None),) * d + (index,)]
+    return ref, source.reshape(shape).astype(x.dtype)
+
+
+@defop(static=("dim",))
+def index_add(input, dim, index, source, *, alpha=1):
+    """Add ``alpha * source`` into ``input`` at ``index`` along ``dim``."""
+    ref, src = _dim_update("index_add", input, dim, index, source)
+    return ref.add(src * jnp.asarray(alpha, src.dtype)).reshape(input.shape)
+
+
+@defop(static=("dim",))
+def index_copy(input, dim, index, source):
+    """Copy ``source`` into ``input`` at ``index`` along ``dim``."""
+    ref, src = _dim_update("index_copy", input, dim, index, source)
+    return ref.set(src).reshape(input.shape)
+
+
+@defop(static=("dim",))
+def index_fill(input, dim, index, value):
+    """Fill ``input`` with the scalar ``value`` at ``index`` along ``dim``."""
+    d, index = _dim_index("index_fill", input, dim, index)
+    x = input.reshape(1) if input.ndim == 0 else input
+    out = x.at[(slice(None),) * d + (index,)].set(jnp.asarray(value, x.dtype))
+    return out.reshape(input.shape)
+
+
+@defop()
+def masked_fill(input, mask, value):
+    """``value`` where ``mask`` is True, else ``input`` (broadcast together)."""
+    if mask.dtype != np.bool_:
+        raise TypeError(f"masked_fill: expected a bool mask, got {mask.dtype}")
+    if jnp.ndim(value) != 0:
+        raise ValueError(f"masked_fill: expected a 0-d value, got shape {jnp.shape(value)}")
+    return jnp.where(mask, jnp.asarray(value, input.dtype), input)
+
+
+@defop(static=("dim",))
+def take_along_dim(input, indices, dim=None):
+    """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when None)."""
+    indices = _int_index("take_along_dim", indices)
+    if dim is None:
+        return jnp.take_along_axis(input.reshape(-1), indices.reshape(-1), axis=0)
+    d = _wrap("take_along_dim", dim, input.ndim)
+    if input.ndim != indices.ndim:
+        raise ValueError(f"take_along_dim: input of shape {input.shape} and indices of shape "
+                         f"{indices.shape} must have the same number of dims")
+    return jnp.take_along_axis(input, indices, axis=d)
+
+
+@defop()
+def take(input, index):
+    """Values of the flattened ``input`` at ``index`` (output has ``index``'s shape)."""
+    index = _int_index("take", index)
+    return jnp.take(input.reshape(-1), index)
+
+
+# ----------------------------------------------------------------------------- tensor[index]
+
+
+def _expand(name, arrays, index):
+    """The index template as a Python index; bool masks become integer arrays when concrete."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for e in index:
+        if isinstance(e, str) and e.startswith("tensor:"):
+            a = arrays[int(e[7:])]
+            if a.dtype == np.bool_:
+                if isinstance(a, jax.core.Tracer):
+                    raise NotImplementedError(
+                        f"{name}: boolean mask indexing has a data-dependent shape and cannot "
+                        "be traced; use where/masked_fill"
+                    )
+                out.extend(("array", i) for i in jnp.nonzero(a))
+            elif jnp.issubdtype(a.dtype, jnp.integer):
+                out.append(("array", a))
+            else:
+                raise TypeError(f"{name}: index tensors must be integer or bool, got {a.dtype}")
+        elif isinstance(e, (tuple, list)) and len(e) == 4 and e[0] == "slice":
+            out.append(slice(*e[1:]))
+        elif e is None or e is Ellipsis:
+            out.append(e)
+        elif e == "...":
+            out.append(Ellipsis)
+        elif isinstance(e, (int, np.integer)) and not isinstance(e, bool):
+            out.append(int(e))
+        else:
+            raise TypeError(f"{name}: unsupported index entry {e!r}")
+    return out
+
+
+def _split_steps(ndim, entries):
+    """Torch applies ints/slices/None first, then the arrays on the dims that remain."""
+    basic, advanced, pos = [], {}, 0
+    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    for e in entries:
+        if isinstance(e, tuple):
+            basic.append(slice(None))
+            advanced[pos] = e[1]
+            pos += 1
+        elif e is Ellipsis:
+            basic.append(e)
+            pos += ndim - consumed
+        else:
+            basic.append(e)
+            pos += 0 if isinstance(e, int) else 1
+    return tuple(basic), advanced
+
+
+def _numpy_index(entries):
+    return tuple(e[1] if isinstance(e, tuple) else e for e in entries)
+
+
+def _mixed(entries):
+    """Ints together with arrays: torch's result then differs from numpy's rule."""
+    return any(isinstance(e, tuple) for e in entries) and any(
+        isinstance(e, int) for e in entries
+    )
+
+
+def _torch_get(x, entries):
+    if not _mixed(entries):
+        return x[_numpy_index(entries)]
+    basic, advanced = _split_steps(x.ndim, entries)
+    y = x[basic]
+    return y[tuple(advanced.get(d, slice(None)) for d in range(y.ndim))]
+
+
+@defop(static=("index",))
+def getitem(input, arrays, index):
+    """``input[index]`` with torch's semantics; ``"tensor:k"`` entries refer to ``arrays[k]``."""
+    return _torch_get(input, _expand("getitem", arrays, index))
+
+
+@defop(static=("index",))
+def setitem(input, arrays, index, value):
+    """``input[index] = value`` as a pure update; ``value`` broadcasts and takes input's dtype."""
+    entries = _expand("setitem", arrays, index)
+    value = jnp.asarray(value).astype(input.dtype)
+    if not _mixed(entries):
+        return input.at[_numpy_index(entries)].set(value)
+    where = _torch_get(jnp.arange(input.size).reshape(input.shape), entries)
+    value = jnp.broadcast_to(value, where.shape).reshape(-1)
+    return input.reshape(-1).at[where.reshape(-1)].set(value).reshape(input.shape)
+

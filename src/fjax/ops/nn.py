@@ -1,0 +1,302 @@
+"""Normalization, embedding, dropout, attention and pixel shuffling (torch.nn.functional)."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ._promote import promote, to_float
+from ._registry import defop
+
+
+def _affine(x, weight, bias, shape):
+    if weight is not None:
+        x = x * weight.reshape(shape)
+    if bias is not None:
+        x = x + bias.reshape(shape)
+    return x
+
+
+def _normalize(x, axes, eps):
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + jnp.asarray(eps, x.dtype))
+
+
+def _as_shape(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+@defop(static=("normalized_shape",), method=False)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
+    shape = _as_shape(normalized_shape)
+    if not shape or input.shape[input.ndim - len(shape) :] != shape:
+        raise ValueError(
+            f"layer_norm: input {input.shape} does not end with normalized_shape {shape}"
+        )
+    input, weight, bias = promote(input, weight, bias)
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    return _affine(_normalize(input, axes, eps), weight, bias, shape)
+
+
+@defop(static=("normalized_shape", "eps"), method=False)
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
+    shape = _as_shape(normalized_shape)
+    if not shape or input.shape[input.ndim - len(shape) :] != shape:
+        raise ValueError(f"rms_norm: input {input.shape} does not end with normalized_shape {shape}")
+    input, weight = promote(input, weight)
+    eps = jnp.finfo(input.dtype).eps if eps is None else eps
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    ms = jnp.mean(jnp.square(input), axis=axes, keepdims=True)
+    out = input * jax.lax.rsqrt(ms + jnp.asarray(eps, input.dtype))
+    return _affine(out, weight, None, shape)
+
+
+def _channel_shape(name, input):
+    if input.ndim < 2:
+        raise ValueError(f"{name}: expected input of shape (N, C, ...), got {input.shape}")
+    return (input.shape[1],) + (1,) * (input.ndim - 2)
+
+
+@defop(static=("num_groups",), method=False)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each group of ``C // num_groups`` channels of every sample."""
+    shape = _channel_shape("group_norm", input)
+    if input.shape[1] % num_groups:
+        raise ValueError(
+            f"group_norm: {input.shape[1]} channels of input {input.shape} are not divisible "
+            f"by num_groups={num_groups}"
+        )
+    input, weight, bias = promote(input, weight, bias)
+    grouped = input.reshape(input.shape[0], num_groups, -1)
+    out = _normalize(grouped, (2,), eps).reshape(input.shape)
+    return _affine(out, weight, bias, shape)
+
+
+def _running(x, running_mean, running_var, eps, shape):
+    mean = jax.lax.stop_gradient(running_mean).astype(x.dtype).reshape(shape)
+    var = jax.lax.stop_gradient(running_var).astype(x.dtype).reshape(shape)
+    return (x - mean) * jax.lax.rsqrt(var + jnp.asarray(eps, x.dtype))
+
+
+@defop(static=("use_input_stats",), method=False)
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
+    """Normalize each channel of each sample over its spatial dims (or by running stats)."""
+    shape = _channel_shape("instance_norm", input)
+    input, weight, bias = promote(input, weight, bias)
+    if use_input_stats:
+        out = _normalize(input, tuple(range(2, input.ndim)), eps)
+    elif running_mean is None or running_var is None:
+        raise ValueError("instance_norm: use_input_stats=False needs running_mean and running_var")
+    else:
+        out = _running(input, running_mean, running_var, eps, shape)
+    return _affine(out, weight, bias, shape)
+
+
+@defop(static=("training",), method=False)
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    """Normalize each channel (dim 1) by batch statistics (training) or running statistics.
+
+    Only the output is returned; the module updates its buffers with ``batch_norm_stats``.
+    """
+    shape = _channel_shape("batch_norm", input)
+    input, weight, bias = promote(input, weight, bias)
+    if training:
+        if input.size // input.shape[1] <= 1:
+            raise ValueError(
+                f"batch_norm: expected more than 1 value per channel when training, "
+                f"got input {input.shape}"
+            )
+        out = _normalize(input, (0,) + tuple(range(2, input.ndim)), eps)
+    elif running_mean is None or running_var is None:
+        raise ValueError("batch_norm: training=False needs running_mean and running_var")
+    else:
+        out = _running(input, running_mean, running_var, eps, shape)
+    return _affine(out, weight, bias, shape)
+
+
+def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
+    """The running statistics torch's batch_norm stores after a training step.
+
+    ``new = (1 - momentum) * running + momentum * batch``, with the unbiased batch variance.
+    Not an op: modules call it on arrays (no gradient flows through buffers).
+
+    Returns:
+        ``(new_running_mean, new_running_var)`` in the dtypes of the running buffers.
+    """
+    if momentum is None:
+        raise NotImplementedError("batch_norm_stats: momentum=None (cumulative average)")
+    x = jax.lax.stop_gradient(input)
+    axes = (0,) + tuple(range(2, x.ndim))
+    n = x.size // x.shape[1]
+    mean = jnp.mean(x, axis=axes)
+    var = jnp.var(x, axis=axes) * (n / (n - 1))
+    new_mean = (1 - momentum) * running_mean + momentum * mean.astype(running_mean.dtype)
+    new_var = (1 - momentum) * running_var + momentum * var.astype(running_var.dtype)
+    return new_mean, new_var
+
+
+@defop(
+    static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"), method=False
+)
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """Rows of ``weight`` at the integer ``input``; row ``padding_idx`` gets no gradient."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm (renormalizes weight in place)")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True")
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients)")
+    if not jnp.issubdtype(input.dtype, jnp.integer):
+        raise TypeError(f"embedding: expected integer indices, got {input.dtype}")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: expected a 2-d weight, got {weight.shape}")
+    out = jnp.take(weight, input, axis=0, mode="clip")
+    if padding_idx is None:
+        return out
+    pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+    if not 0 <= pad < weight.shape[0]:
+        raise ValueError(f"embedding: padding_idx {padding_idx} out of range for weight {weight.shape}")
+    return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
+
+
+@defop(static=("num_classes",), differentiable=False, method=False)
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding of integer ``tensor`` along a new last dim.
+
+    ``num_classes=-1`` reads ``max(tensor) + 1`` from the data, so it needs a concrete array.
+    """
+    if not jnp.issubdtype(tensor.dtype, jnp.integer):
+        raise TypeError(f"one_hot: expected an integer tensor, got {tensor.dtype}")
+    if num_classes < 0:
+        if isinstance(tensor, jax.core.Tracer):
+            raise ValueError(
+                "one_hot: num_classes=-1 depends on the data; pass num_classes inside a trace"
+            )
+        num_classes = int(jnp.max(tensor)) + 1 if tensor.size else 0
+    return (tensor[..., None] == jnp.arange(num_classes, dtype=tensor.dtype)).astype(jnp.int64)
+
+
+def _dropout_key(key):
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key
+    if key.dtype == jnp.uint32 and key.shape == (2,):
+        return jax.random.wrap_key_data(key)
+    if key.ndim == 0 and jnp.issubdtype(key.dtype, jnp.integer):
+        return jax.random.key(key)
+    raise TypeError(f"dropout: expected a PRNG key or an integer seed, got {key.dtype}{key.shape}")
+
+
+@defop(static=("p", "training"), method=False)
+def dropout(input, key, p=0.5, training=True):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Args:
+        key: a jax PRNG key (typed, or raw ``uint32[2]``) or an integer seed; the Tensor-level
+            ``dropout`` draws it from the global generator.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return input
+    input = to_float(input)
+    if p == 1.0:
+        return input * 0
+    keep = jax.random.bernoulli(_dropout_key(key), 1.0 - p, input.shape)
+    return jnp.where(keep, input / jnp.asarray(1.0 - p, input.dtype), 0).astype(input.dtype)
+
+
+@defop(static=("dropout_p", "is_causal", "scale", "enable_gqa"), method=False)
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
+    """``softmax(q @ k^T * scale + mask) @ v`` over shapes ``(..., L, E)``, ``(..., S, E)``.
+
+    ``attn_mask`` is boolean (True = attend) or additive float, broadcast to ``(..., L, S)``.
+    """
+    if dropout_p:
+        raise NotImplementedError("scaled_dot_product_attention: dropout_p > 0")
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal")
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2 or query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"scaled_dot_product_attention: expected query (..., L, E), key (..., S, E), "
+            f"value (..., S, Ev), got {query.shape}, {key.shape}, {value.shape}"
+        )
+    query, key, value = promote(query, key, value)
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = jnp.repeat(key, rep, axis=-3)
+        value = jnp.repeat(value, rep, axis=-3)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = jnp.einsum("...le,...se->...ls", query, key) * jnp.asarray(scale, query.dtype)
+    L, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = jnp.tril(jnp.ones((L, S), dtype=bool))
+    if attn_mask is not None:
+        if attn_mask.dtype == jnp.bool_:
+            scores = jnp.where(attn_mask, scores, jnp.asarray(-jnp.inf, scores.dtype))
+        else:
+            scores = scores + attn_mask.astype(scores.dtype)
+    weights = jax.nn.softmax(scores, axis=-1)
+    return jnp.einsum("...ls,...sv->...lv", weights, value)
+
+
+@defop(static=("upscale_factor",), linear=True, method=False)
+def pixel_shuffle(input, upscale_factor):
+    """``(*, C * r**2, H, W) -> (*, C, H * r, W * r)``."""
+    r = upscale_factor
+    if input.ndim < 3 or input.shape[-3] % (r * r):
+        raise ValueError(
+            f"pixel_shuffle: expected input (*, C * {r * r}, H, W), got {input.shape}"
+        )
+    *batch, c, h, w = input.shape
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    n = len(batch)
+    x = x.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+@defop(static=("downscale_factor",), linear=True, method=False)
+def pixel_unshuffle(input, downscale_factor):
+    """``(*, C, H * r, W * r) -> (*, C * r**2, H, W)``, the inverse of ``pixel_shuffle``."""
+    r = downscale_factor
+    if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
+        raise ValueError(
+            f"pixel_unshuffle: expected input (*, C, H * {r}, W * {r}), got {input.shape}"
+        )
+    *batch, c, h, w = input.shape
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)

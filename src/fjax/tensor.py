@@ -1,0 +1,471 @@
+"""Tensor: one jax.Array (or tracer) plus autograd metadata."""
+
+from __future__ import annotations
+
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import dtype as _dt
+from .device import device as _device
+from .device import from_jax as _device_of
+from .errors import OpError
+
+
+def _f():
+    from .dispatch import functions
+
+    return functions
+
+
+class Tensor:
+    """An n-dimensional array with torch's API; ``.backward()`` runs JAX VJPs recorded on a tape.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0]], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([[2., 4.]], dtype=fjax.float32)
+    """
+
+    __slots__ = ("_data", "_node", "_idx", "_requires_grad", "grad", "_version", "_hooks", "__weakref__", "__dict__")
+    __array_priority__ = 1000
+
+    def __init__(self, *args, dtype=None, device=None):
+        from .creation import tensor, zeros
+
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = tensor(args[0], dtype=dtype or _dt.float32, device=device)
+        else:
+            src = zeros(*args, dtype=dtype or _dt.float32, device=device)
+        Tensor._init(self, src._data)
+
+    def _init(self, data, node=None, idx=0):
+        self._data = data
+        self._node = node
+        self._idx = idx
+        self._requires_grad = node is not None
+        self.grad = None
+        self._version = [0]
+        self._hooks = None
+
+    @classmethod
+    def _wrap(cls, data, node=None, idx=0) -> "Tensor":
+        t = object.__new__(Tensor)
+        t._data = data
+        t._node = node
+        t._idx = idx
+        t._requires_grad = node is not None
+        t.grad = None
+        t._version = [0]
+        t._hooks = None
+        return t
+
+    # -- metadata -----------------------------------------------------------------------
+    @property
+    def data(self) -> "Tensor":
+        """The same values, detached from the tape."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value: "Tensor"):
+        value = value._data if isinstance(value, Tensor) else jnp.asarray(value)
+        if value.shape != self._data.shape or value.dtype != self._data.dtype:
+            raise OpError(
+                f"Tensor.data: expected shape {tuple(self.shape)} and dtype {self.dtype}, "
+                f"got {tuple(value.shape)} and {_dt.to_dtype(value.dtype)}"
+            )
+        self._data = value
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return _dt._BY_NP[self._data.dtype]
+
+    @property
+    def shape(self) -> "Size":
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[self._dim(dim, "size")]
+
+    def _dim(self, dim, op):
+        n = self._data.ndim
+        if not -max(n, 1) <= dim < max(n, 1):
+            raise OpError(f"fjax.{op}: dim {dim} is out of range for a {n}-d tensor of shape {tuple(self.shape)}")
+        return dim % max(n, 1)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    @property
+    def device(self) -> _device:
+        if isinstance(self._data, jax.core.Tracer):
+            return _device("cpu") if jax.default_backend() == "cpu" else _device("cuda", 0)
+        return _device_of(next(iter(self._data.devices())))
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    # -- autograd -----------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        if self._node is not None:
+            if not value:
+                raise RuntimeError(
+                    "requires_grad: you can only change requires_grad flags of leaf tensors; "
+                    "use detach() to get a tensor that does not require grad"
+                )
+            return
+        if value and not jnp.issubdtype(self._data.dtype, jnp.inexact):
+            raise OpError(
+                f"requires_grad: only tensors of floating point or complex dtype can require "
+                f"gradients, got {self.dtype}"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._node
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is None:
+            hooks = self._hooks = self._hooks or []
+        else:
+            node_hooks = self._node.hooks = self._node.hooks or {}
+            hooks = node_hooks.setdefault(self._idx, [])
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if self._node is None:
+            return
+        retained = self._node.retained = self._node.retained or {}
+        retained[self._idx] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        r = self._node.retained if self._node is not None else None
+        return bool(r) and self._idx in r
+
+    def detach(self) -> "Tensor":
+        """The same values, without history (a new leaf)."""
+        return Tensor._wrap(self._data)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self._requires_grad = False
+        return self
+
+    # -- host values --------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError("numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy()")
+        return np.asarray(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._data)
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self.numel() != 1:
+            raise OpError(f"item: a Tensor with {self.numel()} elements cannot be converted to a Python scalar")
+        return np.asarray(self._data).reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._data).tolist()
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise OpError(
+                f"bool: a Tensor with {self.numel()} elements is ambiguous; use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return _repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and not isinstance(self._data, jax.core.Tracer):
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        from .creation import tensor
+
+        return (tensor, (np.asarray(self._data),), None)
+
+    def __deepcopy__(self, memo):
+        t = Tensor._wrap(self._data)
+        t._requires_grad = self._requires_grad
+        return t
+
+    # -- conversion ---------------------------------------------------------------------
+    def to(self, *args, **kwargs) -> "Tensor":
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("copy", None)
+        if kwargs:
+            raise NotImplementedError(f"Tensor.to: unsupported arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (_dt.dtype, np.dtype)) or a in (float, int, bool):
+                dtype = a
+            elif isinstance(a, (str, _device)):
+                device = a
+            else:
+                raise OpError(f"Tensor.to: expected a dtype, device or Tensor, got {a!r}")
+        out = self
+        if dtype is not None and _dt.to_dtype(dtype) != self.dtype:
+            out = _f()._cast(out, dtype=np.dtype(_dt.to_dtype(dtype)))
+        if device is not None:
+            dev = _device(device).jax_device()
+            if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
+                out = _f()._to_device(out, device=dev)
+        return out
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"fjax.{type(self).__name__}"
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(_dt.float32)
+
+    def double(self):
+        return self.to(_dt.float64)
+
+    def half(self):
+        return self.to(_dt.float16)
+
+    def bfloat16(self):
+        return self.to(_dt.bfloat16)
+
+    def int(self):
+        return self.to(_dt.int32)
+
+    def long(self):
+        return self.to(_dt.int64)
+
+    def bool(self):
+        return self.to(_dt.bool)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to(_device("cuda", device) if isinstance(device, int) else device or "cuda")
+
+    def clone(self):
+        return _f()._copy(self)
+
+    def contiguous(self):
+        return self
+
+    def is_contiguous(self):
+        return True
+
+    # -- in-place -----------------------------------------------------------------------
+    def _set_(self, result: "Tensor", op: str) -> "Tensor":
+        """Make ``self`` hold ``result`` (computed functionally from it): torch's in-place op."""
+        from .autograd.grad_mode import is_grad_enabled
+
+        if self._node is None and self._requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
+                "wrap it in fjax.no_grad() or use an out-of-place op"
+            )
+        if result._data.dtype != self._data.dtype:
+            src, dst = _dt._BY_NP[result._data.dtype], self.dtype
+            if _category(src) > _category(dst):
+                raise OpError(f"{op}: result type {src} can't be cast to the desired output type {dst}")
+            result = _f()._cast(result, dtype=self._data.dtype)
+        if result._data.shape != self._data.shape:
+            raise OpError(
+                f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape "
+                f"{tuple(result.shape)}"
+            )
+        self._data = result._data
+        self._version[0] += 1
+        if result._node is not None:
+            self._node, self._idx, self._requires_grad = result._node, result._idx, True
+            for i, (counter, _, desc) in enumerate(result._node.versions or ()):
+                if counter is self._version:  # the in-place node saw the value it replaces
+                    result._node.versions[i] = (counter, counter[0], desc)
+        return self
+
+    @property
+    def _version_count(self) -> int:
+        return self._version[0]
+
+    def __setitem__(self, index, value):
+        arrays, template = _index(self, index)
+        self._set_(_f().setitem(self, arrays, template, value), "__setitem__")
+
+    def __getitem__(self, index):
+        arrays, template = _index(self, index)
+        return _f().getitem(self, arrays, template)
+
+
+class Size(tuple):
+    """``Tensor.shape``: a tuple that prints like torch's ``Size``."""
+
+    def __repr__(self):
+        return f"fjax.Size({list(self)})"
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+
+class _RemovableHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _category(d: _dt.dtype) -> int:
+    return 0 if d == _dt.bool else 1 if not (d.is_floating_point or d.is_complex) else 2 if d.is_floating_point else 3
+
+
+def _index(t: Tensor, index):
+    """Split an index into traced integer arrays and a static template (see ops.indexing)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    arrays, template = [], []
+    for i in index:
+        if isinstance(i, (list, np.ndarray)):
+            i = _as_index_tensor(i)
+        if isinstance(i, Tensor):
+            if i.dtype == _dt.bool:
+                if isinstance(i._data, jax.core.Tracer):
+                    raise NotImplementedError(
+                        "getitem: boolean mask indexing inside a trace has a data-dependent shape; "
+                        "use fjax.where or masked_fill"
+                    )
+                for nz in np.nonzero(np.asarray(i._data)):
+                    template.append(f"tensor:{len(arrays)}")
+                    arrays.append(Tensor._wrap(jnp.asarray(nz, jnp.int64)))
+                continue
+            if i.dtype.is_floating_point:
+                raise OpError(f"getitem: tensors used as indices must be long, int or bool tensors, got {i.dtype}")
+            template.append(f"tensor:{len(arrays)}")
+            arrays.append(i)
+        elif isinstance(i, slice):
+            template.append(("slice", _int_or_none(i.start), _int_or_none(i.stop), _int_or_none(i.step)))
+        elif i is None or i is Ellipsis:
+            template.append(i)
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            template.append(int(i))
+        else:
+            raise OpError(f"getitem: unsupported index {i!r}; expected int, slice, None, Ellipsis or tensor")
+    return arrays, tuple(template)
+
+
+def _int_or_none(v):
+    return None if v is None else int(v)
+
+
+def _as_index_tensor(i):
+    a = np.asarray(i)
+    if a.dtype == np.bool_:
+        return Tensor._wrap(jnp.asarray(a))
+    return Tensor._wrap(jnp.asarray(a, dtype=jnp.int64))
+
+
+def _repr(t: Tensor) -> str:
+    if isinstance(t._data, jax.core.Tracer):
+        body = f"<traced {t._data.aval.str_short()}>"
+    else:
+        a = np.asarray(t._data)
+        if a.dtype == jnp.bfloat16:
+            a = a.astype(np.float32)
+        if a.size == 0:
+            body = f"[], size={tuple(a.shape)}"
+        else:
+            body = np.array2string(
+                a, separator=", ", precision=4, threshold=1000, edgeitems=3, prefix="tensor(",
+                floatmode="maxprec_equal",
+            )
+    extra = f", dtype={t.dtype}"
+    if t._node is not None:
+        extra += f", grad_fn={t._node!r}"
+    elif t._requires_grad:
+        extra += ", requires_grad=True"
+    return f"tensor({body}{extra})"
