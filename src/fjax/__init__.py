@@ -32,7 +32,7 @@ from .creation import (  # noqa: E402
 )
 from .device import device, is_cuda_available  # noqa: E402
 from .dispatch import functions as _functions  # noqa: E402
-from .dtype import (  # noqa: E402
+from .dtypes import (  # noqa: E402
     bfloat16,
     bool,
     cdouble,

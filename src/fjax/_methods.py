@@ -96,9 +96,16 @@ def _operators():
     if hasattr(F, "bitwise_not"):
         ops["__invert__"] = lambda self: F.bitwise_not(self)
     for dunder, name in [
-        ("__iadd__", "add"), ("__isub__", "sub"), ("__imul__", "mul"), ("__itruediv__", "div"),
-        ("__ifloordiv__", "floor_divide"), ("__imod__", "remainder"), ("__ipow__", "pow"),
-        ("__iand__", "bitwise_and"), ("__ior__", "bitwise_or"), ("__ixor__", "bitwise_xor"),
+        ("__iadd__", "add"),
+        ("__isub__", "sub"),
+        ("__imul__", "mul"),
+        ("__itruediv__", "div"),
+        ("__ifloordiv__", "floor_divide"),
+        ("__imod__", "remainder"),
+        ("__ipow__", "pow"),
+        ("__iand__", "bitwise_and"),
+        ("__ior__", "bitwise_or"),
+        ("__ixor__", "bitwise_xor"),
     ]:
         if hasattr(F, name):
             ops[dunder] = inplace(name)

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtype as _dt
+from . import dtypes as _dt
 from .device import device as _device
 from .errors import OpError
 from .tensor import Tensor
@@ -142,7 +142,11 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
         dtype = _dt.int64 if ints else _dt.float32
     n = max(0, math.ceil((end - start) / step))
     dt = _np_dtype(dtype)
-    return _place(jnp.asarray(start + step * np.arange(n, dtype=np.float64 if dt.kind == "f" else np.int64), dt), device, requires_grad)
+    return _place(
+        jnp.asarray(start + step * np.arange(n, dtype=np.float64 if dt.kind == "f" else np.int64), dt),
+        device,
+        requires_grad,
+    )
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -9,7 +9,7 @@ Every entry of the op table (``ops/_registry.py``) becomes one Tensor-level func
    ``jax.vjp`` of it (the VJP is a pytree: it crosses the jit boundary holding exactly the
    residuals its backward needs);
 3. records a tape node when grad mode is on and an input requires grad;
-4. inside a trace (nn.Graph, functional transforms) calls the pure function directly.
+4. inside a trace (nn.Graph, functional transforms) the same jitted functions run on tracers.
 """
 
 from __future__ import annotations
@@ -176,24 +176,25 @@ def lift(op: OpDef):
 
 
 def run(name, entry, leaves, differentiable=True, linear=False):
-    """Evaluate ``entry`` on ``leaves``: plain, or recorded on the tape when needed."""
+    """Evaluate ``entry`` on ``leaves``: plain, or recorded on the tape when needed.
+
+    Inside a trace (nn.Graph, functional transforms) the same jitted functions are called on
+    tracers: JAX inlines them, and Python numbers keep their weak types either way.
+    """
     arrays = [x._data if isinstance(x, Tensor) else x for x in leaves]
     diff_idx = ()
     if differentiable and _grad_state.enabled:
         diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad)
-    tracing = trace_state.depth > 0
     try:
         if not diff_idx:
-            out = (entry.pure if tracing else entry.jit)(*arrays)
-            return _wrap_outputs(out, None)
-        fwd = _vjp_of(entry.pure, diff_idx) if tracing else entry.vjp(diff_idx)
-        out, vjp = fwd(*arrays)
+            return _wrap_outputs(entry.jit(*arrays), None)
+        out, vjp = entry.vjp(diff_idx)(*arrays)
     except (TypeError, ValueError, IndexError) as err:
         raise _error(name, err, leaves) from None
-    return _record(name, entry.pure, out, vjp, leaves, diff_idx, linear)
+    return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear)
 
 
-def _record(name, pure, out, vjp, leaves, diff_idx, linear):
+def _record(name, fn, out, vjp, leaves, diff_idx, linear):
     diff = set(diff_idx)
     inputs = []
     versions = None if linear else []
@@ -209,7 +210,7 @@ def _record(name, pure, out, vjp, leaves, diff_idx, linear):
             inputs.append(x)
     multi = isinstance(out, (tuple, list))
     avals = [(o.shape, o.dtype) for o in out] if multi else (out.shape, out.dtype)
-    node = Node(name, pure, vjp, tuple(inputs), avals, versions)
+    node = Node(name, fn, vjp, tuple(inputs), avals, versions)
     return _wrap_outputs(out, node)
 
 

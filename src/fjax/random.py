@@ -12,7 +12,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from . import dtype as _dt
+from . import dtypes as _dt
 from .creation import _np_dtype, _place, _size
 from .errors import OpError
 from .tensor import Tensor

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtype as _dt
+from . import dtypes as _dt
 from .device import device as _device
 from .device import from_jax as _device_of
 from .errors import OpError
@@ -223,9 +223,7 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise OpError(
-                f"bool: a Tensor with {self.numel()} elements is ambiguous; use .any() or .all()"
-            )
+            raise OpError(f"bool: a Tensor with {self.numel()} elements is ambiguous; use .any() or .all()")
         return bool(self.item())
 
     def __int__(self):
@@ -356,16 +354,14 @@ class Tensor:
             result = _f()._cast(result, dtype=self._data.dtype)
         if result._data.shape != self._data.shape:
             raise OpError(
-                f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape "
-                f"{tuple(result.shape)}"
+                f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape {tuple(result.shape)}"
             )
         self._data = result._data
         self._version[0] += 1
         if result._node is not None:
             self._node, self._idx, self._requires_grad = result._node, result._idx, True
-            for i, (counter, _, desc) in enumerate(result._node.versions or ()):
-                if counter is self._version:  # the in-place node saw the value it replaces
-                    result._node.versions[i] = (counter, counter[0], desc)
+            if result._node.versions:  # the value this in-place node replaced can't change later
+                result._node.versions = [v for v in result._node.versions if v[0] is not self._version]
         return self
 
     @property
@@ -459,9 +455,15 @@ def _repr(t: Tensor) -> str:
         if a.size == 0:
             body = f"[], size={tuple(a.shape)}"
         else:
+            whole = a.dtype.kind != "f" or np.all(np.isnan(a) | np.isinf(a) | (a == np.round(a)))
             body = np.array2string(
-                a, separator=", ", precision=4, threshold=1000, edgeitems=3, prefix="tensor(",
-                floatmode="maxprec_equal",
+                a,
+                separator=", ",
+                precision=4,
+                threshold=1000,
+                edgeitems=3,
+                prefix="tensor(",
+                floatmode="maxprec_equal" if whole else "fixed",
             )
     extra = f", dtype={t.dtype}"
     if t._node is not None:

@@ -142,10 +142,7 @@ def _reachable(outputs, inputs) -> list[bool]:
             else:
                 leaves.add(id(x))
     roots = {id(t) for t in outputs}
-    return [
-        id(t) in roots or (id(t) in leaves if t._node is None else (id(t._node), t._idx) in edges)
-        for t in inputs
-    ]
+    return [id(t) in roots or (id(t) in leaves if t._node is None else (id(t._node), t._idx) in edges) for t in inputs]
 
 
 def _grad_with_graph(outputs, grads, inputs: Sequence):

@@ -62,9 +62,7 @@ def defop(
         unknown = set(static) - set(params)
         if unknown:
             raise ValueError(f"op {op_name!r}: static names {sorted(unknown)} are not parameters")
-        OPS[op_name] = OpDef(
-            op_name, fn, frozenset(static), differentiable, method, linear, params
-        )
+        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params)
         return fn
 
     return register

@@ -130,8 +130,10 @@ def abs(input):
 
 @defop()
 def sign(input):
-    """-1, 0 or 1 with the sign of ``input``."""
-    return jnp.sign(input)
+    """-1, 0 or 1 with the sign of ``input``; 0 for NaN and -0.0, as in torch."""
+    if input.dtype == jnp.bool_:
+        return input
+    return (input > 0).astype(input.dtype) - (input < 0).astype(input.dtype)
 
 
 @defop()
@@ -273,10 +275,15 @@ def lerp(input, end, weight):
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
+def _scalar(value):
+    # A default left as a Python number becomes a weak 0-d array, as a passed one does.
+    return jnp.asarray(value) if isinstance(value, (int, float)) else value
+
+
 @defop()
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2``."""
-    input, tensor1, tensor2, value = promote(input, tensor1, tensor2, value)
+    input, tensor1, tensor2, value = promote(input, tensor1, tensor2, _scalar(value))
     return input + value * tensor1 * tensor2
 
 
@@ -288,7 +295,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
             f"addcdiv: integer division is not supported, got tensor1 {tensor1.dtype} "
             f"and tensor2 {tensor2.dtype}; use addcmul(input, tensor1, 1 / tensor2)"
         )
-    input, tensor1, tensor2, value = promote(input, tensor1, tensor2, value)
+    input, tensor1, tensor2, value = promote(input, tensor1, tensor2, _scalar(value))
     return input + value * tensor1 / tensor2
 
 

@@ -268,7 +268,10 @@ def scaled_dot_product_attention(
             scores = jnp.where(attn_mask, scores, jnp.asarray(-jnp.inf, scores.dtype))
         else:
             scores = scores + attn_mask.astype(scores.dtype)
-    weights = jax.nn.softmax(scores, axis=-1)
+    # Rows with every key masked attend to nothing (zeros), as torch's safe softmax.
+    empty = jnp.max(scores, axis=-1, keepdims=True) == -jnp.inf
+    weights = jax.nn.softmax(jnp.where(empty, jnp.zeros((), scores.dtype), scores), axis=-1)
+    weights = jnp.where(empty, jnp.zeros((), scores.dtype), weights)
     return jnp.einsum("...ls,...sv->...lv", weights, value)
 
 

@@ -43,15 +43,17 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
         _pool_geometry(name, n, k, s, p, d, ceil_mode)
         for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)
     ]
-    if return_indices:
+    if return_indices or any(d != 1 for d in dilation):
+        # jax has no VJP for dilated max windows; gathering the windows also yields indices.
         out, idx = _windowed_argmax(
             x, [_window_taps(n, k, s, p, d, o) for n, (o, _), k, s, p, d in
                 zip(spatial, geo, kernel, stride, padding, dilation)],
         )  # fmt: skip
-        return (out[0], idx[0]) if unbatched else (out, idx)
-    low = -jnp.inf if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.iinfo(x.dtype).min
+        if unbatched:
+            out, idx = out[0], idx[0]
+        return (out, idx) if return_indices else out
     out = lax.reduce_window(
-        x, jnp.asarray(low, x.dtype), lax.max, (1, 1) + kernel, (1, 1) + stride,
+        x, _lowest(x.dtype), lax.max, (1, 1) + kernel, (1, 1) + stride,
         ((0, 0), (0, 0)) + tuple(pads for _, pads in geo), window_dilation=(1, 1) + dilation,
     )  # fmt: skip
     out = out[(slice(None), slice(None)) + tuple(slice(o) for o, _ in geo)]
@@ -88,8 +90,7 @@ def _windowed_argmax(x, taps):
     order = tuple(range(0, 2 * nd, 2)) + tuple(range(1, 2 * nd, 2))
     outs = tuple(idx.shape[0] for idx, _ in taps)
     flat = flat.transpose(order).reshape(outs + (-1,))
-    valid = np.broadcast_to(valid, flat.shape if False else valid.shape)
-    valid = np.broadcast_to(valid.transpose(order), flat.shape[:-1] + (1,) * 0 + (-1,) and flat.shape)
+    valid = valid.transpose(order).reshape(outs + (-1,))
     vals = x.reshape(x.shape[:2] + (-1,))[:, :, flat]
     vals = jnp.where(valid, vals, jnp.asarray(_lowest(x.dtype), x.dtype))
     arg = jnp.argmax(vals, axis=-1, keepdims=True)
@@ -99,4 +100,285 @@ def _windowed_argmax(x, taps):
 
 
 def _lowest(dtype):
-    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min
+    """The identity of max, as a Python scalar (reduce_window differentiates only those)."""
+    return -math.inf if jnp.issubdtype(dtype, jnp.inexact) else int(jnp.iinfo(dtype).min)
+
+
+_MAX_STATIC = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
+
+
+@defop(static=_MAX_STATIC, method=False)
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Max over sliding windows of ``(N, C, L)``; ``return_indices`` adds flat argmax indices."""
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+@defop(static=_MAX_STATIC, method=False)
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Max over sliding windows of ``(N, C, H, W)``; indices are flat over ``H * W``."""
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+@defop(static=_MAX_STATIC, method=False)
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Max over sliding windows of ``(N, C, D, H, W)``; indices are flat over ``D * H * W``."""
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def _avg_divisor(size, k, s, p, out, count_include_pad):
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    if not count_include_pad:
+        start, end = np.maximum(start, 0), np.minimum(end, size)
+    return end - start
+
+
+def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor):
+    x, unbatched = _batched(name, to_float(input), nd)
+    kernel, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
+    spatial = x.shape[2:]
+    geo = [
+        _pool_geometry(name, n, k, s, p, 1, ceil_mode)
+        for n, k, s, p in zip(spatial, kernel, stride, padding)
+    ]
+    out = lax.reduce_window(
+        x, 0.0, lax.add, (1, 1) + kernel, (1, 1) + stride,
+        ((0, 0), (0, 0)) + tuple(pads for _, pads in geo),
+    )  # fmt: skip
+    out = out[(slice(None), slice(None)) + tuple(slice(o) for o, _ in geo)]
+    if divisor is None:
+        counts = [
+            _avg_divisor(n, k, s, p, o, count_include_pad)
+            for n, k, s, p, (o, _) in zip(spatial, kernel, stride, padding, geo)
+        ]
+        divisor = np.ones((), np.int64)
+        for c in counts:
+            divisor = np.multiply.outer(divisor, c)
+    out = out / jnp.asarray(divisor, x.dtype)
+    return out[0] if unbatched else out
+
+
+_AVG_STATIC = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
+
+
+@defop(static=_AVG_STATIC, method=False)
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over sliding windows of ``(N, C, L)``."""
+    return _avg_pool(
+        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
+
+
+@defop(static=_AVG_STATIC + ("divisor_override",), method=False)
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """Mean over sliding windows of ``(N, C, H, W)`` (or sum / ``divisor_override``)."""
+    return _avg_pool(
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+@defop(static=_AVG_STATIC + ("divisor_override",), method=False)
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """Mean over sliding windows of ``(N, C, D, H, W)`` (or sum / ``divisor_override``)."""
+    return _avg_pool(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def _apply_taps(x, axis, idx, weights=None):
+    """``sum_t x[..., idx[o, t], ...] * weights[o, t]`` along ``axis`` (a static linear map)."""
+    g = jnp.take(x, jnp.asarray(idx.reshape(-1)), axis=axis)
+    g = g.reshape(x.shape[:axis] + idx.shape + x.shape[axis + 1 :])
+    if weights is None:
+        return jnp.squeeze(g, axis + 1)
+    w = jnp.asarray(weights, x.dtype).reshape(idx.shape + (1,) * (x.ndim - axis - 1))
+    return jnp.sum(g * w, axis=axis + 1)
+
+
+def _output_size(name, output_size, spatial):
+    nd = len(spatial)
+    size = (output_size,) * nd if not isinstance(output_size, tuple) else output_size
+    if len(size) != nd or not all(o is None or (isinstance(o, int) and o > 0) for o in size):
+        raise ValueError(f"{name}: expected output_size of {nd} positive ints, got {output_size!r}")
+    return tuple(n if o is None else o for o, n in zip(size, spatial))
+
+
+def _adaptive_avg(name, nd, input, output_size):
+    x, unbatched = _batched(name, to_float(input), nd)
+    size = _output_size(name, output_size, x.shape[2:])
+    for axis, (n, o) in enumerate(zip(x.shape[2:], size)):
+        idx, ok = _adaptive_taps(n, o)
+        x = _apply_taps(x, axis + 2, np.minimum(idx, n - 1), ok / ok.sum(1, keepdims=True))
+    return x[0] if unbatched else x
+
+
+@defop(static=("output_size",), method=False)
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over ``output_size`` adaptive windows of ``(N, C, L)``."""
+    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
+
+
+@defop(static=("output_size",), method=False)
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over adaptive windows of ``(N, C, H, W)``; ``None`` keeps that size."""
+    return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
+
+
+@defop(static=("output_size",), method=False)
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over adaptive windows of ``(N, C, D, H, W)``; ``None`` keeps that size."""
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def _adaptive_max(name, nd, input, output_size, return_indices):
+    x, unbatched = _batched(name, input, nd)
+    size = _output_size(name, output_size, x.shape[2:])
+    out, idx = _windowed_argmax(x, [_adaptive_taps(n, o) for n, o in zip(x.shape[2:], size)])
+    if unbatched:
+        out, idx = out[0], idx[0]
+    return (out, idx) if return_indices else out
+
+
+@defop(static=("output_size", "return_indices"), method=False)
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over adaptive windows of ``(N, C, L)``, optionally with argmax indices."""
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+@defop(static=("output_size", "return_indices"), method=False)
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows of ``(N, C, H, W)``, optionally with flat argmax indices."""
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _source_index(dst, scale, align_corners, cubic):
+    """torch's area_pixel_compute_source_index."""
+    if align_corners:
+        return scale * dst
+    src = scale * (dst + dst.dtype.type(0.5)) - dst.dtype.type(0.5)
+    return src if cubic else np.maximum(src, 0)
+
+
+def _cubic_weights(t, a=-0.75):
+    """torch's get_cubic_upsample_coefficients (Keys kernel with A = -0.75)."""
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
+
+
+def _interp_taps(mode, size, out, scale_factor, align_corners, dtype):
+    """(indices, weights) of one spatial dim, computed in ``dtype`` like torch's kernels."""
+    dst = np.arange(out, dtype=dtype)
+    if scale_factor is not None and scale_factor > 0:
+        scale = dtype.type(1.0 / scale_factor)
+    else:
+        scale = dtype.type(size) / dtype.type(out)
+    if mode in ("nearest", "nearest-exact"):
+        if mode == "nearest":
+            src = np.floor(dst * scale)
+        else:
+            src = np.floor((dst + dtype.type(0.5)) * scale)
+        return np.minimum(src.astype(np.int64), size - 1)[:, None], None
+    if align_corners:
+        scale = dtype.type(size - 1) / dtype.type(out - 1) if out > 1 else dtype.type(0)
+    src = _source_index(dst, scale, align_corners, mode == "bicubic")
+    base = np.floor(src).astype(np.int64)
+    t = (src - base).astype(dtype)
+    if mode == "bicubic":
+        idx = np.clip(base[:, None] + np.arange(-1, 3)[None, :], 0, size - 1)
+        return idx, _cubic_weights(t)
+    lam = np.clip(t, 0, 1)
+    idx = np.stack([base, np.minimum(base + 1, size - 1)], axis=1)
+    return idx, np.stack([1 - lam, lam], axis=1)
+
+
+@defop(
+    static=("size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias"),
+    method=False,
+)
+def interpolate(
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
+    """Resize the spatial dims of ``(N, C, *spatial)`` with torch's pixel conventions.
+
+    Modes: ``nearest``, ``nearest-exact``, ``linear`` (3-d), ``bilinear``/``bicubic`` (4-d),
+    ``trilinear`` (5-d) and ``area`` (adaptive average pooling).
+    """
+    nd = input.ndim - 2
+    if nd not in (1, 2, 3):
+        raise ValueError(f"interpolate: expected a 3-d, 4-d or 5-d input, got {input.shape}")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True")
+    if mode in _MODE_DIMS and _MODE_DIMS[mode] != nd:
+        raise ValueError(f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}")
+    if mode not in _MODE_DIMS and mode not in ("nearest", "nearest-exact", "area"):
+        raise ValueError(f"interpolate: unknown mode {mode!r}")
+    if align_corners is not None and mode not in _MODE_DIMS:
+        raise ValueError(f"interpolate: align_corners is only for linear modes, not {mode!r}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: pass exactly one of size and scale_factor")
+    spatial = input.shape[2:]
+    if size is not None:
+        out = _tup("interpolate", "size", size, nd)
+        scales = (None,) * nd
+    else:
+        scales = (scale_factor,) * nd if not isinstance(scale_factor, tuple) else scale_factor
+        if len(scales) != nd:
+            raise ValueError(f"interpolate: expected {nd} scale factors, got {scale_factor!r}")
+        out = tuple(math.floor(n * float(s)) for n, s in zip(spatial, scales))
+        if recompute_scale_factor:
+            scales = (None,) * nd
+    if mode == "area":
+        return _adaptive_avg("interpolate", nd, input, out)
+    x = input if mode.startswith("nearest") else to_float(input)
+    dtype = np.dtype(x.dtype) if jnp.issubdtype(x.dtype, jnp.inexact) else np.dtype(np.float32)
+    if dtype == np.float16 or x.dtype == jnp.bfloat16:
+        dtype = np.dtype(np.float32)
+    for axis, (n, o, s) in enumerate(zip(spatial, out, scales)):
+        idx, w = _interp_taps(mode, n, o, s, bool(align_corners), dtype)
+        x = _apply_taps(x, axis + 2, idx, w)
+    return x

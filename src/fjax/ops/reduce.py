@@ -177,7 +177,8 @@ def _safe_root(s, p):
 
 
 def _vector_norm(x, p, axes, keepdim):
-    a = jnp.abs(x)
+    # |x| with torch's subgradient sign(x), i.e. 0 at 0 (jnp.abs has 1 there).
+    a = jnp.abs(x) if jnp.iscomplexobj(x) else x * jax.lax.stop_gradient(jnp.sign(x))
     if p == math.inf:
         return jnp.max(a, axis=axes, keepdims=keepdim)
     if p == -math.inf:

@@ -19,11 +19,11 @@ class dtype:  # noqa: N801 - torch's name
 
     @property
     def is_floating_point(self) -> bool:
-        return bool(jnp.issubdtype(self.dtype, jnp.floating))
+        return builtins.bool(jnp.issubdtype(self.dtype, jnp.floating))
 
     @property
     def is_complex(self) -> bool:
-        return bool(jnp.issubdtype(self.dtype, jnp.complexfloating))
+        return builtins.bool(jnp.issubdtype(self.dtype, jnp.complexfloating))
 
     @property
     def is_signed(self) -> bool:

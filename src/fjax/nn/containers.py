@@ -1,0 +1,345 @@
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (torch's API)."""
+
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from typing import Any, Iterable, Iterator, Mapping
+
+from ..tensor import Tensor
+from .module import Module, _addindent
+from .parameter import Parameter
+
+
+def _index(name: str, idx: int, n: int) -> int:
+    idx = operator.index(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"{name}: index {idx} is out of range for length {n}")
+    return idx % n
+
+
+class Sequential(Module):
+    """Modules called in order, each on the previous one's output.
+
+    Example::
+
+        >>> net = fjax.nn.Sequential(fjax.nn.Linear(3, 4), fjax.nn.ReLU())
+        >>> net = fjax.nn.Sequential(OrderedDict(fc=fjax.nn.Linear(3, 4), act=fjax.nn.ReLU()))
+    """
+
+    def __init__(self, *args: Module):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        keys = list(self._modules)
+        return self._modules[keys[_index("Sequential", idx, len(keys))]]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        keys = list(self._modules)
+        setattr(self, keys[_index("Sequential", idx, len(keys))], module)
+
+    def __delitem__(self, idx) -> None:
+        keys = list(self._modules)
+        doomed = keys[idx] if isinstance(idx, slice) else [keys[_index("Sequential", idx, len(keys))]]
+        for key in doomed:
+            delattr(self, key)
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __add__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(f"Sequential: can only add another Sequential, got {type(other).__name__}")
+        return Sequential(*self, *other)
+
+    def append(self, module: Module) -> "Sequential":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> "Sequential":
+        if not isinstance(module, Module):
+            raise AssertionError(f"Sequential.insert: module should be of type Module, got {type(module).__name__}")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Sequential.insert: index {index} is out of range for length {n}")
+        modules = list(self._modules.values())
+        modules.insert(index % (n + 1) if index < 0 else index, module)
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(modules))
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> "Sequential":
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def pop(self, key: int) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of modules, registered as children ``'0'``, ``'1'``, ... (no ``forward``)."""
+
+    def __init__(self, modules: Iterable[Module] | None = None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(_index("ModuleList", idx, len(self)))]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, str(_index("ModuleList", idx, len(self))), module)
+
+    def __delitem__(self, idx) -> None:
+        keys = list(self._modules)
+        doomed = keys[idx] if isinstance(idx, slice) else [str(_index("ModuleList", idx, len(keys)))]
+        for key in doomed:
+            delattr(self, key)
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> "ModuleList":
+        return ModuleList([*self, *other])
+
+    def append(self, module: Module) -> "ModuleList":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        if isinstance(modules, (Module, Tensor)) or not hasattr(modules, "__iter__"):
+            raise TypeError(f"ModuleList.extend should be called with an iterable, got {type(modules).__name__}")
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList.insert: {type(module).__name__} is not a Module subclass")
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(modules))
+
+    def pop(self, key: int) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def __repr__(self) -> str:
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        blocks = []  # [start, end, repr] of runs of identical modules, printed once as "n x"
+        for i, r in enumerate(reprs):
+            if blocks and blocks[-1][2] == r:
+                blocks[-1][1] = i
+            else:
+                blocks.append([i, i, r])
+        lines = [
+            _addindent(f"({s}): {r}" if s == e else f"({s}-{e}): {e - s + 1} x {r}", 2) for s, e, r in blocks
+        ]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of named child modules (no ``forward``)."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add modules from a mapping or from ``(name, module)`` pairs."""
+        items = modules.items() if isinstance(modules, Mapping) else modules
+        for i, item in enumerate(items):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise ValueError(f"ModuleDict.update: element #{i} should be a (name, module) pair, got {item!r}")
+            self[item[0]] = item[1]
+
+
+def _as_parameter(value: Any) -> Any:
+    """torch wraps plain tensors put into parameter containers as Parameters."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _param_line(key, value) -> str:
+    if isinstance(value, Tensor):
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        size = "x".join(str(s) for s in value.shape)
+        device = f" ({value.device})" if value.device.type == "cuda" else ""
+        return f"  ({key}): {kind} containing: [{value.dtype} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters registered as ``'0'``, ``'1'``, ...; plain tensors become Parameters."""
+
+    def __init__(self, values: Iterable[Any] | None = None):
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        if values is not None:
+            self.extend(values)
+
+    def _key(self, idx: int) -> str:
+        return str(_index("ParameterList", idx, self._size))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        setattr(self, self._key(idx), _as_parameter(param))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters: Iterable[Any]) -> "ParameterList":
+        return self.extend(parameters)
+
+    def append(self, value: Any) -> "ParameterList":
+        object.__setattr__(self, "_size", self._size + 1)
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> "ParameterList":
+        if isinstance(values, Tensor) or not hasattr(values, "__iter__"):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(i, p) for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters; plain tensors become Parameters."""
+
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
+        super().__init__()
+        object.__setattr__(self, "_keys", {})
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict: keys must be strings, got {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        items = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in items:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(k, p) for k, p in self.items())

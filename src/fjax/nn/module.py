@@ -1,0 +1,546 @@
+"""Module: the base class of every layer, with torch's registration, state_dict and hooks."""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Iterator
+
+from .. import dtype as _dt
+from ..autograd.grad_mode import no_grad
+from ..creation import tensor as _tensor
+from ..device import device as _device
+from ..errors import OpError
+from ..tensor import Tensor
+from .parameter import Parameter
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+_hook_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_*_hook``: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, *hook_dicts: dict):
+        self.id = next(_hook_ids)
+        self._dicts = hook_dicts
+
+    def remove(self) -> None:
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _addindent(text: str, spaces: int) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+def _shape(x) -> tuple:
+    return tuple(getattr(x, "shape", ()))
+
+
+class Module:
+    """Base class of all layers (``torch.nn.Module``).
+
+    Assigning a ``Parameter``, a ``Module`` or (after ``register_buffer``) a Tensor to an
+    attribute registers it; ``parameters()``, ``state_dict()``, ``to()`` ... then see it.
+
+    Example::
+
+        >>> class Net(fjax.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = fjax.nn.Linear(3, 2)
+        ...     def forward(self, x):
+        ...         return self.fc(x).relu()
+        >>> list(Net().state_dict())
+        ['fc.weight', 'fc.bias']
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "training", True)
+        set_(self, "_parameters", {})
+        set_(self, "_buffers", {})
+        set_(self, "_non_persistent_buffers_set", set())
+        set_(self, "_modules", {})
+        set_(self, "_forward_pre_hooks", OrderedDict())
+        set_(self, "_forward_pre_hooks_with_kwargs", set())
+        set_(self, "_forward_hooks", OrderedDict())
+        set_(self, "_forward_hooks_with_kwargs", set())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # -- calling ------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                out = hook(self, args, kwargs)
+                if out is not None:
+                    if not (isinstance(out, tuple) and len(out) == 2):
+                        raise OpError(
+                            f"{type(self).__name__}: a forward pre-hook registered with with_kwargs=True "
+                            f"must return None or an (args, kwargs) tuple, got {type(out).__name__}"
+                        )
+                    args, kwargs = out
+            else:
+                out = hook(self, args)
+                if out is not None:
+                    args = out if isinstance(out, tuple) else (out,)
+        result = self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_with_kwargs:
+                out = hook(self, args, kwargs, result)
+            else:
+                out = hook(self, args, result)
+            if out is not None:
+                result = out
+        return result
+
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args)`` (or ``hook(module, args, kwargs)``) before ``forward``.
+
+        The hook may return replacement ``args`` (or ``(args, kwargs)`` with ``with_kwargs``).
+        """
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        return handle
+
+    def register_forward_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` (or with ``kwargs`` before ``output``) after ``forward``.
+
+        The hook may return a replacement output.
+        """
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        return handle
+
+    # -- registration -------------------------------------------------------------------
+    def _check_name(self, kind: str, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if "." in name or name == "":
+            raise KeyError(f'{kind} name can\'t contain "." and can\'t be empty, got {name!r}')
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or None) under ``name``."""
+        self._check_name("parameter", name)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(fjax.nn.Parameter or None required)"
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a buffer: state saved in ``state_dict`` (unless not persistent), not trained."""
+        self._check_name("buffer", name)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (fjax Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Add a child module (or None) under ``name``."""
+        self._check_name("module", name)
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(fjax.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            self._modules[name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' (Module or None expected)")
+            d["_modules"][name] = None
+        elif d.get("_buffers") is not None and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        """Drop ``name`` from every registry and the instance dict before re-registering it."""
+        d = self.__dict__
+        d.pop(name, None)
+        for registry in (d["_parameters"], d["_buffers"], d["_modules"]):
+            registry.pop(name, None)
+        d["_non_persistent_buffers_set"].discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if registry in d and name in d[registry]:
+                return d[registry][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if name in d[registry]:
+                del d[registry][name]
+                d["_non_persistent_buffers_set"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(super().__dir__()) + list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state: dict) -> None:
+        # Tensor.__deepcopy__ returns a plain Tensor, so copy.deepcopy(module) hands us
+        # parameters that lost their class; restore it so they stay Parameters.
+        params = state.get("_parameters", {})
+        for name, p in params.items():
+            if p is not None and not isinstance(p, Parameter):
+                params[name] = Parameter(p, requires_grad=p.requires_grad)
+        self.__dict__.update(state)
+
+    # -- traversal ----------------------------------------------------------------------
+    def _named_members(self, get_members, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (module_prefix + "." if module_prefix else "") + name, value
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """``(name, parameter)`` pairs, names dotted from this module (``'fc.weight'``)."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of this module (and its descendants when ``recurse``), once each."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """``(name, buffer)`` pairs, persistent or not."""
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(
+        self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, "Module"]]:
+        """``(name, module)`` for this module (name ``prefix``) and every descendant, pre-order."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + "." + name if prefix else name, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, m in self.named_modules():
+            yield m
+
+    def get_submodule(self, target: str) -> "Module":
+        """The descendant at dotted path ``target`` (``''`` is this module)."""
+        module = self
+        for item in target.split(".") if target else ():
+            child = module._modules.get(item)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no submodule `{item}` (looking up {target!r})")
+            module = child
+        return module
+
+    def _get_leaf(self, target: str, registry: str, kind: str):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        members = getattr(module, registry)
+        if name not in members:
+            raise AttributeError(f"{type(module).__name__} has no {kind} `{name}` (looking up {target!r})")
+        return members[name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        return self._get_leaf(target, "_parameters", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        return self._get_leaf(target, "_buffers", "buffer")
+
+    # -- modes and gradients ------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode on this module and its descendants (Dropout, BatchNorm care)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset parameter gradients: drop them (default) or fill them with zeros."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.detach_()
+                p.grad.zero_()
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        """Call ``fn`` on every descendant (children first), then on this module."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- conversion ---------------------------------------------------------------------
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
+        """Convert every parameter (in place, keeping the object), its grad and every buffer."""
+        with no_grad():
+            for module in self.modules():
+                for p in module._parameters.values():
+                    if p is None:
+                        continue
+                    p._data = fn(p)._data
+                    if p.grad is not None:
+                        p.grad = Tensor._wrap(fn(p.grad)._data)
+                for name, b in module._buffers.items():
+                    if b is not None:
+                        module._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``.
+
+        A dtype converts only floating point parameters and buffers, as in torch.
+        """
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise NotImplementedError(f"Module.to: unsupported arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _device)):
+                device = a
+            else:
+                dtype = a
+        if dtype is not None:
+            dtype = _dt.to_dtype(dtype)
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                t = t.to(dtype)
+            return t if device is None else t.to(device)
+
+        return self._apply(convert)
+
+    def _cast(self, dtype) -> "Module":
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> "Module":
+        return self._cast(_dt.float32)
+
+    def double(self) -> "Module":
+        return self._cast(_dt.float64)
+
+    def half(self) -> "Module":
+        return self._cast(_dt.float16)
+
+    def bfloat16(self) -> "Module":
+        return self._cast(_dt.bfloat16)
+
+    def type(self, dst_type) -> "Module":
+        return self._apply(lambda t: t.to(dst_type))
+
+    def cpu(self) -> "Module":
+        return self._apply(lambda t: t.to("cpu"))
+
+    def cuda(self, device: int | None = None) -> "Module":
+        return self._apply(lambda t: t.cuda(device))
+
+    # -- state_dict ---------------------------------------------------------------------
+    def state_dict(self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
+        """Parameters and persistent buffers by dotted name (``'fc.weight'``), as torch names them.
+
+        Values are detached tensors sharing the module's values (``keep_vars`` keeps the objects).
+        """
+        out = OrderedDict() if destination is None else destination
+        for key, (module, registry, name) in self._state_entries(prefix).items():
+            value = getattr(module, registry)[name]
+            out[key] = value if keep_vars else value.detach()
+        return out
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False):
+        """Copy values from ``state_dict`` into this module's parameters and buffers.
+
+        Values may be fjax Tensors, numpy arrays or anything ``fjax.tensor`` accepts; each is
+        cast to the dtype (and moved to the device) of the tensor it replaces, unless ``assign``.
+
+        Returns:
+            ``IncompatibleKeys(missing_keys, unexpected_keys)``.
+
+        Raises:
+            OpError: naming every missing or unexpected key (when ``strict``) and every key
+                whose shape differs from the module's (always), as torch does.
+        """
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+        targets = self._state_entries()
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        errors = []
+        updates = []
+        for key, (module, registry, name) in targets.items():
+            if key not in state_dict:
+                continue
+            current = getattr(module, registry)[name]
+            value = state_dict[key]
+            if _shape(value) != tuple(current.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {_shape(value)} from checkpoint, "
+                    f"the shape in current model is {tuple(current.shape)}."
+                )
+                continue
+            updates.append((module, registry, name, current, value))
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise OpError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
+        with no_grad():
+            for module, registry, name, current, value in updates:
+                _load_one(module, registry, name, current, value, assign)
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _state_entries(self, prefix: str = "") -> dict:
+        """``{state_dict key: (module, registry name, attribute name)}``; shared modules appear
+        under every name, as in torch."""
+        entries = {}
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            head = module_prefix + "." if module_prefix else ""
+            for name, p in module._parameters.items():
+                if p is not None:
+                    entries[head + name] = (module, "_parameters", name)
+            for name, b in module._buffers.items():
+                if b is not None and name not in module._non_persistent_buffers_set:
+                    entries[head + name] = (module, "_buffers", name)
+        return entries
+
+    # -- printing -----------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses; layers override it (``in_features=3, ...``)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): {_addindent(repr(module), 2)}" for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                body = extra_lines[0]
+            else:
+                body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+
+def _load_one(module: Module, registry: str, name: str, current: Tensor, value, assign: bool) -> None:
+    if assign:
+        new = value if isinstance(value, Tensor) else _tensor(value)
+        if registry == "_parameters":
+            new = Parameter(new, requires_grad=current.requires_grad)
+        getattr(module, registry)[name] = new
+        return
+    new = value if isinstance(value, Tensor) else _tensor(value, dtype=current.dtype)
+    current._set_(new.to(current.device, current.dtype), "load_state_dict")

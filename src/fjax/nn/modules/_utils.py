@@ -1,0 +1,26 @@
+"""Small helpers shared by the layers: torch's _single/_pair/_triple and module-named errors."""
+
+from __future__ import annotations
+
+from ...errors import OpError
+
+
+def _ntuple(n: int, name: str):
+    def parse(x) -> tuple:
+        if isinstance(x, (list, tuple)):
+            return tuple(x)
+        return (x,) * n
+
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+
+
+def module_error(module, message: str) -> OpError:
+    """An OpError that starts with the module as it prints (``Linear(in_features=3, ...): ...``)."""
+    return OpError(f"{module._get_name()}({module.extra_repr()}): {message}")
+

@@ -1,0 +1,266 @@
+"""Convolutions: Conv1d/2d/3d (with padding modes) and ConvTranspose1d/2d/3d."""
+
+from __future__ import annotations
+
+import math
+
+from ...creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from ._utils import _pair, _single, _triple, module_error
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Module):
+    _nd = 0
+    _tuple = staticmethod(_single)
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed: bool,
+        output_padding,
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        if groups <= 0:
+            raise ValueError(f"{name}: groups must be a positive integer, got {groups}")
+        if in_channels % groups:
+            raise ValueError(f"{name}: in_channels={in_channels} must be divisible by groups={groups}")
+        if out_channels % groups:
+            raise ValueError(f"{name}: out_channels={out_channels} must be divisible by groups={groups}")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}")
+        kernel_size = self._tuple(kernel_size)
+        stride = self._tuple(stride)
+        dilation = self._tuple(dilation)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"{name}: padding must be 'same', 'valid' or ints, got {padding!r}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+        else:
+            padding = self._tuple(padding)
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = transposed
+        self.output_padding = self._tuple(output_padding)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        # F.pad's (left, right) pairs from the last dim backwards, for non-zero padding modes.
+        if padding == "same":
+            pads = []
+            for d, k in zip(reversed(dilation), reversed(kernel_size)):
+                total = d * (k - 1)
+                pads += [total // 2, total - total // 2]
+            self._reversed_padding_repeated_twice = tuple(pads)
+        elif padding == "valid":
+            self._reversed_padding_repeated_twice = (0, 0) * len(kernel_size)
+        else:
+            self._reversed_padding_repeated_twice = tuple(p for p in reversed(padding) for _ in range(2))
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(*shape, *kernel_size, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _check_input(self, input: Tensor) -> None:
+        nd = self._nd
+        spatial = ("L",) if nd == 1 else ("H", "W") if nd == 2 else ("D", "H", "W")
+        if input.ndim not in (nd + 1, nd + 2) or input.shape[-nd - 1] != self.in_channels:
+            layout = ", ".join((str(self.in_channels),) + spatial)
+            raise module_error(
+                self, f"expected input of shape (N, {layout}) or ({layout}), got {tuple(input.shape)}"
+            )
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if isinstance(self.padding, str) or self.padding != (0,) * len(self.padding):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    _conv = None
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
+            padding_mode, device, dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input(input)
+        conv = type(self)._conv
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
+    """1-d convolution over ``(N, C_in, L)``; weight ``(C_out, C_in / groups, k)``."""
+
+    _nd = 1
+    _tuple = staticmethod(_single)
+    _conv = staticmethod(F.conv1d)
+
+
+class Conv2d(_Conv):
+    """2-d convolution over ``(N, C_in, H, W)``; weight ``(C_out, C_in / groups, kh, kw)``.
+
+    Example::
+
+        >>> fjax.nn.Conv2d(3, 8, 3, padding=1)(fjax.randn(2, 3, 16, 16)).shape
+        fjax.Size([2, 8, 16, 16])
+    """
+
+    _nd = 2
+    _tuple = staticmethod(_pair)
+    _conv = staticmethod(F.conv2d)
+
+
+class Conv3d(_Conv):
+    """3-d convolution over ``(N, C_in, D, H, W)``; weight ``(C_out, C_in / groups, kd, kh, kw)``."""
+
+    _nd = 3
+    _tuple = staticmethod(_triple)
+    _conv = staticmethod(F.conv3d)
+
+
+class _ConvTranspose(_ConvNd):
+    _conv = None
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be ints, got {padding!r}")
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding, groups,
+            bias, padding_mode, device, dtype,
+        )  # fmt: skip
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        """The output_padding that makes the output ``output_size`` (torch's rule)."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        output_size = tuple(output_size)
+        batch_dims = 2 if input.ndim == nd + 2 else 1
+        if len(output_size) == nd + batch_dims:
+            output_size = output_size[batch_dims:]
+        if len(output_size) != nd:
+            raise module_error(self, f"output_size must have {nd} or {nd + batch_dims} elements, got {output_size}")
+        result = []
+        for d in range(nd):
+            smallest = (
+                (input.shape[d + batch_dims] - 1) * self.stride[d]
+                - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1)
+                + 1
+            )
+            if not smallest <= output_size[d] < smallest + self.stride[d]:
+                raise module_error(
+                    self,
+                    f"requested an output size of {output_size}, but valid sizes along dim {d} range "
+                    f"from {smallest} to {smallest + self.stride[d] - 1} (for an input of {tuple(input.shape)})",
+                )
+            result.append(output_size[d] - smallest)
+        return tuple(result)
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        self._check_input(input)
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._conv(
+            input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation
+        )
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-d convolution; weight ``(C_in, C_out / groups, k)``."""
+
+    _nd = 1
+    _tuple = staticmethod(_single)
+    _conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-d convolution; weight ``(C_in, C_out / groups, kh, kw)``."""
+
+    _nd = 2
+    _tuple = staticmethod(_pair)
+    _conv = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-d convolution; weight ``(C_in, C_out / groups, kd, kh, kw)``."""
+
+    _nd = 3
+    _tuple = staticmethod(_triple)
+    _conv = staticmethod(F.conv_transpose3d)

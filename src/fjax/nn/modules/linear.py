@@ -1,0 +1,101 @@
+"""Identity, Linear and Bilinear layers."""
+
+from __future__ import annotations
+
+import math
+
+from ...creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from ._utils import module_error
+
+
+class Identity(Module):
+    """Returns its input; accepts and ignores any constructor arguments, as torch's."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with ``weight`` ``(out_features, in_features)``.
+
+    Both are initialised from U(-1/sqrt(in_features), 1/sqrt(in_features)), as in torch.
+
+    Example::
+
+        >>> fjax.nn.Linear(3, 4)(fjax.randn(2, 3)).shape
+        fjax.Size([2, 4])
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim == 0 or input.shape[-1] != self.in_features:
+            raise module_error(self, f"expected input of shape (*, {self.in_features}), got {tuple(input.shape)}")
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` with ``weight`` ``(out, in1, in2)``."""
+
+    def __init__(
+        self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        if input1.ndim == 0 or input1.shape[-1] != self.in1_features or tuple(input2.shape) != (
+            tuple(input1.shape[:-1]) + (self.in2_features,)
+        ):
+            raise module_error(
+                self,
+                f"expected inputs of shapes (*, {self.in1_features}) and (*, {self.in2_features}) "
+                f"with the same leading dims, got {tuple(input1.shape)} and {tuple(input2.shape)}",
+            )
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

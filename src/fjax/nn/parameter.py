@@ -1,0 +1,27 @@
+"""Parameter: a leaf Tensor that a Module registers and optimizers update."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """``nn.Parameter(tensor, requires_grad=True)``: shares the tensor's values, as a new leaf."""
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        from ..creation import tensor
+
+        if data is None:
+            data = tensor([])
+        elif not isinstance(data, Tensor):
+            data = tensor(data)
+        Tensor._init(self, data._data)
+        self.requires_grad = requires_grad
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto):
+        import numpy as np
+
+        return (Parameter, (Tensor._wrap(np.asarray(self._data)), self.requires_grad))

@@ -1,0 +1,396 @@
+"""Optimizer: torch's param_groups/state/state_dict API over one optax transform per parameter.
+
+Every optimizer is a pure function of ``(params, grads, states, hyper)``. A subclass says
+which optax chain implements its update (``_transform``), which group entries are traced
+numbers (``_hyper``: lr, betas, ... so changing them between steps never recompiles) and which
+are structural flags (``_static``: nesterov, amsgrad, ``momentum != 0``, ... part of the jit
+key). Each parameter keeps its own state ``(step, optax_state)``, so a parameter that had no
+gradient on some step keeps its own step count, exactly as in torch.
+
+Eager ``step()`` runs each group's update as ONE cached ``jax.jit`` call over the pytree of
+that group's params, grads and states. Inside an fjax trace (``dispatch.trace_state.depth >
+0``, e.g. nn.Graph) it calls the same pure function directly on tracers.
+
+Protocol for nn.Graph (trace a step that includes ``optimizer.step()``):
+
+- ``optimizer._init_state()`` gives every parameter its state eagerly (call before tracing);
+- ``optimizer._state`` maps each parameter to its state pytree ``(step, optax_state)``: swap
+  its values for tracers before ``build()``, read the updated tracers back after it;
+- ``optimizer.step()`` under trace reads ``p._data``/``p.grad._data`` tracers and writes
+  ``p._data`` and ``optimizer._state[p]``; hyper-parameters come from ``param_groups`` as
+  Python floats (constants of the trace) unless the caller uses ``_functional_step`` with
+  traced ``hyper`` (e.g. ``hyper = optimizer._hyper(group)`` with ``lr`` replaced by a tracer);
+- ``optimizer._functional_step(group, params, grads, states, hyper)`` is the pure step of one
+  group on arrays: it returns ``(new_params, new_states)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from ..autograd.grad_mode import enable_grad
+from ..dispatch import trace_state
+from ..errors import OpError
+from ..tensor import Tensor
+
+
+def _pure_step(cls, static, params, grads, states, hyper):
+    """One group's update: per parameter, build the optax chain and apply it."""
+    new_params, new_states = [], []
+    for p, g, (step, inner) in zip(params, grads, states):
+        tx = cls._transform(hyper, static, step)
+        updates, new_inner = tx.update(g, inner, p)
+        new_params.append(optax.apply_updates(p, updates))
+        # traced hyper-parameters may be strong float64: keep every state leaf's dtype
+        new_inner = jax.tree.map(lambda new, old: new.astype(old.dtype), new_inner, inner)
+        new_states.append((step + 1, new_inner))
+    return new_params, new_states
+
+
+_jit_step = jax.jit(_pure_step, static_argnums=(0, 1))
+
+
+def _number(value):
+    """A hyper-parameter as a traced leaf: Python float, or a Tensor's array."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (tuple, list)):
+        return tuple(_number(v) for v in value)
+    return float(value)
+
+
+def _scalar(value) -> float:
+    """A Python float from a number or one-element Tensor/array."""
+    return float(np.asarray(value._data if isinstance(value, Tensor) else value))
+
+
+def _as_array(value, like, what: str):
+    """A state value from a state_dict (Tensor, numpy, jax, torch) as an array like ``like``."""
+    arr = value._data if isinstance(value, Tensor) else jnp.asarray(np.asarray(value))
+    if arr.shape != like.shape:
+        raise OpError(f"{what}: expected shape {tuple(like.shape)}, got {tuple(arr.shape)}")
+    return arr.astype(like.dtype)
+
+
+class Optimizer:
+    """Base class of fjax optimizers, with ``torch.optim.Optimizer``'s API.
+
+    Args:
+        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (parameter
+            groups with their own hyper-parameters under the same keys as ``defaults``).
+        defaults: the default hyper-parameters of every group.
+    """
+
+    _state_names: dict[str, str] = {}  # torch state key -> optax state field
+    _has_step = True  # whether torch keeps a 'step' entry in the per-parameter state
+
+    def __init__(self, params, defaults: dict[str, Any]):
+        self.defaults = defaults
+        self.param_groups: list[dict[str, Any]] = []
+        self._state: dict[Tensor, tuple] = {}
+        self._state_static: dict[Tensor, tuple] = {}
+        if isinstance(params, Tensor):
+            raise OpError(
+                f"{self._name()}: params argument given to the optimizer should be an iterable of Tensors "
+                f"or dicts, but got a Tensor of shape {tuple(params.shape)}"
+            )
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{self._name()}: optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # -- subclass interface --------------------------------------------------------------
+    @classmethod
+    def _static(cls, group: dict) -> tuple:
+        """Structural flags of a group (part of the jit key)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _hyper(cls, group: dict) -> dict:
+        """The group's traced hyper-parameters."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _transform(hyper: dict, static: tuple, step) -> optax.GradientTransformation:
+        """The optax chain of one parameter's update; ``step`` counts its previous updates."""
+        raise NotImplementedError
+
+    # -- groups --------------------------------------------------------------------------
+    def _name(self) -> str:
+        return f"fjax.optim.{type(self).__name__}"
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters (with optional per-group hyper-parameters)."""
+        if not isinstance(param_group, dict):
+            raise OpError(f"{self._name()}: a param group must be a dict, got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise OpError(f"{self._name()}: a param group must have a 'params' entry, got keys {sorted(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise OpError(
+                f"{self._name()}: optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(f"{self._name()}: all optimizer params should be with/without names")
+            params = [p[1] for p in params]
+            param_group["param_names"] = names
+        if self.param_groups and ("param_names" in param_group) != ("param_names" in self.param_groups[0]):
+            raise ValueError(f"{self._name()}: all optimizer param groups should be with/without names")
+        for i, p in enumerate(params):
+            self._check_param(p, i)
+        param_group["params"] = params
+        for key, default in self.defaults.items():
+            param_group.setdefault(key, default)
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn(
+                f"{self._name()}: optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error",
+                stacklevel=3,
+            )
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError(f"{self._name()}: some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def _check_param(self, p, index: int) -> None:
+        from ..nn.parameter import Parameter
+
+        if not isinstance(p, Tensor):
+            raise OpError(
+                f"{self._name()}: optimizer can only optimize Tensors (fjax.nn.Parameter), but param {index} "
+                f"is a {type(p).__module__}.{type(p).__name__}"
+            )
+        if not p.is_leaf:
+            raise OpError(f"{self._name()}: can't optimize a non-leaf Tensor (param {index}, shape {tuple(p.shape)})")
+        if not p.is_floating_point():
+            raise OpError(f"{self._name()}: param {index} has dtype {p.dtype}; only floating point tensors can be optimized")
+        if not p.requires_grad and not isinstance(p, Parameter):
+            raise OpError(
+                f"{self._name()}: param {index} (shape {tuple(p.shape)}) is a Tensor that does not require grad; "
+                "pass Parameters or tensors created with requires_grad=True"
+            )
+
+    # -- stepping ------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``.grad``: to None, or (``set_to_none=False``) to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g._node, g._requires_grad = None, False
+                    g._data = jnp.zeros_like(g._data)
+                    g._version[0] += 1
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; ``closure`` re-evaluates the loss.
+
+        Returns:
+            The closure's loss, or None.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            static, hyper = self._static(group), self._hyper(group)
+            states = [self._param_state(p, static, hyper) for p in params]
+            grads = [self._grad_of(p) for p in params]
+            run = _pure_step if trace_state.depth > 0 else _jit_step
+            new_params, new_states = run(type(self), static, [p._data for p in params], grads, states, hyper)
+            for p, data, state in zip(params, new_params, new_states):
+                p._data = data
+                p._version[0] += 1
+                self._state[p] = state
+        return loss
+
+    def _grad_of(self, p: Tensor):
+        g = p.grad._data
+        if g.shape != p._data.shape:
+            raise OpError(
+                f"{self._name()}: a parameter of shape {tuple(p.shape)} has a gradient of shape {tuple(g.shape)}"
+            )
+        return g.astype(p._data.dtype)
+
+    def _functional_step(self, group: dict, params: list, grads: list, states: list, hyper: dict | None = None):
+        """Pure update of one group on arrays (or tracers).
+
+        Args:
+            group: the entry of ``param_groups`` the params belong to (gives the static flags).
+            params, grads: lists of arrays, one per parameter being updated.
+            states: the matching ``optimizer._state[p]`` pytrees.
+            hyper: traced hyper-parameters; defaults to the group's current values.
+
+        Returns:
+            ``(new_params, new_states)``, lists in the same order.
+        """
+        hyper = self._hyper(group) if hyper is None else hyper
+        return _pure_step(type(self), self._static(group), params, grads, states, hyper)
+
+    def _param_state(self, p: Tensor, static: tuple, hyper: dict):
+        """``p``'s state for the given static flags: created, or converted if the flags changed."""
+        state = self._state.get(p)
+        if state is not None and self._state_static[p] == static:
+            return state
+        if state is None:
+            state = (jnp.zeros((), jnp.int32), type(self)._transform(hyper, static, 0).init(p._data))
+        else:  # a structural flag changed (e.g. momentum 0 -> 0.9): keep what torch would keep
+            state = self._from_torch(p, self._to_torch(p), static, hyper)
+        self._state[p], self._state_static[p] = state, static
+        return state
+
+    def _init_state(self) -> None:
+        """Create the state of every parameter now (nn.Graph needs it before tracing)."""
+        for group in self.param_groups:
+            static, hyper = self._static(group), self._hyper(group)
+            for p in group["params"]:
+                self._param_state(p, static, hyper)
+
+    # -- torch-structured state ----------------------------------------------------------
+    def _to_torch(self, p: Tensor) -> dict:
+        """``p``'s state under torch's names (``step``, ``exp_avg``, ...)."""
+        step, inner = self._state[p]
+        out = {}
+        if self._has_step:
+            out["step"] = Tensor._wrap(jnp.asarray(step, jnp.float32))
+        for tname, oname in self._state_names.items():
+            value = optax.tree_utils.tree_get(inner, oname)
+            if value is not None:
+                out[tname] = Tensor._wrap(value)
+        return out
+
+    def _from_torch(self, p: Tensor, entry: Mapping, static: tuple, hyper: dict, index=None) -> tuple:
+        """A state pytree for ``p`` from torch-named entries; missing entries start fresh."""
+        where = f"{self._name()}.load_state_dict: state of param {index}" if index is not None else self._name()
+        allowed = set(self._state_names) | ({"step"} if self._has_step else set())
+        unexpected = sorted(set(entry) - allowed)
+        if unexpected:
+            raise OpError(f"{where}: unexpected keys {unexpected}; expected a subset of {sorted(allowed)}")
+        inner = type(self)._transform(hyper, static, 0).init(p._data)
+        values = {}
+        for tname, oname in self._state_names.items():
+            like = optax.tree_utils.tree_get(inner, oname)
+            if like is not None and entry.get(tname) is not None:
+                values[oname] = _as_array(entry[tname], like, f"{where}, key {tname!r}")
+        if self._has_step:
+            step = int(_scalar(entry.get("step", 0)))
+        else:
+            step = int(any(entry.get(t) is not None for t in self._state_names))
+        if optax.tree_utils.tree_get_all_with_path(inner, "count"):
+            values["count"] = jnp.asarray(step, jnp.int32)
+        if values:
+            inner = optax.tree_utils.tree_set(inner, **values)
+        return jnp.asarray(step, jnp.int32), inner
+
+    @property
+    def state(self) -> Mapping:
+        """Per-parameter state under torch's names (a read-only snapshot; use load_state_dict to change it)."""
+        return MappingProxyType({p: self._to_torch(p) for p in self._state})
+
+    def state_dict(self) -> dict:
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` as torch."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: self._to_torch(p) for p in self._state}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping) -> None:
+        """Restore hyper-parameters and state saved by ``state_dict()`` (fjax's or torch's)."""
+        name = f"{self._name()}.load_state_dict"
+        if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
+            keys = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict).__name__
+            raise OpError(f"{name}: expected a dict with keys ['param_groups', 'state'], got {keys}")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"{name}: loaded state dict has a different number of parameter groups "
+                f"({len(saved_groups)}) than the optimizer ({len(self.param_groups)})"
+            )
+        for i, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(
+                    f"{name}: loaded state dict contains a parameter group that doesn't match the size of "
+                    f"optimizer's group: group {i} has {len(saved['params'])} params, expected {len(group['params'])}"
+                )
+        params_of = {}
+        for group, saved in zip(self.param_groups, saved_groups):
+            params_of.update(zip(saved["params"], group["params"]))
+        unknown = sorted(k for k in state_dict["state"] if k not in params_of)
+        if unknown:
+            raise OpError(f"{name}: state for param indices {unknown} that no parameter group lists")
+        new_groups = []
+        for group, saved in zip(self.param_groups, saved_groups):
+            new = {k: v for k, v in saved.items() if k != "params"}
+            new["params"] = group["params"]
+            new_groups.append(new)
+        group_of = {id(p): g for g in new_groups for p in g["params"]}
+        state, state_static = {}, {}
+        for idx, entry in state_dict["state"].items():
+            p = params_of[idx]
+            group = group_of[id(p)]
+            static = self._static(group)
+            state[p] = self._from_torch(p, entry, static, self._hyper(group), idx)
+            state_static[p] = static
+        self.param_groups = new_groups
+        self._state, self._state_static = state, state_static
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
+        return "\n".join(lines) + "\n)"
+
+
+def _check_unsupported(name: str, **flags) -> None:
+    """Raise NotImplementedError for torch options that change semantics fjax does not have."""
+    for key, value in flags.items():
+        if value:
+            raise NotImplementedError(f"fjax.optim.{name}: {key}={value!r} is not supported")
+
+
+def _check_range(name: str, **values) -> None:
+    """torch's constructor checks: every value must be >= 0."""
+    for key, value in values.items():
+        if float(value) < 0.0:
+            raise ValueError(f"fjax.optim.{name}: invalid {key} value: {value}")
+
+
+def _prefix(static_maximize: bool, weight_decay_on: bool, hyper: dict) -> list:
+    """torch's common start of an update: negate for maximize, add L2 weight decay."""
+    parts = []
+    if static_maximize:
+        parts.append(optax.scale(-1.0))
+    if weight_decay_on:
+        parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
+    return parts
+

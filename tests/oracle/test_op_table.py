@@ -1,0 +1,48 @@
+"""Every registered op against torch 2.13 on fresh random inputs: values, dtypes, gradients.
+
+Set FJAX_TEST_SEED to replay a failure (the seed is in every failure message).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pathlib
+import random
+
+import pytest
+
+from fjax.ops import OPS
+
+from .helper import run_case
+
+SEED = int(os.environ.get("FJAX_TEST_SEED", random.randrange(2**31)))
+SAMPLES: dict = {}
+for path in sorted(pathlib.Path(__file__).parent.glob("samples_*.py")):
+    module = importlib.import_module(f".{path.stem}", __package__)
+    for name, cases in module.SAMPLES.items():
+        assert name not in SAMPLES, f"op {name!r} has samples in two files"
+        SAMPLES[name] = cases
+
+CASES = [
+    pytest.param(name, i, dtype, id=f"{name}-{i}-{dtype}")
+    for name in sorted(SAMPLES)
+    for i, case in enumerate(SAMPLES[name])
+    for dtype in case.options.get("_dtypes", ("float32", "float64"))
+]
+
+
+def test_every_op_has_samples():
+    missing = sorted(set(OPS) - set(SAMPLES))
+    assert not missing, f"ops registered without oracle samples: {missing}"
+    unknown = sorted(set(SAMPLES) - set(OPS))
+    assert not unknown, f"samples for ops that are not registered: {unknown}"
+
+
+def test_op_table_size():
+    assert len(OPS) >= 150, f"the op table has {len(OPS)} ops"
+
+
+@pytest.mark.parametrize("name, index, dtype", CASES)
+def test_op_matches_torch(name, index, dtype):
+    run_case(name, SAMPLES[name][index], dtype, SEED + index)
