@@ -122,8 +122,7 @@ def install() -> None:
         if op.method and not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(F, name))
     for name, fn in {**_varargs_methods(), **_operators()}.items():
-        if name in ("__eq__", "__ne__") or not hasattr(Tensor, name) or name.startswith("__"):
-            setattr(Tensor, name, fn)
+        setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)
 
     def fill_(self, value):

@@ -46,7 +46,10 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     elif isinstance(data, (jax.Array, np.ndarray, np.generic)):
         arr = data
     else:
-        host = np.asarray(data)
+        try:
+            host = np.asarray(data)
+        except ValueError as err:
+            raise OpError(f"tensor: expected rectangular nested sequences of numbers: {err}") from None
         if host.dtype == object:
             raise OpError(f"tensor: could not infer a dtype from {type(data).__name__} data {data!r:.80}")
         arr = host if dtype is not None else host.astype(_PY_KIND[host.dtype.kind].dtype)

@@ -283,8 +283,13 @@ class Tensor:
                 dtype, device = a.dtype, a.device
             elif isinstance(a, (_dt.dtype, np.dtype)) or a in (float, int, bool):
                 dtype = a
-            elif isinstance(a, (str, _device)):
+            elif isinstance(a, _device):
                 device = a
+            elif isinstance(a, str):
+                try:
+                    device = _device(a)
+                except ValueError:
+                    raise OpError(f"Tensor.to: expected a dtype, device or Tensor, got {a!r}") from None
             else:
                 raise OpError(f"Tensor.to: expected a dtype, device or Tensor, got {a!r}")
         out = self
@@ -401,10 +406,14 @@ def _category(d: _dt.dtype) -> int:
 
 
 def _index(t: Tensor, index):
-    """Split an index into traced integer arrays and a static template (see ops.indexing)."""
+    """Split an index into traced integer arrays and a static template (see ops.indexing).
+
+    Eager integer indices are bounds-checked (JAX would clamp them silently; torch raises).
+    """
     if not isinstance(index, tuple):
         index = (index,)
     arrays, template = [], []
+    dim = 0  # the input dimension the next index entry addresses (before any Ellipsis)
     for i in index:
         if isinstance(i, (list, np.ndarray)):
             i = _as_index_tensor(i)
@@ -418,20 +427,41 @@ def _index(t: Tensor, index):
                 for nz in np.nonzero(np.asarray(i._data)):
                     template.append(f"tensor:{len(arrays)}")
                     arrays.append(Tensor._wrap(jnp.asarray(nz, jnp.int64)))
+                if dim is not None:
+                    dim += i.ndim
                 continue
             if i.dtype.is_floating_point:
                 raise OpError(f"getitem: tensors used as indices must be long, int or bool tensors, got {i.dtype}")
+            if dim is not None and not isinstance(i._data, jax.core.Tracer) and i.numel():
+                lo, hi = int(i._data.min()), int(i._data.max())
+                _check_bound(t, dim, lo)
+                _check_bound(t, dim, hi)
             template.append(f"tensor:{len(arrays)}")
             arrays.append(i)
         elif isinstance(i, slice):
             template.append(("slice", _int_or_none(i.start), _int_or_none(i.stop), _int_or_none(i.step)))
         elif i is None or i is Ellipsis:
             template.append(i)
+            if i is Ellipsis:
+                dim = None
+            continue
         elif isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            if dim is not None:
+                _check_bound(t, dim, int(i))
             template.append(int(i))
         else:
             raise OpError(f"getitem: unsupported index {i!r}; expected int, slice, None, Ellipsis or tensor")
+        if dim is not None:
+            dim += 1
     return arrays, tuple(template)
+
+
+def _check_bound(t: Tensor, dim: int, i: int) -> None:
+    if dim >= t.ndim:
+        raise IndexError(f"getitem: too many indices for a tensor of shape {tuple(t.shape)}")
+    n = t.shape[dim]
+    if not -n <= i < n:
+        raise IndexError(f"getitem: index {i} is out of bounds for dimension {dim} with size {n}")
 
 
 def _int_or_none(v):

@@ -6,7 +6,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
-from .. import dtype as _dt
+from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..creation import tensor as _tensor
 from ..device import device as _device

@@ -114,17 +114,17 @@ class Optimizer:
     @classmethod
     def _static(cls, group: dict) -> tuple:
         """Structural flags of a group (part of the jit key)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
 
     @classmethod
     def _hyper(cls, group: dict) -> dict:
         """The group's traced hyper-parameters."""
-        raise NotImplementedError
+        raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
 
     @staticmethod
     def _transform(hyper: dict, static: tuple, step) -> optax.GradientTransformation:
         """The optax chain of one parameter's update; ``step`` counts its previous updates."""
-        raise NotImplementedError
+        raise NotImplementedError("Optimizer subclasses define _transform")
 
     # -- groups --------------------------------------------------------------------------
     def _name(self) -> str:
@@ -356,12 +356,14 @@ class Optimizer:
         state, state_static = {}, {}
         for idx, entry in state_dict["state"].items():
             p = params_of[idx]
-            group = group_of[id(p)]
-            static = self._static(group)
-            state[p] = self._from_torch(p, entry, static, self._hyper(group), idx)
-            state_static[p] = static
+            state[p], state_static[p] = self._load_entry(p, entry, group_of[id(p)], idx)
         self.param_groups = new_groups
         self._state, self._state_static = state, state_static
+
+    def _load_entry(self, p: Tensor, entry: Mapping, group: dict, index: int) -> tuple:
+        """``(state, static)`` of ``p`` from its torch-named state_dict entry."""
+        static = self._static(group)
+        return self._from_torch(p, entry, static, self._hyper(group), index), static
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ...creation import empty, ones, tensor, zeros
-from ...dtype import int64
+from ...dtypes import int64
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init

@@ -1,0 +1,176 @@
+"""Functional autodiff: fjax vs torch.autograd.functional vs torch.func vs raw jitted JAX.
+
+f(x) = sum(tanh(W2 tanh(W1 x))) and the vector function g(x) = tanh(W2 tanh(W1 x)), x in R^N.
+Rows: jacobian of g, hessian/hvp/vhp of f, for N in {100, 1000}. Columns (medians, ms):
+
+- fjax first: the first call (trace + compile);
+- fjax: repeated calls with the same function; fjax fresh: a new lambda on every call;
+- torch AF: torch.autograd.functional (vectorize=False / True); torch.func; jax: jitted raw JAX.
+
+Ratios: fjax/jax (target <= 1.2), torch AF(vectorize=False)/fjax, torch.func/fjax fresh.
+Run: ``python benchmarks/autodiff.py [--sizes 100 1000] [--budget 0.5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+import torch.autograd.functional as TAF
+import torch.func as TF
+
+import fjax
+import fjax.autograd.functional as FAF
+
+
+def _median_ms(fn, budget: float, min_reps: int = 3, max_reps: int = 2000) -> float:
+    fn()  # warm-up (compiles, fills caches)
+    times = []
+    start = time.perf_counter()
+    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) * 1e3
+
+
+def _first_ms(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def _block(x):
+    """Wait for fjax/JAX results (torch CPU results are ready when returned)."""
+    leaves = jax.tree_util.tree_leaves(x, is_leaf=lambda t: isinstance(t, fjax.Tensor))
+    for leaf in leaves:
+        if isinstance(leaf, fjax.Tensor):
+            leaf._data.block_until_ready()
+        elif isinstance(leaf, jax.Array):
+            leaf.block_until_ready()
+    return x
+
+
+def _problem(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    w1 = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    w2 = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    v = rng.standard_normal(n).astype(np.float32)
+    return w1, w2, x, v
+
+
+def _cases(n: int, seed: int):
+    """Per row: callables for every column (None where the peer has no such function)."""
+    w1, w2, x, v = _problem(n, seed)
+    W1, W2, X, V = (fjax.tensor(a) for a in (w1, w2, x, v))
+    tw1, tw2, tx, tv = (torch.tensor(a) for a in (w1, w2, x, v))
+    jw1, jw2, jx, jv = (jnp.asarray(a) for a in (w1, w2, x, v))
+
+    def g(x):
+        return fjax.tanh(W2 @ fjax.tanh(W1 @ x))
+
+    def f(x):
+        return g(x).sum()
+
+    def tg(x):
+        return torch.tanh(tw2 @ torch.tanh(tw1 @ x))
+
+    def tf(x):
+        return tg(x).sum()
+
+    def jg(x):
+        return jnp.tanh(jw2 @ jnp.tanh(jw1 @ x))
+
+    def jf(x):
+        return jg(x).sum()
+
+    jac_j = jax.jit(jax.jacrev(jg))
+    hes_j = jax.jit(jax.hessian(jf))
+    hvp_j = jax.jit(lambda x, v: jax.jvp(jax.grad(jf), (x,), (v,))[1])
+    vhp_j = jax.jit(lambda x, v: jax.vjp(jax.grad(jf), x)[1](v)[0])
+    return {
+        "jacobian": dict(
+            fjax=lambda: FAF.jacobian(g, X),
+            fresh=lambda: FAF.jacobian(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)), X),
+            taf=lambda: TAF.jacobian(tg, tx),
+            taf_vec=lambda: TAF.jacobian(tg, tx, vectorize=True),
+            tfunc=lambda: TF.jacrev(tg)(tx),
+            jax=lambda: jac_j(jx),
+        ),
+        "hessian": dict(
+            fjax=lambda: FAF.hessian(f, X),
+            fresh=lambda: FAF.hessian(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)).sum(), X),
+            taf=lambda: TAF.hessian(tf, tx),
+            taf_vec=lambda: TAF.hessian(tf, tx, vectorize=True),
+            tfunc=lambda: TF.hessian(tf)(tx),
+            jax=lambda: hes_j(jx),
+        ),
+        "hvp": dict(
+            fjax=lambda: FAF.hvp(f, X, V),
+            fresh=lambda: FAF.hvp(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)).sum(), X, V),
+            taf=lambda: TAF.hvp(tf, tx, tv),
+            taf_vec=None,
+            tfunc=lambda: TF.jvp(TF.grad(tf), (tx,), (tv,))[1],
+            jax=lambda: hvp_j(jx, jv),
+        ),
+        "vhp": dict(
+            fjax=lambda: FAF.vhp(f, X, V),
+            fresh=lambda: FAF.vhp(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)).sum(), X, V),
+            taf=lambda: TAF.vhp(tf, tx, tv),
+            taf_vec=None,
+            tfunc=lambda: TF.vjp(TF.grad(tf), tx)[1](tv)[0],
+            jax=lambda: vhp_j(jx, jv),
+        ),
+    }
+
+
+def _check(cases) -> None:
+    """The numbers compared must agree (fjax vs torch.func vs jax) before they are timed."""
+    for name, c in cases.items():
+        ours = _block(c["fjax"]())
+        ours = ours[1] if isinstance(ours, tuple) else ours
+        theirs = c["tfunc"]().detach().numpy()
+        np.testing.assert_allclose(np.asarray(ours._data), theirs, rtol=2e-3, atol=2e-4, err_msg=name)
+        np.testing.assert_allclose(np.asarray(c["jax"]()), theirs, rtol=2e-3, atol=2e-4, err_msg=name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--budget", type=float, default=0.5, help="seconds of repeats per cell")
+    parser.add_argument("--seed", type=int, default=int(time.time()) % 100_000)
+    args = parser.parse_args()
+
+    print(f"# fjax functional autodiff benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}")
+    print(
+        f"# {platform.node()}: {platform.processor() or platform.machine()}, jax {jax.__version__} "
+        f"on {jax.devices()[0].platform}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
+        f"seed {args.seed}"
+    )
+    print("# medians in ms; fjax/jax: fjax repeated over raw jitted JAX; AF/fjax: torch.autograd.functional")
+    print("# (vectorize=False) over fjax repeated; func/fresh: torch.func over fjax with a fresh lambda per call")
+    cols = ["fjax first", "fjax", "fjax fresh", "torch AF", "AF vector", "torch.func", "jax"]
+    header = f"{'row':<16}" + "".join(f"{c:>12}" for c in cols) + f"{'fjax/jax':>10}{'AF/fjax':>10}{'func/fresh':>11}"
+    print(header)
+    print("-" * len(header))
+    for n in args.sizes:
+        cases = _cases(n, args.seed)
+        _check(cases)
+        for name, c in cases.items():
+            first = _first_ms(lambda c=c: _block(c["fjax"]()))  # noqa: B023
+            t = {k: (_median_ms(lambda fn=fn: _block(fn()), args.budget) if fn else float("nan")) for k, fn in c.items()}
+            cells = [first, t["fjax"], t["fresh"], t["taf"], t["taf_vec"], t["tfunc"], t["jax"]]
+            row = f"{name + ' N=' + str(n):<16}" + "".join(f"{v:>12.3f}" for v in cells)
+            row += f"{t['fjax'] / t['jax']:>10.2f}{t['taf'] / t['fjax']:>10.1f}{t['tfunc'] / t['fresh']:>11.2f}"
+            print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()

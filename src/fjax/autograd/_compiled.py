@@ -1,0 +1,110 @@
+"""The compile cache of functional transforms: one jitted executable per (transform, program).
+
+A transform (``jax.jacrev`` of the program, an HVP, ...) is built once per traced program and
+cached under ``(spec, program.key)``: ``spec`` names the transform and its options, the
+program key is the traced function's jaxpr (see ``_trace``). The compiled function takes the
+program's captured values as arguments, so a fresh but identical lambda, or new parameter
+values, reuse the executable.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, NamedTuple, Sequence
+
+import jax
+
+from ..dispatch import _vjp_of, run
+from ..tensor import Tensor
+from ._trace import Program
+
+
+class Compiled:
+    """One transform of one program: ``pure(*consts, *args)`` and its jit (dispatch.run's entry).
+
+    ``transform(program, *args)`` returns a flat sequence of arrays, where
+    ``program(*inputs)`` evaluates the traced function (a list of output arrays).
+    """
+
+    __slots__ = ("pure", "jit", "vjps")
+
+    def __init__(self, jaxpr, transform: Callable):
+        n_consts = len(jaxpr.constvars)
+
+        def pure(*flat):
+            consts = flat[:n_consts]
+
+            def program(*inputs):
+                return jax.core.eval_jaxpr(jaxpr, consts, *inputs)
+
+            return tuple(transform(program, *flat[n_consts:]))
+
+        self.pure = pure
+        self.jit = jax.jit(pure)
+        self.vjps: dict = {}
+
+    def vjp(self, diff_idx):
+        """The jitted forward-with-VJP for the arguments at ``diff_idx`` (create_graph=True)."""
+        f = self.vjps.get(diff_idx)
+        if f is None:
+            f = self.vjps[diff_idx] = jax.jit(_vjp_of(self.pure, diff_idx))
+        return f
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class _Cache:
+    def __init__(self, maxsize: int):
+        self.entries: OrderedDict = OrderedDict()
+        self.maxsize = maxsize
+        self.hits = self.misses = 0
+
+    def get(self, spec, program: Program, transform: Callable) -> Compiled:
+        key = (spec, program.key)
+        entry = self.entries.get(key)
+        if entry is not None:
+            self.hits += 1
+            self.entries.move_to_end(key)
+            return entry
+        self.misses += 1
+        entry = self.entries[key] = Compiled(program.jaxpr, transform)
+        if len(self.entries) > self.maxsize:
+            self.entries.popitem(last=False)
+        return entry
+
+
+_cache = _Cache(maxsize=512)
+
+
+def cache_info() -> CacheInfo:
+    """Hits, misses and size of the functional-transform compile cache (like functools.lru_cache)."""
+    return CacheInfo(_cache.hits, _cache.misses, _cache.maxsize, len(_cache.entries))
+
+
+def cache_clear() -> None:
+    """Drop every cached executable of the functional transforms."""
+    _cache.entries.clear()
+    _cache.hits = _cache.misses = 0
+
+
+def evaluate(name: str, spec, program: Program, transform: Callable, args: Sequence, record: bool = False):
+    """Run ``transform`` of ``program`` on ``args`` (Tensors) compiled; returns a tuple of Tensors.
+
+    With ``record=True`` the whole computation becomes one tape node (JAX's VJP of it), so
+    the results can be differentiated again eagerly (``create_graph=True``).
+    """
+    entry = _cache.get(spec, program, transform)
+    if record:
+        return run(name, entry, [*program.consts, *args])
+    outs = entry.jit(*program.consts, *[a._data for a in args])
+    return tuple(Tensor._wrap(o) for o in outs)
+
+
+def total_executables() -> int:
+    """How many executables the cached jits hold (a recompile of a cached entry counts too)."""
+    return sum(e.jit._cache_size() for e in _cache.entries.values())

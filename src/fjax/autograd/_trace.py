@@ -1,0 +1,176 @@
+"""Trace a Tensor function to a jaxpr, and key it by its program (not by the Python function).
+
+Notebook users re-create lambdas in every cell, so functional transforms cache compiled
+executables by what the function computes: the jaxpr's equations and the shapes/dtypes of its
+inputs and of the values it captured. Captured values (module parameters, constants, random
+keys) and the scalar literals of the top-level program are lifted into arguments, so new
+values never recompile; only a new program or new shapes do.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Sequence
+
+import jax
+import numpy as np
+from jax.extend import core as jcore
+from jax.extend import linear_util as lu
+
+# Public ``jax.make_jaxpr`` keeps a trace cache keyed by the Python function object (stale
+# captured values for a reused function) and costs twice as much per call as tracing directly.
+from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
+
+from ..errors import OpError
+from ..tensor import Tensor
+from .grad_mode import no_grad
+
+
+class Program(NamedTuple):
+    """A traced function: ``jaxpr(*consts, *inputs) -> outputs`` plus its cache key."""
+
+    jaxpr: jcore.Jaxpr
+    consts: list
+    key: tuple
+
+
+def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: str) -> Program:
+    """Trace ``call`` (flat Tensors in, flat Tensors out) on abstract inputs ``avals``.
+
+    The function runs under ``no_grad`` (nothing is recorded on the tape: JAX differentiates
+    the program). ``where`` names the public function for error messages.
+    """
+
+    def flat(*arrays):
+        with no_grad():
+            outs = call([Tensor._wrap(a) for a in arrays])
+        return [t._data for t in outs]
+
+    # Not raising dispatch.trace_state.depth: with it, ops receive raw Python scalars, which
+    # the op table does not accept yet (``x * 2.0`` fails); the cached per-op jits also trace
+    # faster here because JAX reuses their jaxprs.
+    fun = lu.wrap_init(flat, debug_info=jcore.DebugInfo(where, where, None, None))
+    try:
+        jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, list(avals))
+    except _HOST_READS as err:
+        raise OpError(
+            f"{where}: the function reads a tensor's value on the host (.item(), bool(), "
+            "if/while on a tensor, .numpy()); functional transforms trace the function once per "
+            "call, so data-dependent Python control flow is not supported: use fjax.where "
+            f"instead ({str(err).splitlines()[0]})"
+        ) from None
+    jaxpr, lifted = _lift_literals(jaxpr)
+    return Program(jaxpr, list(consts) + lifted, _jaxpr_key(jaxpr))
+
+
+_HOST_READS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+
+def aval(x: Tensor):
+    """The abstract value (shape, dtype, weak type) of a Tensor's data."""
+    return jax.typeof(x._data)
+
+
+# -- literals -------------------------------------------------------------------------------
+def _lift_literals(jaxpr: jcore.Jaxpr):
+    """Turn the top-level scalar literals into extra constvars (values returned in order)."""
+    lifted_vars, values = [], []
+
+    def lift(atom):
+        if isinstance(atom, jcore.Literal):
+            var = jcore.Var(atom.aval)
+            lifted_vars.append(var)
+            values.append(np.asarray(atom.val, dtype=atom.aval.dtype))
+            return var
+        return atom
+
+    eqns = []
+    for eqn in jaxpr.eqns:
+        if any(isinstance(a, jcore.Literal) for a in eqn.invars):
+            eqn = eqn.replace(invars=[lift(a) for a in eqn.invars])
+        eqns.append(eqn)
+    outvars = [lift(a) for a in jaxpr.outvars]
+    if not lifted_vars:
+        return jaxpr, []
+    return jaxpr.replace(constvars=list(jaxpr.constvars) + lifted_vars, eqns=eqns, outvars=outvars), values
+
+
+# -- program keys ---------------------------------------------------------------------------
+class _Identity:
+    """Hash/compare an unhashable (or per-trace) object by identity, keeping it alive."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return type(other) is _Identity and other.obj is self.obj
+
+
+_SCALARS = (int, float, bool, str, bytes, type(None))
+_closed_memo: dict[int, tuple] = {}  # id(ClosedJaxpr) -> (ClosedJaxpr, key): per-op jits reuse theirs
+_MEMO_SIZE = 4096
+
+
+def _jaxpr_key(jaxpr: jcore.Jaxpr) -> tuple:
+    """A hashable description of a jaxpr: equations, params and avals, not variable names."""
+    index: dict = {}
+    parts: list = [len(jaxpr.constvars)]
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        index[v] = len(index)
+        parts.append(v.aval)
+    for eqn in jaxpr.eqns:
+        ins = tuple(
+            ("lit", _freeze(a.val), a.aval) if isinstance(a, jcore.Literal) else index[a] for a in eqn.invars
+        )
+        outs = []
+        for v in eqn.outvars:
+            index[v] = len(index)
+            outs.append(v.aval)
+        params = tuple((k, _freeze(p)) for k, p in eqn.params.items()) if eqn.params else ()
+        parts.append((eqn.primitive, params, ins, tuple(outs)))
+    parts.append(
+        tuple(("lit", _freeze(a.val), a.aval) if isinstance(a, jcore.Literal) else index[a] for a in jaxpr.outvars)
+    )
+    return tuple(parts)
+
+
+def _closed_key(cj: jcore.ClosedJaxpr) -> tuple:
+    hit = _closed_memo.get(id(cj))
+    if hit is not None and hit[0] is cj:
+        return hit[1]
+    key = ("closed", _jaxpr_key(cj.jaxpr), tuple(_Identity(c) for c in cj.consts))
+    if len(_closed_memo) >= _MEMO_SIZE:
+        _closed_memo.clear()
+    _closed_memo[id(cj)] = (cj, key)
+    return key
+
+
+def _freeze(v):
+    """A hashable stand-in for an equation parameter."""
+    if type(v) in _SCALARS:
+        return v
+    if type(v) in (tuple, list):
+        return (type(v).__name__, *(_freeze(x) for x in v))
+    if isinstance(v, jcore.ClosedJaxpr):
+        return _closed_key(v)
+    if isinstance(v, jcore.Jaxpr):
+        return ("jaxpr", _jaxpr_key(v))
+    if isinstance(v, lu.WrappedFun):
+        # custom_jvp/custom_vjp rules are re-wrapped on every trace; JAX's own printer names
+        # them by the rule's function, and so do we.
+        return ("fun", v.debug_info.func_src_info)
+    if isinstance(v, np.ndarray):
+        return ("array", v.shape, v.dtype, v.tobytes())
+    try:
+        hash(v)
+    except TypeError:
+        return _Identity(v)
+    return v

@@ -1,0 +1,540 @@
+"""torch.autograd.functional over JAX: vjp, jvp, vhp, hvp, jacobian, hessian.
+
+Each function traces the user's Tensor function into a pure program of arrays (parameters and
+other captured tensors are constants), then runs ``jax.vjp`` / ``jax.jvp`` / ``jax.jacrev`` /
+``jax.jacfwd`` of it compiled, caching the executable by the traced program, so calling again
+(even with a freshly created lambda) costs one trace and one compiled call. Signatures, return
+structures, validation and ``strict`` behaviour follow torch. With ``create_graph=True`` the
+results are one tape node whose VJP is JAX's, so ``autograd.grad``/``backward`` differentiate
+them again.
+
+``vectorize`` is accepted and changes nothing (JAX always vectorizes); ``strategy=
+"forward-mode"`` works with or without it, with ``strict`` and with ``create_graph``.
+
+Example::
+
+    >>> x = fjax.randn(3)
+    >>> fjax.autograd.functional.hessian(lambda x: (x**3).sum(), x)   # diag(6 x)
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+from ..tensor import Tensor
+from . import _trace
+from ._compiled import cache_clear, cache_info, evaluate
+from ._deps import dependence
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp", "cache_info", "cache_clear"]
+
+_STRATEGIES = ("forward-mode", "reverse-mode")
+
+
+# -- torch's argument handling ------------------------------------------------------------
+def _as_tuple(inp, arg_name: str, fn_name: str):
+    """``(was_tuple, tuple_of_tensors)``, with torch's TypeError for anything else."""
+    is_tuple = isinstance(inp, tuple)
+    items = inp if is_tuple else (inp,)
+    for i, el in enumerate(items):
+        if not isinstance(el, Tensor):
+            where = f"the value at index {i} has type {type(el)}" if is_tuple else f"the given {arg_name} has type {type(el)}"
+            raise TypeError(
+                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but {where}."
+            )
+    return is_tuple, items
+
+
+def _tuple_postprocess(res, to_unpack):
+    """Undo ``_as_tuple`` on (possibly nested) results: torch's return structure."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _check_inputs(inputs, fn_name: str) -> None:
+    for i, x in enumerate(inputs):
+        if not jnp.issubdtype(x._data.dtype, jnp.floating):
+            raise RuntimeError(
+                f"{fn_name}: input {i} has dtype {x.dtype}; only Tensors of floating point dtype can "
+                "require gradients (complex inputs are not supported by fjax's functional transforms)"
+            )
+
+
+def _validate_v(v, shapes, is_other_tuple: bool) -> None:
+    if len(shapes) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(shapes)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, shape) in enumerate(zip(v, shapes)):
+        if tuple(el_v.shape) != tuple(shape):
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(
+                f"{prepend}v has invalid size: should be fjax.Size({list(shape)}) but got fjax.Size({list(el_v.shape)})."
+            )
+
+
+def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
+    """Trace ``func(*inputs)``; returns the program and whether it returned a tuple."""
+    box = {}
+
+    def call(tensors):
+        out = func(*tensors)
+        box["tuple"], outs = _as_tuple(out, "outputs of the user-provided function", fn_name)
+        if scalar:
+            if box["tuple"]:
+                raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+            if outs[0].numel() != 1:
+                raise RuntimeError(
+                    f"The Tensor returned by the function given to {fn_name} should contain a single element"
+                )
+        for i, o in enumerate(outs):
+            if not jnp.issubdtype(o._data.dtype, jnp.floating):
+                raise RuntimeError(
+                    f"{fn_name}: output {i} of the user-provided function has dtype {o.dtype}; fjax's "
+                    "functional transforms differentiate floating point outputs only"
+                )
+        return outs
+
+    program = _trace.trace(call, [_trace.aval(x) for x in inputs], f"fjax.autograd.functional.{fn_name}")
+    return program, box["tuple"]
+
+
+def _out_shapes(program) -> list[tuple]:
+    return [tuple(v.aval.shape) for v in program.jaxpr.outvars]
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _program_fn(program):
+    """The traced function as a plain function of arrays (for strict's dependence analysis)."""
+    return lambda *xs: tuple(jax.core.eval_jaxpr(program.jaxpr, program.consts, *xs))
+
+
+def _finish(name, spec, program, transform, args, create_graph, n_out):
+    """Evaluate compiled (recorded on the tape when create_graph) and split outputs/results."""
+    res = evaluate(f"functional.{name}", spec, program, transform, args, record=create_graph)
+    return res[:n_out], res[n_out:]
+
+
+# -- strict mode ---------------------------------------------------------------------------
+def _strict_outputs(program, inputs):
+    deps = dependence(_program_fn(program), [x._data for x in inputs])
+    for o, row in enumerate(deps):
+        if not row.any():
+            raise RuntimeError(
+                f"Output {o} of the user-provided function does not require gradients. The outputs must be "
+                "computed in a differentiable manner from the input when running in strict mode."
+            )
+    return deps
+
+
+def _strict_each_input_used(deps, message):
+    for i in range(deps.shape[1]):
+        if not deps[:, i].any():
+            raise RuntimeError(message.format(i=i))
+
+
+def _strict_result_depends(fn, inputs, message, skip=False, per_row=1):
+    """create_graph=True: every result must still depend on the inputs (torch: requires grad).
+
+    Result ``r`` is reported as index ``r // per_row`` (torch names the output of a Jacobian block).
+    """
+    if skip:
+        return
+    deps = dependence(fn, [x._data for x in inputs])
+    for r, row in enumerate(deps):
+        if not row.any():
+            raise RuntimeError(message.format(i=r // per_row))
+
+
+def _grad_fn(program, n):
+    f = _program_fn(program)
+    return lambda *xs: jax.grad(lambda *a: f(*a)[0].reshape(()), argnums=tuple(range(n)))(*xs)
+
+
+def _strict_jacobian_of_grad(program, inputs, pairs=False):
+    """hessian/vhp/hvp: the gradient must depend on the inputs (and, for hessian, pairwise)."""
+    deps = dependence(_grad_fn(program, len(inputs)), [x._data for x in inputs])
+    for i, row in enumerate(deps):
+        if not row.any():
+            raise RuntimeError(
+                "While computing the hessian, found that the jacobian of the user-provided function with "
+                f"respect to input {i} is independent of the input. This is not allowed in strict mode. You "
+                "should ensure that your function is twice differentiable and that the jacobian depends on "
+                "the inputs (this would be violated by a linear function for example)."
+            )
+        for j, dep in enumerate(row):
+            if pairs and not dep:
+                raise RuntimeError(
+                    f"Output {i} of the user-provided function is independent of input {j}. This is not "
+                    "allowed in strict mode."
+                )
+    return deps
+
+
+def _requires_grad(v) -> bool:
+    return v is not None and any(t.requires_grad for t in v)
+
+
+# -- transforms (pure functions of the program; their spec names them in the cache) --------
+def _vjp_transform(n: int, has_v: bool):
+    def transform(program, *args):
+        outs, pull = jax.vjp(lambda *xs: tuple(program(*xs)), *args[:n])
+        vs = args[n:] if has_v else (jnp.ones_like(outs[0]),)
+        return (*outs, *pull(tuple(v.astype(o.dtype) for v, o in zip(vs, outs))))
+
+    return transform
+
+
+def _jvp_transform(n: int, has_v: bool):
+    def transform(program, *args):
+        xs = args[:n]
+        vs = args[n:] if has_v else (jnp.ones_like(xs[0]),)
+        outs, tangents = jax.jvp(lambda *a: tuple(program(*a)), xs, tuple(v.astype(x.dtype) for v, x in zip(vs, xs)))
+        return (*outs, *tangents)
+
+    return transform
+
+
+def _grad_with_value(program, n):
+    """``xs -> (grads, value)``: the gradient of the single-element output, value kept as aux."""
+
+    def fn(*xs):
+        def scalar(*a):
+            out = program(*a)[0]
+            return out.reshape(()), out
+
+        (_, out), grads = jax.value_and_grad(scalar, argnums=tuple(range(n)), has_aux=True)(*xs)
+        return grads, out
+
+    return fn
+
+
+def _second_order_transform(n: int, has_v: bool, forward: bool):
+    def transform(program, *args):
+        xs = args[:n]
+        vs = args[n:] if has_v else (jnp.ones_like(xs[0]),)
+        vs = tuple(v.astype(x.dtype) for v, x in zip(vs, xs))
+        grads = _grad_with_value(program, n)
+        if forward:  # hvp: forward-over-reverse
+            _, products, out = jax.jvp(grads, xs, vs, has_aux=True)
+        else:  # vhp: reverse-over-reverse
+            _, pull, out = jax.vjp(grads, *xs, has_aux=True)
+            products = pull(vs)
+        return (out, *products)
+
+    return transform
+
+
+def _jacobian_transform(n: int, forward: bool):
+    jac = jax.jacfwd if forward else jax.jacrev
+
+    def transform(program, *xs):
+        blocks = jac(lambda *a: tuple(program(*a)), argnums=tuple(range(n)))(*xs)
+        return [b for row in blocks for b in row]
+
+    return transform
+
+
+def _hessian_transform(n: int, forward: bool):
+    outer = jax.jacfwd if forward else jax.jacrev
+
+    def transform(program, *xs):
+        def scalar(*a):
+            return program(*a)[0].reshape(())
+
+        blocks = outer(jax.jacrev(scalar, argnums=tuple(range(n))), argnums=tuple(range(n)))(*xs)
+        return [b for row in blocks for b in row]
+
+    return transform
+
+
+def _nest(flat, rows: int, cols: int):
+    return tuple(tuple(flat[i * cols : (i + 1) * cols]) for i in range(rows))
+
+
+# -- public API ----------------------------------------------------------------------------
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T J)``: vector-Jacobian product (torch.autograd.functional.vjp).
+
+    Args:
+        func: Tensor function returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        v: cotangent shaped like the outputs; may be None for a single-element output.
+        create_graph: put the results on the tape (differentiable again w.r.t. inputs and v).
+        strict: raise when an output or input is independent (torch's messages).
+
+    Returns:
+        ``(func_output, vjp)``, vjp shaped like ``inputs``.
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+    _check_inputs(inputs, "vjp")
+    program, is_outputs_tuple = _trace_func(func, inputs, "vjp")
+    shapes = _out_shapes(program)
+    if v is not None:
+        _, v = _as_tuple(v, "v", "vjp")
+        _validate_v(v, shapes, is_outputs_tuple)
+    elif len(shapes) != 1 or _numel(shapes[0]) != 1:
+        raise RuntimeError(
+            "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
+        )
+    n = len(inputs)
+    transform = _vjp_transform(n, v is not None)
+    if strict:
+        deps = _strict_outputs(program, inputs)
+        _strict_each_input_used(
+            deps, "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+        )
+        if create_graph:
+            vs = [t._data for t in v or ()]
+            _strict_result_depends(
+                lambda *xs: transform(_program_fn(program), *xs, *vs)[len(shapes) :],
+                inputs,
+                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode when create_graph=True.",
+                skip=_requires_grad(v),
+            )
+    outs, res = _finish(
+        "vjp", ("vjp", n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, len(shapes)
+    )
+    return _tuple_postprocess(outs, is_outputs_tuple), _tuple_postprocess(res, is_inputs_tuple)
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), J v)``: Jacobian-vector product by forward mode (torch.autograd.functional.jvp).
+
+    Args:
+        func: Tensor function returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        v: tangent shaped like ``inputs``; may be None for a single-element input.
+        create_graph: put the results on the tape.
+        strict: raise when an output or input is independent (torch's messages).
+
+    Returns:
+        ``(func_output, jvp)``, jvp shaped like the outputs.
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    _check_inputs(inputs, "jvp")
+    if v is not None:
+        _, v = _as_tuple(v, "v", "jvp")
+        _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
+    elif len(inputs) != 1 or inputs[0].numel() != 1:
+        raise RuntimeError(
+            "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
+            "single element."
+        )
+    program, is_outputs_tuple = _trace_func(func, inputs, "jvp")
+    n, n_out = len(inputs), len(program.jaxpr.outvars)
+    transform = _jvp_transform(n, v is not None)
+    if strict:
+        deps = _strict_outputs(program, inputs)
+        _strict_each_input_used(
+            deps, "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+        )
+        if create_graph:
+            vs = [t._data for t in v or ()]
+            _strict_result_depends(
+                lambda *xs: transform(_program_fn(program), *xs, *vs)[n_out:],
+                inputs,
+                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode when create_graph=True.",
+                skip=_requires_grad(v),
+            )
+    outs, res = _finish("jvp", ("jvp", n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, n_out)
+    return _tuple_postprocess(outs, is_outputs_tuple), _tuple_postprocess(res, is_outputs_tuple)
+
+
+def jacobian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+):
+    """The Jacobian of ``func`` at ``inputs`` (torch.autograd.functional.jacobian).
+
+    Args:
+        func: Tensor function returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        create_graph: put the Jacobian on the tape.
+        strict: raise when an output is independent of an input (torch's messages).
+        vectorize: accepted for torch compatibility; fjax always computes all rows at once.
+        strategy: ``"reverse-mode"`` (``jax.jacrev``) or ``"forward-mode"`` (``jax.jacfwd``).
+
+    Returns:
+        A Tensor of shape ``output.shape + input.shape``; a tuple when inputs or outputs are
+        tuples; ``J[i][j]`` (output i, input j) when both are.
+
+    Example::
+
+        >>> jacobian(lambda x: x.exp(), fjax.ones(2))   # diag(e, e)
+    """
+    del vectorize  # every strategy is vectorized by JAX
+    if strategy not in _STRATEGIES:
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has more '
+            'outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to use "reverse-mode".'
+        )
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    _check_inputs(inputs, "jacobian")
+    program, is_outputs_tuple = _trace_func(func, inputs, "jacobian")
+    n, n_out = len(inputs), len(program.jaxpr.outvars)
+    forward = strategy == "forward-mode"
+    transform = _jacobian_transform(n, forward)
+    if strict:
+        deps = _strict_outputs(program, inputs)
+        for o, row in enumerate(deps):
+            for i, dep in enumerate(row):
+                if not dep:
+                    raise RuntimeError(
+                        f"Output {o} of the user-provided function is independent of input {i}. This is not "
+                        "allowed in strict mode."
+                    )
+        if create_graph:
+            _strict_result_depends(
+                lambda *xs: transform(_program_fn(program), *xs),
+                inputs,
+                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode when create_graph=True.",
+                per_row=n,
+            )
+    _, flat = _finish("jacobian", ("jacobian", n, forward), program, transform, inputs, create_graph, 0)
+    return _tuple_postprocess(_nest(flat, n_out, n), (is_outputs_tuple, is_inputs_tuple))
+
+
+def hessian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+):
+    """The Hessian of a single-element ``func`` at ``inputs`` (torch.autograd.functional.hessian).
+
+    Args:
+        func: Tensor function returning a Tensor with one element.
+        inputs: a Tensor or a tuple of Tensors.
+        create_graph: put the Hessian on the tape.
+        strict: raise when the gradient is independent of an input (torch's messages).
+        vectorize: accepted for torch compatibility; fjax always computes all rows at once.
+        outer_jacobian_strategy: the outer Jacobian (of the reverse-mode gradient) by
+            ``"reverse-mode"`` or ``"forward-mode"`` (forward-over-reverse, ``jax.hessian``).
+
+    Returns:
+        A Tensor of shape ``input.shape + input.shape``, or ``H[i][j]`` for tuple inputs.
+
+    Example::
+
+        >>> hessian(lambda x: (x**3).sum(), fjax.tensor([1.0, 2.0]))   # diag(6, 12)
+    """
+    del vectorize
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in _STRATEGIES:
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    _check_inputs(inputs, "hessian")
+    program, _ = _trace_func(func, inputs, "hessian", scalar=True)
+    n = len(inputs)
+    forward = outer_jacobian_strategy == "forward-mode"
+    transform = _hessian_transform(n, forward)
+    if strict:
+        _strict_outputs(program, inputs)
+        _strict_jacobian_of_grad(program, inputs, pairs=True)
+        if create_graph:
+            _strict_result_depends(
+                lambda *xs: transform(_program_fn(program), *xs),
+                inputs,
+                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode when create_graph=True.",
+                per_row=n,
+            )
+    _, flat = _finish("hessian", ("hessian", n, forward), program, transform, inputs, create_graph, 0)
+    return _tuple_postprocess(_nest(flat, n, n), (is_inputs_tuple, is_inputs_tuple))
+
+
+def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, forward: bool):
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    _check_inputs(inputs, name)
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
+    elif len(inputs) != 1 or inputs[0].numel() != 1:
+        raise RuntimeError(
+            "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
+            "single element."
+        )
+    program, _ = _trace_func(func, inputs, name, scalar=True)
+    n = len(inputs)
+    transform = _second_order_transform(n, v is not None, forward)
+    if strict:
+        deps = _strict_outputs(program, inputs)
+        _strict_each_input_used(
+            deps, "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+        )
+        grad_deps = _strict_jacobian_of_grad(program, inputs)
+        if not forward:
+            _strict_each_input_used(
+                grad_deps,
+                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode.",
+            )
+        if create_graph:
+            vs = [t._data for t in v or ()]
+            _strict_result_depends(
+                lambda *xs: transform(_program_fn(program), *xs, *vs)[1:],
+                inputs,
+                "The hessian of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode when create_graph=True.",
+                skip=_requires_grad(v),
+            )
+    (out,), res = _finish(
+        name, (name, n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, 1
+    )
+    return out, _tuple_postprocess(res, is_inputs_tuple)
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T H)``: vector-Hessian product (torch.autograd.functional.vhp).
+
+    Args:
+        func: Tensor function returning a Tensor with one element.
+        inputs: a Tensor or a tuple of Tensors.
+        v: shaped like ``inputs``; may be None for a single-element input.
+        create_graph: put the results on the tape.
+        strict: raise when the output or gradient is independent of an input.
+
+    Returns:
+        ``(func_output, vhp)``, vhp shaped like ``inputs``.
+    """
+    return _second_order("vhp", func, inputs, v, create_graph, strict, forward=False)
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), H v)``: Hessian-vector product, forward-over-reverse (torch.autograd.functional.hvp).
+
+    Args:
+        func: Tensor function returning a Tensor with one element.
+        inputs: a Tensor or a tuple of Tensors.
+        v: shaped like ``inputs``; may be None for a single-element input.
+        create_graph: put the results on the tape.
+        strict: raise when the output or gradient is independent of an input.
+
+    Returns:
+        ``(func_output, hvp)``, hvp shaped like ``inputs``.
+    """
+    return _second_order("hvp", func, inputs, v, create_graph, strict, forward=True)

@@ -1,0 +1,26 @@
+"""``fjax.nn``: Module, Parameter, containers, layers, ``functional``, ``init`` and ``utils``.
+
+Mirrors ``torch.nn``: names, constructor arguments, parameter names and default
+initialisation match, so a model ports by changing the import.
+"""
+
+from . import functional, init, utils
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .module import Module
+from .modules import *  # noqa: F403 - the layer namespace, as torch.nn
+from .modules import __all__ as _layers
+from .parameter import Parameter
+
+__all__ = [
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "Parameter",
+    "ParameterDict",
+    "ParameterList",
+    "Sequential",
+    "functional",
+    "init",
+    "utils",
+    *_layers,
+]

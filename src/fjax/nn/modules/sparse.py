@@ -1,0 +1,106 @@
+"""Embedding: a lookup table of learned vectors."""
+
+from __future__ import annotations
+
+from ...autograd.grad_mode import no_grad
+from ...creation import empty
+from ...dtypes import bool as bool_
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from ._utils import module_error
+
+
+class Embedding(Module):
+    """Rows of ``weight`` ``(num_embeddings, embedding_dim)`` at integer indices; N(0, 1) init.
+
+    Row ``padding_idx`` starts at zero and gets no gradient.
+
+    Example::
+
+        >>> emb = fjax.nn.Embedding(10, 3, padding_idx=0)
+        >>> emb(fjax.tensor([[0, 2], [4, 9]])).shape
+        fjax.Size([2, 2, 3])
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        for arg, value in (("max_norm", max_norm), ("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
+            if value is not None and value is not False:
+                raise NotImplementedError(f"Embedding: {arg}={value!r} is not supported")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx={padding_idx} must be within num_embeddings={num_embeddings}")
+            padding_idx %= num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype), requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(
+                    f"Embedding: _weight of shape {tuple(_weight.shape)} does not match "
+                    f"(num_embeddings, embedding_dim) = {(num_embeddings, embedding_dim)}"
+                )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.is_floating_point() or input.is_complex() or input.dtype == bool_:
+            raise module_error(self, f"expected integer indices (int32 or int64), got a {input.dtype} tensor of shape {tuple(input.shape)}")
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> "Embedding":
+        """An Embedding whose weight is ``embeddings`` (2-d); frozen unless ``freeze=False``."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-d, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(
+            rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings, _freeze=freeze
+        )
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        return s

@@ -1,0 +1,452 @@
+"""Attention and transformer layers: MultiheadAttention, TransformerEncoder(Layer),
+TransformerDecoder(Layer), with torch's parameter names, masks and defaults."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Callable
+
+from ...creation import empty, zeros
+from ...dispatch import functions as _F
+from ...dtypes import bool as bool_
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..containers import ModuleList
+from ..module import Module
+from ..parameter import Parameter
+from ._utils import module_error
+from .dropout import Dropout
+from .linear import Linear
+from .normalization import LayerNorm
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear; the name matches torch's ``MultiheadAttention.out_proj`` (repr and type checks)."""
+
+
+def _float_mask(module: Module, mask: Tensor | None, name: str, dtype) -> Tensor | None:
+    """A boolean mask (True = do not attend) as an additive float mask of zeros and -inf."""
+    if mask is None:
+        return None
+    if mask.dtype == bool_:
+        return zeros(tuple(mask.shape), dtype=dtype).masked_fill(mask, float("-inf"))
+    if not mask.is_floating_point():
+        raise module_error(module, f"only bool and floating types of {name} are supported, got {mask.dtype}")
+    return mask.to(dtype)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention (Vaswani et al.), torch's layout, masks and parameter names.
+
+    Inputs are ``(L, N, E)`` (or ``(N, L, E)`` with ``batch_first``, or unbatched ``(L, E)``).
+    Returns ``(output, weights)``; ``weights`` is ``(N, L, S)`` averaged over heads, ``(N, H, L, S)``
+    with ``average_attn_weights=False``, or None with ``need_weights=False``.
+
+    Masks: ``attn_mask`` ``(L, S)`` or ``(N * num_heads, L, S)`` and ``key_padding_mask`` ``(N, S)``,
+    boolean (True = do not attend) or additive float.
+
+    Example::
+
+        >>> mha = fjax.nn.MultiheadAttention(16, 4, batch_first=True)
+        >>> x = fjax.randn(2, 5, 16)
+        >>> out, weights = mha(x, x, x)
+        >>> out.shape, weights.shape
+        (fjax.Size([2, 5, 16]), fjax.Size([2, 5, 5]))
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got {embed_dim} and {num_heads}")
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} must be divisible by num_heads={num_heads}")
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        kw = dict(device=device, dtype=dtype)
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, **kw))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, **kw))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, **kw))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, **kw))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def _check_shapes(self, query, key, value, key_padding_mask) -> bool:
+        """Whether the input is batched; raises naming the module on inconsistent shapes."""
+        if query.ndim not in (2, 3):
+            raise module_error(self, f"query should be unbatched 2D or batched 3D, got shape {tuple(query.shape)}")
+        batched = query.ndim == 3
+        if key.ndim != query.ndim or value.ndim != query.ndim:
+            raise module_error(
+                self,
+                f"query, key and value must all be {query.ndim}D, got shapes {tuple(query.shape)}, "
+                f"{tuple(key.shape)} and {tuple(value.shape)}",
+            )
+        dims = (self.embed_dim, self.kdim, self.vdim)
+        if tuple(x.shape[-1] for x in (query, key, value)) != dims:
+            raise module_error(
+                self,
+                f"expected query, key and value with last dims (embed_dim, kdim, vdim) = {dims}, got shapes "
+                f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}",
+            )
+        if key.shape[:-1] != value.shape[:-1] or (batched and key.shape[1 - self.batch_first] != query.shape[1 - self.batch_first]):
+            raise module_error(
+                self,
+                f"key {tuple(key.shape)} and value {tuple(value.shape)} must match query {tuple(query.shape)} "
+                f"in batch size and each other in sequence length",
+            )
+        if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+            raise module_error(
+                self, f"expected a {query.ndim - 1}D key_padding_mask, got shape {tuple(key_padding_mask.shape)}"
+            )
+        return batched
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor):
+        """The input projections ``q, k, v`` (one matmul for self-attention with packed weights)."""
+        b_q = b_k = b_v = None
+        if self.in_proj_bias is not None:
+            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
+        if not self._qkv_same_embed_dim:
+            return (
+                F.linear(query, self.q_proj_weight, b_q),
+                F.linear(key, self.k_proj_weight, b_k),
+                F.linear(value, self.v_proj_weight, b_v),
+            )
+        if query is key and key is value:
+            return F.linear(query, self.in_proj_weight, self.in_proj_bias).chunk(3, dim=-1)
+        w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+        return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ):
+        batched = self._check_shapes(query, key, value, key_padding_mask)
+        if is_causal and attn_mask is None:
+            raise module_error(
+                self, "is_causal=True needs attn_mask (the causal mask itself); is_causal is only a hint, as in torch"
+            )
+        if not batched:  # work batch-first: (N, L, E)
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            key_padding_mask = key_padding_mask.unsqueeze(0) if key_padding_mask is not None else None
+        elif not self.batch_first:
+            same_kv = key is value
+            same_qk = query is key
+            query = query.transpose(0, 1)
+            key = query if same_qk else key.transpose(0, 1)
+            value = key if same_kv else value.transpose(0, 1)
+        n, tgt_len, _ = query.shape
+        src_len = key.shape[1]
+        dtype = query.dtype
+        mask = self._merged_mask(attn_mask, key_padding_mask, n, tgt_len, src_len, dtype)
+
+        q, k, v = self._project(query, key, value)
+        if self.bias_k is not None and self.bias_v is not None:
+            k = _F.cat([k, self.bias_k.expand(n, 1, self.embed_dim)], dim=1)
+            v = _F.cat([v, self.bias_v.expand(n, 1, self.embed_dim)], dim=1)
+            mask = F.pad(mask, (0, 1)) if mask is not None else None
+        h, d = self.num_heads, self.head_dim
+        q = q.reshape(n, tgt_len, h, d).transpose(1, 2)
+        k = k.reshape(n, k.shape[1], h, d).transpose(1, 2)
+        v = v.reshape(n, v.shape[1], h, d).transpose(1, 2)
+        if self.add_zero_attn:
+            k = _F.cat([k, zeros((n, h, 1, d), dtype=k.dtype)], dim=2)
+            v = _F.cat([v, zeros((n, h, 1, d), dtype=v.dtype)], dim=2)
+            mask = F.pad(mask, (0, 1)) if mask is not None else None
+
+        scores = (q * math.sqrt(1.0 / d)) @ k.transpose(-2, -1)
+        if mask is not None:
+            scores = scores + mask
+        weights = F.softmax(scores, dim=-1)
+        if self.dropout > 0.0:
+            weights = F.dropout(weights, p=self.dropout, training=self.training)
+        out = (weights @ v).transpose(1, 2).reshape(n, tgt_len, self.embed_dim)
+        out = self.out_proj(out)
+
+        if not batched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        return out, weights if batched else weights.squeeze(0)
+
+    def _merged_mask(self, attn_mask, key_padding_mask, n, tgt_len, src_len, dtype) -> Tensor | None:
+        """``attn_mask`` and ``key_padding_mask`` as one additive ``(N, H or 1, L, S)`` float mask."""
+        attn_mask = _float_mask(self, attn_mask, "attn_mask", dtype)
+        key_padding_mask = _float_mask(self, key_padding_mask, "key_padding_mask", dtype)
+        mask = None
+        if attn_mask is not None:
+            if attn_mask.ndim == 2:
+                if tuple(attn_mask.shape) != (tgt_len, src_len):
+                    raise module_error(self, f"the 2D attn_mask should be {(tgt_len, src_len)}, got {tuple(attn_mask.shape)}")
+                mask = attn_mask.reshape(1, 1, tgt_len, src_len)
+            elif attn_mask.ndim == 3:
+                expected = (n * self.num_heads, tgt_len, src_len)
+                if tuple(attn_mask.shape) != expected:
+                    raise module_error(self, f"the 3D attn_mask should be {expected}, got {tuple(attn_mask.shape)}")
+                mask = attn_mask.reshape(n, self.num_heads, tgt_len, src_len)
+            else:
+                raise module_error(self, f"attn_mask must be 2D or 3D, got shape {tuple(attn_mask.shape)}")
+        if key_padding_mask is not None:
+            if tuple(key_padding_mask.shape) != (n, src_len):
+                raise module_error(
+                    self, f"expected key_padding_mask of shape {(n, src_len)}, got {tuple(key_padding_mask.shape)}"
+                )
+            kpm = key_padding_mask.reshape(n, 1, 1, src_len)
+            mask = kpm if mask is None else mask + kpm
+        return mask
+
+
+def _activation(activation: str | Callable) -> Callable:
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    if isinstance(activation, str):
+        raise ValueError(f"activation should be relu/gelu, not {activation}")
+    return activation
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block, each with residual, dropout and LayerNorm.
+
+    ``norm_first=True`` applies the norms before each block (pre-LN) instead of after.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(
+        self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None, is_causal: bool = False
+    ) -> Tensor:
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False, is_causal=is_causal
+        )[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, cross-attention over ``memory``, then a feed-forward block."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+        return self.norm3(x + self._ff_block(x))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal, need_weights=False
+        )[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
+        x = self.multihead_attn(
+            x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal, need_weights=False
+        )[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+def _clones(module: Module, n: int) -> ModuleList:
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` independent copies of ``encoder_layer`` applied in turn, then ``norm``.
+
+    ``enable_nested_tensor`` and ``mask_check`` select torch inference fast paths; fjax has
+    one path, so they are accepted and have no effect.
+    """
+
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ):
+        super().__init__()
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None, is_causal: bool | None = None
+    ) -> Tensor:
+        out = src
+        for layer in self.layers:
+            out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        return self.norm(out) if self.norm is not None else out
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` independent copies of ``decoder_layer`` applied in turn, then ``norm``."""
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None):
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        out = tgt
+        for layer in self.layers:
+            out = layer(
+                out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=bool(tgt_is_causal),
+                memory_is_causal=memory_is_causal,
+            )  # fmt: skip
+        return self.norm(out) if self.norm is not None else out

@@ -1,0 +1,74 @@
+"""Adagrad with torch's lr_decay, initial_accumulator_value and eps, over optax."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+
+
+def _scale_by_rss_eps_outside(initial_accumulator_value, eps) -> optax.GradientTransformation:
+    """``optax.scale_by_rss`` with torch's denominator ``sqrt(sum) + eps`` (optax: ``sqrt(sum + eps)``).
+
+    optax's ``g * rsqrt(sum)`` (0 where the sum is 0) times ``sqrt(sum) / (sqrt(sum) + eps)``.
+    """
+    rss = optax.scale_by_rss(initial_accumulator_value, eps=0.0)
+
+    def update(updates, state, params=None):
+        updates, state = rss.update(updates, state, params)
+        root = jax.tree.map(jnp.sqrt, state.sum_of_squares)
+        return jax.tree.map(lambda u, r: u * (r / (r + eps)), updates, root), state
+
+    return optax.GradientTransformation(rss.init, update)
+
+
+class Adagrad(Optimizer):
+    """Adagrad, ``torch.optim.Adagrad``: state is created for every parameter at construction."""
+
+    _state_names = {"sum": "sum_of_squares"}
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ):
+        _check_range(
+            "Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value, eps=eps,
+        )
+        _check_unsupported("Adagrad", differentiable=differentiable)
+        defaults = dict(
+            lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+            differentiable=differentiable, fused=fused,
+        )
+        super().__init__(params, defaults)
+        self._init_state()
+
+    @classmethod
+    def _static(cls, group):
+        return (bool(group["maximize"]), float(group["weight_decay"]) != 0)
+
+    @classmethod
+    def _hyper(cls, group):
+        keys = ("lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value")
+        return {k: _number(group[k]) for k in keys}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        maximize, decay_on = static
+        parts = _prefix(maximize, decay_on, hyper)
+        parts.append(_scale_by_rss_eps_outside(hyper["initial_accumulator_value"], hyper["eps"]))
+        parts.append(optax.scale_by_learning_rate(hyper["lr"] / (1.0 + step * hyper["lr_decay"])))
+        return optax.chain(*parts)

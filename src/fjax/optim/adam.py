@@ -1,0 +1,103 @@
+"""Adam and AdamW (with AMSGrad) with torch's semantics, over optax."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import optax
+
+from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+
+
+class Adam(Optimizer):
+    """Adam, ``torch.optim.Adam`` (L2 weight decay; ``decoupled_weight_decay=True`` is AdamW).
+
+    The update is ``optax.scale_by_adam`` (bias-corrected moments, eps outside the root as
+    torch). AMSGrad uses ``optax.scale_by_amsgrad(bias_correction_nu=False)``: torch keeps the
+    maximum of the *raw* second moment and divides it by the current bias correction
+    ``c2 = 1 - beta2**t``; with ``eps' = eps*sqrt(c2)`` and a final ``scale(sqrt(c2))``,
+    ``sqrt(c2)*m_hat/(sqrt(v_max) + eps*sqrt(c2)) = m_hat/(sqrt(v_max/c2) + eps)`` is exactly
+    torch's update.
+
+    ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: every group's
+    update is one fused XLA computation and the step counts live on the device.
+    """
+
+    _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu", "max_exp_avg_sq": "nu_max"}
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ):
+        name = type(self).__name__
+        _check_range(name, lr=lr, eps=eps, weight_decay=weight_decay)
+        _check_unsupported(name, differentiable=differentiable)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= float(beta) < 1.0:
+                raise ValueError(f"fjax.optim.{name}: invalid beta parameter at index {i}: {beta}")
+        defaults = dict(
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+            foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
+        super().__init__(params, defaults)
+
+    @classmethod
+    def _static(cls, group):
+        return (bool(group["amsgrad"]), bool(group["maximize"]), float(group["weight_decay"]) != 0,
+                bool(group["decoupled_weight_decay"]))
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        amsgrad, maximize, decay_on, decoupled = static
+        (b1, b2), eps = hyper["betas"], hyper["eps"]
+        parts = _prefix(maximize, decay_on and not decoupled, hyper)
+        if amsgrad:
+            c2_sqrt = jnp.sqrt(1.0 - b2 ** (step + 1))
+            parts.append(optax.scale_by_amsgrad(b1, b2, eps=eps * c2_sqrt, bias_correction_nu=False))
+            parts.append(optax.scale(c2_sqrt))
+        else:
+            parts.append(optax.scale_by_adam(b1, b2, eps))
+        if decay_on and decoupled:
+            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
+        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
+        return optax.chain(*parts)
+
+
+class AdamW(Adam):
+    """AdamW, ``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2)."""
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ):
+        super().__init__(
+            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable, fused=fused, decoupled_weight_decay=True,
+        )

@@ -1,0 +1,68 @@
+"""SGD with torch's momentum, dampening, Nesterov, weight decay and maximize, over optax."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import optax
+
+from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, ``torch.optim.SGD``.
+
+    The update is ``optax.chain(add_decayed_weights, scale(dampening), trace(momentum,
+    nesterov), scale_by_learning_rate)``; torch's first momentum step stores the undampened
+    gradient, so the dampening scale is 1 on a parameter's first step.
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> loss(model(x)).backward(); opt.step(); opt.zero_grad()
+    """
+
+    _state_names = {"momentum_buffer": "trace"}
+    _has_step = False
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ):
+        _check_range("SGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
+        _check_unsupported("SGD", differentiable=differentiable)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("fjax.optim.SGD: Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(
+            lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+            maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused,
+        )
+        super().__init__(params, defaults)
+
+    @classmethod
+    def _static(cls, group):
+        return (float(group["momentum"]) != 0, bool(group["nesterov"]), bool(group["maximize"]),
+                float(group["weight_decay"]) != 0)
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "momentum", "dampening", "weight_decay")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        momentum_on, nesterov, maximize, decay_on = static
+        parts = _prefix(maximize, decay_on, hyper)
+        if momentum_on:
+            parts.append(optax.scale(jnp.where(step == 0, 1.0, 1.0 - hyper["dampening"])))
+            parts.append(optax.trace(hyper["momentum"], nesterov=nesterov))
+        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
+        return optax.chain(*parts)
