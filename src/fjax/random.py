@@ -29,6 +29,7 @@ class Generator:
         self._seed = int(seed)
         self._key = jax.random.key(self._seed)
         self._counter = 0
+        self._offset = 0  # nn.Graph sets a traced offset so compiled draws continue this stream
         return self
 
     def seed(self) -> int:
@@ -50,7 +51,7 @@ class Generator:
 
     def next_key(self):
         """A fresh jax PRNG key; advances the stream."""
-        key = jax.random.fold_in(self._key, self._counter)
+        key = jax.random.fold_in(self._key, self._counter + self._offset)
         self._counter += 1
         return key
 

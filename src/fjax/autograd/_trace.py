@@ -20,9 +20,17 @@ from jax.extend import linear_util as lu
 # captured values for a reused function) and costs twice as much per call as tracing directly.
 from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
 
+from ..dispatch import trace_state
 from ..errors import OpError
 from ..tensor import Tensor
 from .grad_mode import no_grad
+
+
+_HOST_READS = (  # the function asked for a traced value on the host
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
 
 
 class Program(NamedTuple):
@@ -41,13 +49,14 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
     """
 
     def flat(*arrays):
-        with no_grad():
-            outs = call([Tensor._wrap(a) for a in arrays])
+        trace_state.depth += 1
+        try:
+            with no_grad():
+                outs = call([Tensor._wrap(a) for a in arrays])
+        finally:
+            trace_state.depth -= 1
         return [t._data for t in outs]
 
-    # Not raising dispatch.trace_state.depth: with it, ops receive raw Python scalars, which
-    # the op table does not accept yet (``x * 2.0`` fails); the cached per-op jits also trace
-    # faster here because JAX reuses their jaxprs.
     fun = lu.wrap_init(flat, debug_info=jcore.DebugInfo(where, where, None, None))
     try:
         jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, list(avals))
@@ -60,13 +69,6 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
         ) from None
     jaxpr, lifted = _lift_literals(jaxpr)
     return Program(jaxpr, list(consts) + lifted, _jaxpr_key(jaxpr))
-
-
-_HOST_READS = (
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerArrayConversionError,
-    jax.errors.TracerIntegerConversionError,
-)
 
 
 def aval(x: Tensor):
@@ -134,7 +136,7 @@ def _jaxpr_key(jaxpr: jcore.Jaxpr) -> tuple:
         for v in eqn.outvars:
             index[v] = len(index)
             outs.append(v.aval)
-        params = tuple((k, _freeze(p)) for k, p in eqn.params.items()) if eqn.params else ()
+        params = tuple(zip(eqn.params, map(_freeze, eqn.params.values()))) if eqn.params else ()
         parts.append((eqn.primitive, params, ins, tuple(outs)))
     parts.append(
         tuple(("lit", _freeze(a.val), a.aval) if isinstance(a, jcore.Literal) else index[a] for a in jaxpr.outvars)
@@ -154,13 +156,20 @@ def _closed_key(cj: jcore.ClosedJaxpr) -> tuple:
 
 
 def _freeze(v):
-    """A hashable stand-in for an equation parameter."""
-    if type(v) in _SCALARS:
+    """A hashable stand-in for an equation parameter (equal stand-ins: same semantics)."""
+    t = type(v)
+    if t in _SCALARS:
         return v
-    if type(v) in (tuple, list):
-        return (type(v).__name__, *(_freeze(x) for x in v))
-    if isinstance(v, jcore.ClosedJaxpr):
+    if t is jcore.ClosedJaxpr:
         return _closed_key(v)
+    if t is tuple:
+        try:  # the common case: a tuple of hashables (shardings, axes, flags) stands for itself
+            hash(v)
+            return v
+        except TypeError:
+            return ("tuple", *(_freeze(x) for x in v))
+    if t is list:
+        return ("list", *(_freeze(x) for x in v))
     if isinstance(v, jcore.Jaxpr):
         return ("jaxpr", _jaxpr_key(v))
     if isinstance(v, lu.WrappedFun):

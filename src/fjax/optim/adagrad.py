@@ -44,14 +44,24 @@ class Adagrad(Optimizer):
         fused: bool | None = None,
     ):
         _check_range(
-            "Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value, eps=eps,
+            "Adagrad",
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
         )
         _check_unsupported("Adagrad", differentiable=differentiable)
         defaults = dict(
-            lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
-            differentiable=differentiable, fused=fused,
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
         )
         super().__init__(params, defaults)
         self._init_state()

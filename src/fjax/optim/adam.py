@@ -47,16 +47,28 @@ class Adam(Optimizer):
             if not 0.0 <= float(beta) < 1.0:
                 raise ValueError(f"fjax.optim.{name}: invalid beta parameter at index {i}: {beta}")
         defaults = dict(
-            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
-            foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+            lr=lr,
+            betas=tuple(betas),
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
 
     @classmethod
     def _static(cls, group):
-        return (bool(group["amsgrad"]), bool(group["maximize"]), float(group["weight_decay"]) != 0,
-                bool(group["decoupled_weight_decay"]))
+        return (
+            bool(group["amsgrad"]),
+            bool(group["maximize"]),
+            float(group["weight_decay"]) != 0,
+            bool(group["decoupled_weight_decay"]),
+        )
 
     @classmethod
     def _hyper(cls, group):
@@ -98,6 +110,16 @@ class AdamW(Adam):
         fused: bool | None = None,
     ):
         super().__init__(
-            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-            capturable=capturable, differentiable=differentiable, fused=fused, decoupled_weight_decay=True,
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
         )

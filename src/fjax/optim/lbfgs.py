@@ -182,12 +182,19 @@ class LBFGS(Optimizer):
     ):
         _check_range("LBFGS", lr=lr)
         if line_search_fn not in (None, "strong_wolfe"):
-            raise ValueError(f"fjax.optim.LBFGS: only 'strong_wolfe' is supported as line_search_fn, got {line_search_fn!r}")
+            raise ValueError(
+                f"fjax.optim.LBFGS: only 'strong_wolfe' is supported as line_search_fn, got {line_search_fn!r}"
+            )
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(
-            lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
-            tolerance_change=tolerance_change, history_size=history_size, line_search_fn=line_search_fn,
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
+            line_search_fn=line_search_fn,
         )
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
@@ -213,7 +220,9 @@ class LBFGS(Optimizer):
             The loss of the first closure call.
         """
         if closure is None:
-            raise OpError("fjax.optim.LBFGS.step: a closure that re-evaluates the model and returns the loss is required")
+            raise OpError(
+                "fjax.optim.LBFGS.step: a closure that re-evaluates the model and returns the loss is required"
+            )
         group = self.param_groups[0]
         lr, max_iter, max_eval = _scalar(group["lr"]), group["max_iter"], group["max_eval"]
         tol_grad, tol_change, memory = group["tolerance_grad"], group["tolerance_change"], group["history_size"]
@@ -295,9 +304,14 @@ class LBFGS(Optimizer):
             s, y = mem.diff_params_memory[slots[-1]], mem.diff_updates_memory[slots[-1]]
             h_diag = Tensor._wrap(jnp.vdot(y, s) / jnp.vdot(y, y))
         out.update(
-            d=Tensor._wrap(state["d"]), t=state["t"], old_dirs=old_dirs, old_stps=old_stps,
-            ro=[Tensor._wrap(mem.weights_memory[k].astype(mem.updates.dtype)) for k in slots], H_diag=h_diag,
-            prev_flat_grad=Tensor._wrap(mem.updates), prev_loss=state["prev_loss"],
+            d=Tensor._wrap(state["d"]),
+            t=state["t"],
+            old_dirs=old_dirs,
+            old_stps=old_stps,
+            ro=[Tensor._wrap(mem.weights_memory[k].astype(mem.updates.dtype)) for k in slots],
+            H_diag=h_diag,
+            prev_flat_grad=Tensor._wrap(mem.updates),
+            prev_loss=state["prev_loss"],
         )
         return out
 
@@ -319,10 +333,16 @@ class LBFGS(Optimizer):
             dpm = dpm.at[k].set(_as_array(s, flat, f"{where}, old_stps"))
             wm = wm.at[k].set(_scalar(r))
         mem = mem._replace(
-            count=jnp.asarray(len(dirs) + 1, jnp.int32), diff_params_memory=dpm, diff_updates_memory=dum,
-            weights_memory=wm, updates=_as_array(entry["prev_flat_grad"], flat, f"{where}, prev_flat_grad"),
+            count=jnp.asarray(len(dirs) + 1, jnp.int32),
+            diff_params_memory=dpm,
+            diff_updates_memory=dum,
+            weights_memory=wm,
+            updates=_as_array(entry["prev_flat_grad"], flat, f"{where}, prev_flat_grad"),
         )
-        state.update(d=_as_array(entry["d"], flat, f"{where}, d"), t=_scalar(entry["t"]), mem=mem,
-                     prev_loss=None if entry.get("prev_loss") is None else float(entry["prev_loss"]))
+        state.update(
+            d=_as_array(entry["d"], flat, f"{where}, d"),
+            t=_scalar(entry["t"]),
+            mem=mem,
+            prev_loss=None if entry.get("prev_loss") is None else float(entry["prev_loss"]),
+        )
         return state, ()
-

@@ -66,7 +66,9 @@ class LRScheduler:
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
         if not isinstance(optimizer, Optimizer):
-            raise OpError(f"fjax.optim.lr_scheduler.{type(self).__name__}: {type(optimizer).__name__} is not an Optimizer")
+            raise OpError(
+                f"fjax.optim.lr_scheduler.{type(self).__name__}: {type(optimizer).__name__} is not an Optimizer"
+            )
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -286,7 +288,9 @@ class CosineAnnealingLR(LRScheduler):
         if self._step_count == 1 and t > 0:
             return [self.eta_min + (b - self.eta_min) * (1 + math.cos(t * math.pi / T)) / 2 for b in self.base_lrs]
         if (t - 1 - T) % (2 * T) == 0:
-            return [g["lr"] + (b - self.eta_min) * (1 - math.cos(math.pi / T)) / 2 for b, g in zip(self.base_lrs, groups)]
+            return [
+                g["lr"] + (b - self.eta_min) * (1 - math.cos(math.pi / T)) / 2 for b, g in zip(self.base_lrs, groups)
+            ]
         ratio = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
         return [ratio * (g["lr"] - self.eta_min) + self.eta_min for g in groups]
 
@@ -474,19 +478,44 @@ class OneCycleLR(LRScheduler):
         up = float(pct_start * n) - 1
         if three_phase:
             self._schedule_phases = [
-                dict(end_step=up, start_lr="initial_lr", end_lr="max_lr", start_momentum="max_momentum",
-                     end_momentum="base_momentum"),
-                dict(end_step=float(2 * pct_start * n) - 2, start_lr="max_lr", end_lr="initial_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
-                dict(end_step=n - 1, start_lr="initial_lr", end_lr="min_lr", start_momentum="max_momentum",
-                     end_momentum="max_momentum"),
+                dict(
+                    end_step=up,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=float(2 * pct_start * n) - 2,
+                    start_lr="max_lr",
+                    end_lr="initial_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
+                dict(
+                    end_step=n - 1,
+                    start_lr="initial_lr",
+                    end_lr="min_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         else:
             self._schedule_phases = [
-                dict(end_step=up, start_lr="initial_lr", end_lr="max_lr", start_momentum="max_momentum",
-                     end_momentum="base_momentum"),
-                dict(end_step=n - 1, start_lr="max_lr", end_lr="min_lr", start_momentum="base_momentum",
-                     end_momentum="max_momentum"),
+                dict(
+                    end_step=up,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=n - 1,
+                    start_lr="max_lr",
+                    end_lr="min_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -497,7 +526,9 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("OneCycleLR: optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+                raise ValueError(
+                    "OneCycleLR: optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
             self.use_beta1 = "betas" in optimizer.defaults
             maxes = _per_group("max_momentum", optimizer, max_momentum)
             bases = _per_group("base_momentum", optimizer, base_momentum)
@@ -518,21 +549,20 @@ class OneCycleLR(LRScheduler):
     def get_lr(self) -> list:
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"OneCycleLR: tried to step {step} times; the specified number of total steps is {self.total_steps}")
+            raise ValueError(
+                f"OneCycleLR: tried to step {step} times; the specified number of total steps is {self.total_steps}"
+            )
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
             for i, phase in enumerate(self._schedule_phases):
-                end = phase["end_step"]
-                if step <= end or i == len(self._schedule_phases) - 1:
-                    pct = (step - start) / (end - start)
-                    lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
-                    momentum = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct) \
-                        if self.cycle_momentum else None
+                if step <= phase["end_step"] or i == len(self._schedule_phases) - 1:
                     break
-                start = end
-            lrs.append(lr)
+                start = phase["end_step"]
+            pct = (step - start) / (phase["end_step"] - start)
+            lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
             if self.cycle_momentum:
+                momentum = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
                 if self.use_beta1:
                     group["betas"] = (momentum, *group["betas"][1:])
                 else:
@@ -541,6 +571,17 @@ class OneCycleLR(LRScheduler):
 
 
 __all__ = [
-    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
-    "CosineAnnealingLR", "SequentialLR", "ChainedScheduler", "WarmupLR", "WarmUpLR", "OneCycleLR",
+    "LRScheduler",
+    "LambdaLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "SequentialLR",
+    "ChainedScheduler",
+    "WarmupLR",
+    "WarmUpLR",
+    "OneCycleLR",
 ]

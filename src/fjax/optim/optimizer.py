@@ -180,7 +180,9 @@ class Optimizer:
         if not p.is_leaf:
             raise OpError(f"{self._name()}: can't optimize a non-leaf Tensor (param {index}, shape {tuple(p.shape)})")
         if not p.is_floating_point():
-            raise OpError(f"{self._name()}: param {index} has dtype {p.dtype}; only floating point tensors can be optimized")
+            raise OpError(
+                f"{self._name()}: param {index} has dtype {p.dtype}; only floating point tensors can be optimized"
+            )
         if not p.requires_grad and not isinstance(p, Parameter):
             raise OpError(
                 f"{self._name()}: param {index} (shape {tuple(p.shape)}) is a Tensor that does not require grad; "
@@ -395,4 +397,3 @@ def _prefix(static_maximize: bool, weight_decay_on: bool, hyper: dict) -> list:
     if weight_decay_on:
         parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
     return parts
-

@@ -33,15 +33,27 @@ class RMSprop(Optimizer):
         _check_range("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         _check_unsupported("RMSprop", differentiable=differentiable)
         defaults = dict(
-            lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
-            capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable,
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
         )
         super().__init__(params, defaults)
 
     @classmethod
     def _static(cls, group):
-        return (float(group["momentum"]) > 0, bool(group["centered"]), bool(group["maximize"]),
-                float(group["weight_decay"]) != 0)
+        return (
+            float(group["momentum"]) > 0,
+            bool(group["centered"]),
+            bool(group["maximize"]),
+            float(group["weight_decay"]) != 0,
+        )
 
     @classmethod
     def _hyper(cls, group):

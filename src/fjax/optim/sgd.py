@@ -43,15 +43,26 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("fjax.optim.SGD: Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(
-            lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-            maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused,
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
         )
         super().__init__(params, defaults)
 
     @classmethod
     def _static(cls, group):
-        return (float(group["momentum"]) != 0, bool(group["nesterov"]), bool(group["maximize"]),
-                float(group["weight_decay"]) != 0)
+        return (
+            float(group["momentum"]) != 0,
+            bool(group["nesterov"]),
+            bool(group["maximize"]),
+            float(group["weight_decay"]) != 0,
+        )
 
     @classmethod
     def _hyper(cls, group):

@@ -1,0 +1,545 @@
+"""nn.Graph: OneFlow's static graph as one ``jax.jit`` of the eager code in ``build``.
+
+``Graph.__call__`` turns ``build`` into a pure step
+
+    step(state, opt_states, rng, hyper, inputs) -> (state', opt_states', outputs)
+
+by swapping every parameter and buffer of the graph's modules, the optimizer states and the
+RNG stream for tracers, running ``build`` through the ordinary dispatch path (so eager and
+graph share one semantics; ``loss.backward()`` inside ``build`` fills ``.grad`` tracers), then
+running gradient clipping and every added optimizer on those gradients. The step is jitted
+once per input signature with the state buffers donated, and cached in an LRU.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..dispatch import call_pure, trace_state
+from ..errors import OpError
+from ..random import default_generator
+from ..tensor import Tensor
+from . import compile as _compile
+from .config import GraphConfig
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+class GraphModule:
+    """Per-module options inside a Graph: ``self.m.to(GraphModule).activation_checkpointing = True``
+    recomputes that module's activations in the backward pass (``jax.checkpoint``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.activation_checkpointing = False
+
+    def __repr__(self):
+        return f"GraphModule({self.name}, activation_checkpointing={self.activation_checkpointing})"
+
+
+class _ModuleProxy:
+    """What ``graph.<name>`` returns for a module: calls go to the module (checkpointed if asked)."""
+
+    def __init__(self, module, name):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_options", GraphModule(name))
+
+    def to(self, target, *args, **kwargs):
+        if target is GraphModule:
+            return self._options
+        return self._module.to(target, *args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        if self._options.activation_checkpointing and trace_state.depth > 0:
+            return _checkpointed_call(self._module, self._options.name, args, kwargs)
+        return self._module(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._module, name, value)
+
+    def __repr__(self):
+        return repr(self._module)
+
+
+def _checkpointed_call(module, name, args, kwargs):
+    """Run ``module`` as one tape node whose VJP recomputes the forward (``jax.checkpoint``)."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    buffers = list(module.buffers())
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    tensor_idx = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    out_tree = []
+
+    def pure(*arrays):
+        n = len(params)
+        saved = [(t, t._data, t._node, t._requires_grad) for t in params + buffers]
+        try:
+            for p, a in zip(params, arrays[:n]):
+                p._data, p._node = a, None
+            call_leaves = list(leaves)
+            for i, a in zip(tensor_idx, arrays[n:]):
+                call_leaves[i] = Tensor._wrap(a)
+            a2, k2 = jax.tree_util.tree_unflatten(tree, call_leaves)
+            with no_grad():
+                out = module(*a2, **k2)
+            flat, otree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
+            out_tree.append(otree)
+            return tuple(x._data for x in flat) + tuple(b._data for b in buffers)
+        finally:
+            for t, data, node, rg in saved:
+                t._data, t._node, t._requires_grad = data, node, rg
+
+    results = call_pure(f"checkpoint[{name}]", jax.checkpoint(pure), params + [leaves[i] for i in tensor_idx])
+    results = results if isinstance(results, tuple) else (results,)
+    n_out = len(results) - len(buffers)
+    for b, r in zip(buffers, results[n_out:]):
+        b._data = r._data
+    return jax.tree_util.tree_unflatten(out_tree[-1], list(results[:n_out]))
+
+
+@dataclass
+class _Compiled:
+    """One cached executable and what its trace learned."""
+
+    compiled: object
+    lowered: object
+    times: _compile.StageTimes
+    record: dict
+    state_tensors: list
+    plan: list
+    first_run_done: bool = False
+
+
+class Graph:
+    """OneFlow's ``nn.Graph``: subclass, assign modules in ``__init__``, override ``build``.
+
+    Example::
+
+        class TrainGraph(fjax.nn.Graph):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+                self.add_optimizer(optimizer)
+
+            def build(self, x, y):
+                loss = loss_fn(self.model(x), y)
+                loss.backward()
+                return loss
+
+        g = TrainGraph()
+        loss = g(x, y)   # one compiled XLA step: forward, backward, optimizer update
+    """
+
+    def __init__(self):
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_optimizers", [])
+        object.__setattr__(self, "_lr_schedulers", [])
+        object.__setattr__(self, "_cache", OrderedDict())
+        object.__setattr__(self, "_first_key", None)
+        object.__setattr__(self, "_lock", threading.Lock())
+        object.__setattr__(self, "config", GraphConfig())
+        object.__setattr__(self, "name", f"{type(self).__name__}_{id(self) & 0xFFFF:x}")
+        object.__setattr__(self, "_debug_level", _compile.debug_level_from_env())
+        object.__setattr__(self, "_reports", [])
+        object.__setattr__(self, "_last_key", None)
+        object.__setattr__(self, "_last_call", None)
+
+    # -- construction -------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        from ..nn.module import Module
+        from ..optim.optimizer import Optimizer
+
+        if isinstance(value, Module):
+            self._modules[name] = value
+            object.__setattr__(self, name, _ModuleProxy(value, name))
+        elif isinstance(value, Optimizer):
+            raise AttributeError(
+                f"nn.Graph: '{name}' is an optimizer; register it with self.add_optimizer({name}) instead"
+            )
+        elif isinstance(value, Tensor):
+            raise AttributeError(
+                f"nn.Graph: '{name}' is a Tensor; a Graph may hold modules, not bare tensors: "
+                "register it as a parameter or buffer of a module"
+            )
+        else:
+            object.__setattr__(self, name, value)
+
+    def add_optimizer(self, optimizer, *, lr_sch=None, is_sparse: bool = False) -> None:
+        """Run ``optimizer`` (and step ``lr_sch``) after ``build`` on every call of this graph."""
+        if is_sparse:
+            raise NotImplementedError("nn.Graph.add_optimizer: is_sparse=True is not supported")
+        self._optimizers.append(optimizer)
+        if lr_sch is not None:
+            self._lr_schedulers.append(lr_sch)
+
+    def build(self, *args, **kwargs):
+        raise NotImplementedError(f"nn.Graph {type(self).__name__} must override build(self, *args)")
+
+    @property
+    def training(self) -> bool:
+        return bool(self._optimizers)
+
+    @property
+    def is_compiled(self) -> bool:
+        return bool(self._cache)
+
+    def debug(self, v_level: int = 0, *, ranks=None, max_py_stack_depth: int = 2) -> None:
+        """Log one line per compile stage (trace, lower, compile, first run) with seconds and RSS;
+        ``v_level=-1`` turns it off."""
+        object.__setattr__(self, "_debug_level", v_level)
+
+    def with_dynamic_input_shape(self, size: int = 9) -> "Graph":
+        """Keep up to ``size`` compiled input signatures (LRU; the first is never evicted)."""
+        if size < 1:
+            raise ValueError(f"nn.Graph.with_dynamic_input_shape: size must be >= 1, got {size}")
+        self.config.cache_size = size
+        return self
+
+    # -- state ----------------------------------------------------------------------------
+    def _state_tensors(self) -> list:
+        """Every parameter and buffer of the graph's modules, each once, in a fixed order."""
+        seen, out = set(), []
+        for module in self._modules.values():
+            for t in list(module.parameters()) + list(module.buffers()):
+                if id(t) not in seen:
+                    seen.add(id(t))
+                    out.append(t)
+        return out
+
+    def _opt_plan(self, state_tensors):
+        """For each optimizer group: the indices of its params in ``state_tensors``."""
+        index = {id(t): i for i, t in enumerate(state_tensors)}
+        plan = []
+        for opt in self._optimizers:
+            opt._init_state()
+            for group in opt.param_groups:
+                idx = []
+                for p in group["params"]:
+                    if id(p) not in index:
+                        raise OpError(
+                            f"nn.Graph {self.name}: an optimizer parameter of shape {tuple(p.shape)} belongs "
+                            "to no module of this graph; assign its module as a graph attribute"
+                        )
+                    idx.append(index[id(p)])
+                plan.append((opt, group, idx))
+        return plan
+
+    def state_dict(self) -> dict:
+        """Modules' and optimizers' state dicts, keyed by attribute name / ``optimizer{i}``."""
+        out = {name: m.state_dict() for name, m in self._modules.items()}
+        for i, opt in enumerate(self._optimizers):
+            out[f"optimizer{i}"] = opt.state_dict()
+        return out
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> None:
+        for name, m in self._modules.items():
+            if name in state_dict:
+                m.load_state_dict(state_dict[name], strict=strict)
+            elif strict:
+                raise KeyError(f"nn.Graph.load_state_dict: missing key {name!r}; have {sorted(state_dict)}")
+        for i, opt in enumerate(self._optimizers):
+            if f"optimizer{i}" in state_dict:
+                opt.load_state_dict(state_dict[f"optimizer{i}"])
+
+    # -- the traced step ------------------------------------------------------------------
+    def _step_fn(self, in_tree, statics, record: dict):
+        """The pure step for one input structure; ``record`` receives what the trace learns."""
+        state_tensors = self._state_tensors()
+        plan = self._opt_plan(state_tensors)
+        training = self.training
+        amp = self.config.amp_dtype
+        n_acc = self.config.grad_acc_steps if training else 1
+
+        def run_build(arrays):
+            leaves, it = [], iter(arrays)
+            for s in statics:
+                leaves.append(Tensor._wrap(next(it)) if s is _TENSOR else s)
+            args, kwargs = jax.tree_util.tree_unflatten(in_tree, leaves)
+            with enable_grad() if training else no_grad():
+                out = self.build(*args, **kwargs)
+            flat, out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
+            record["out_tree"] = out_tree
+            record["out_static"] = [None if isinstance(x, Tensor) else x for x in flat]
+            return [x._data for x in flat if isinstance(x, Tensor)]
+
+        def cast_inputs(arrays):
+            if amp is None:
+                return arrays
+            return [a.astype(amp.dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a for a in arrays]
+
+        def step(state, opt_states, rng, hyper, inputs):
+            key, counter = rng
+            saved = [(t, t._data, t.grad, t._node) for t in state_tensors]
+            saved_rng = (default_generator._key, default_generator._counter, default_generator._offset)
+            trace_state.depth += 1
+            try:
+                default_generator._key = jax.random.wrap_key_data(key)
+                default_generator._counter, default_generator._offset = 0, counter
+                masters = list(state)
+                for t, a in zip(state_tensors, state):
+                    t._data, t.grad, t._node = a, None, None
+                    if amp is not None and t.requires_grad and jnp.issubdtype(a.dtype, jnp.floating):
+                        t._data = a.astype(amp.dtype)
+                if n_acc == 1:
+                    outputs = run_build(cast_inputs(inputs))
+                    grads = [None if t.grad is None else t.grad._data for t in state_tensors]
+                else:
+                    grads, outputs = self._accumulate(state_tensors, inputs, n_acc, run_build, cast_inputs)
+                record["draws"] = default_generator._counter
+                new_state = []
+                for t, master in zip(state_tensors, masters):
+                    if amp is not None and t.requires_grad and t._data.dtype == amp.dtype:
+                        new_state.append(master)  # parameters: the float32 master copy
+                    else:
+                        new_state.append(t._data)
+                new_opt_states = list(opt_states)
+                for gi, (opt, group, idx) in enumerate(plan):
+                    live = [i for i in idx if grads[i] is not None]
+                    if not live:
+                        continue
+                    g = [grads[i].astype(new_state[i].dtype) for i in live]
+                    g = _clip(group, g)
+                    pos = {i: k for k, i in enumerate(idx)}
+                    sub_states = [opt_states[gi][pos[i]] for i in live]
+                    new_p, new_s = opt._functional_step(group, [new_state[i] for i in live], g, sub_states, hyper[gi])
+                    group_states = list(opt_states[gi])
+                    for i, p_new, s_new in zip(live, new_p, new_s):
+                        new_state[i] = p_new
+                        group_states[pos[i]] = s_new
+                    new_opt_states[gi] = group_states
+                return new_state, new_opt_states, outputs
+            finally:
+                trace_state.depth -= 1
+                default_generator._key, default_generator._counter, default_generator._offset = saved_rng
+                for t, data, grad, node in saved:
+                    t._data, t.grad, t._node = data, grad, node
+
+        return step, state_tensors, plan
+
+    def _accumulate(self, state_tensors, inputs, n, run_build, cast_inputs):
+        """Gradient accumulation: ``lax.scan`` over ``n`` micro-batches (compile time flat in n)."""
+        for a in inputs:
+            if a.ndim == 0 or a.shape[0] % n:
+                raise OpError(
+                    f"nn.Graph {self.name}: gradient accumulation over {n} micro-batches needs every input's "
+                    f"dim 0 divisible by {n}, got an input of shape {tuple(a.shape)}"
+                )
+        micro = [a.reshape((n, a.shape[0] // n) + a.shape[1:]) for a in inputs]
+        params = [t._data for t in state_tensors]
+        grad_mask = [t.requires_grad and jnp.issubdtype(t._data.dtype, jnp.inexact) for t in state_tensors]
+        base_key = default_generator._key
+
+        def body(carry, xs):
+            i, bufs, acc = carry
+            for t, p, b, m in zip(state_tensors, params, bufs, grad_mask):
+                t._data, t.grad, t._node = (p if m else b), None, None
+            default_generator._key = jax.random.fold_in(base_key, i)
+            outs = run_build(cast_inputs(list(xs)))
+            new_acc = [
+                a + (t.grad._data.astype(a.dtype) / n if t.grad is not None else 0) for t, a in zip(state_tensors, acc)
+            ]
+            return (i + 1, [t._data for t in state_tensors], new_acc), outs
+
+        zeros = [jnp.zeros_like(p) for p in params]
+        (_, bufs, acc), outs = jax.lax.scan(body, (jnp.asarray(0), params, zeros), micro)
+        for t, p, b, m in zip(state_tensors, params, bufs, grad_mask):
+            t._data, t.grad, t._node = (p if m else b), None, None
+        grads = [a if m else None for a, m in zip(acc, grad_mask)]
+        return grads, outs
+
+    # -- calling ------------------------------------------------------------------------
+    def _signature(self, args, kwargs):
+        leaves, in_tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+        arrays, statics, sig = [], [], []
+        for x in leaves:
+            if isinstance(x, Tensor):
+                arrays.append(x._data)
+                statics.append(_TENSOR)
+                sig.append((x._data.shape, x._data.dtype, getattr(x._data, "sharding", None)))
+            else:
+                try:
+                    hash(x)
+                except TypeError:
+                    raise OpError(f"nn.Graph {self.name}: input {x!r} is neither a Tensor nor hashable") from None
+                statics.append(x)
+                sig.append(x)
+        modes = tuple(m.training for module in self._modules.values() for m in module.modules())
+        key = (in_tree, tuple(sig), modes, self.config.amp_dtype, self.config.grad_acc_steps)
+        return key, in_tree, statics, arrays
+
+    def _args(self, state_tensors, plan, arrays):
+        state = [t._data for t in state_tensors]
+        opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
+        hyper = [opt._hyper(group) for opt, group, _ in plan]
+        counter = default_generator._counter + default_generator._offset
+        rng = (jax.random.key_data(default_generator._key), jnp.asarray(counter, jnp.uint32))
+        return state, opt_states, rng, hyper, arrays
+
+    def _compile(self, key, in_tree, statics, arrays) -> _Compiled:
+        record: dict = {}
+        step, state_tensors, plan = self._step_fn(in_tree, statics, record)
+        jitted = jax.jit(step, donate_argnums=(0, 1))
+        sig = ", ".join(f"{tuple(a.shape)}:{a.dtype}" for a in arrays)
+        compiled, lowered, times = _compile.compile_stages(
+            jitted, self._args(state_tensors, plan, arrays), self.name, sig, self._debug_level
+        )
+        return _Compiled(compiled, lowered, times, record, state_tensors, plan)
+
+    def _lookup(self, key, in_tree, statics, arrays) -> _Compiled:
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._cache.move_to_end(key)
+                return entry
+        entry = self._compile(key, in_tree, statics, arrays)
+        with self._lock:
+            if self._first_key is None:
+                object.__setattr__(self, "_first_key", key)
+            self._cache[key] = entry
+            self._reports.append(entry.times)
+            while len(self._cache) > self.config.cache_size:
+                victim = next(k for k in self._cache if k != self._first_key)
+                del self._cache[victim]
+        return entry
+
+    def __call__(self, *args, **kwargs):
+        key, in_tree, statics, arrays = self._signature(args, kwargs)
+        entry = self._lookup(key, in_tree, statics, arrays)
+        object.__setattr__(self, "_last_key", key)
+        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
+        object.__setattr__(self, "_last_call", (key, in_tree, statics, specs))
+        state_tensors, plan = entry.state_tensors, entry.plan
+        call_args = self._args(state_tensors, plan, arrays)
+        first = not entry.first_run_done
+        start = _compile.time.perf_counter()
+        new_state, new_opt, outputs = entry.compiled(*call_args)
+        if first:
+            jax.block_until_ready(outputs)
+            entry.times.record(self.name, "first run", _compile.time.perf_counter() - start, self._debug_level)
+            entry.first_run_done = True
+        for t, a in zip(state_tensors, new_state):
+            t._data = a
+            t._version[0] += 1
+        for (opt, group, _), states in zip(plan, new_opt):
+            for p, s in zip(group["params"], states):
+                opt._state[p] = s
+        default_generator._counter += entry.record["draws"]
+        for sch in self._lr_schedulers:
+            sch.step()
+        it = iter(outputs)
+        flat = [Tensor._wrap(next(it)) if s is None else s for s in entry.record["out_static"]]
+        return jax.tree_util.tree_unflatten(entry.record["out_tree"], flat)
+
+    def warmup(self, *example_inputs, threads: int = 4) -> None:
+        """Compile several input signatures ahead of use; XLA compiles run in parallel threads.
+
+        Each example is a tuple of call arguments (Tensors; values are not used).
+        """
+        pending = []
+        for example in example_inputs:
+            example = example if isinstance(example, tuple) else (example,)
+            key, in_tree, statics, arrays = self._signature(example, {})
+            if key in self._cache:
+                continue
+            record: dict = {}
+            step, state_tensors, plan = self._step_fn(in_tree, statics, record)
+            jitted = jax.jit(step, donate_argnums=(0, 1))
+            times = _compile.StageTimes(", ".join(f"{tuple(a.shape)}:{a.dtype}" for a in arrays))
+            start = _compile.time.perf_counter()
+            lowered = jitted.trace(*self._args(state_tensors, plan, arrays)).lower()
+            times.record(self.name, "trace+lower", _compile.time.perf_counter() - start, self._debug_level)
+            pending.append((key, lowered, times, dict(record), state_tensors, plan))
+
+        def build(item):
+            key, lowered, times, record, state_tensors, plan = item
+            start = _compile.time.perf_counter()
+            compiled = lowered.compile()
+            times.record(self.name, "XLA compile", _compile.time.perf_counter() - start, self._debug_level)
+            return key, _Compiled(compiled, lowered, times, record, state_tensors, plan)
+
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            for key, entry in pool.map(build, pending):
+                with self._lock:
+                    if self._first_key is None:
+                        object.__setattr__(self, "_first_key", key)
+                    self._cache[key] = entry
+                    self._reports.append(entry.times)
+
+    # -- reports --------------------------------------------------------------------------
+    def compile_report(self) -> list[dict]:
+        """Per compiled signature: seconds and RSS after trace, lower, compile and first run."""
+        return [t.as_dict() for t in self._reports]
+
+    def memory_report(self) -> dict:
+        """XLA's memory analysis (bytes) of the most recently used compiled step."""
+        if self._last_key is None or self._last_key not in self._cache:
+            raise RuntimeError(f"nn.Graph {self.name}: memory_report() needs a compiled graph; call it first")
+        return _compile.memory_report(self._cache[self._last_key].compiled)
+
+    def stablehlo(self) -> str:
+        """The StableHLO text of the most recently used compiled step."""
+        if self._last_key is None or self._last_key not in self._cache:
+            raise RuntimeError(f"nn.Graph {self.name}: stablehlo() needs a compiled graph; call it first")
+        return self._cache[self._last_key].lowered.as_text()
+
+    def save(self, path: str) -> None:
+        """Serialise the compiled step (``jax.export``) and its state, runnable without this code."""
+        from .export import save_graph
+
+        save_graph(self, path)
+
+    @staticmethod
+    def load(path: str):
+        """A callable that runs a graph saved with ``save`` (no model code needed)."""
+        from .export import LoadedGraph
+
+        return LoadedGraph(path)
+
+    def __repr__(self):
+        lines = [f"({self.name}): {type(self).__name__}("]
+        lines.append(f"  (config): {self.config!r}")
+        for name, m in self._modules.items():
+            body = repr(m).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {body}")
+        for i, opt in enumerate(self._optimizers):
+            lines.append(f"  (optimizer{i}): {type(opt).__name__}")
+        for key, entry in self._cache.items():
+            ins = ", ".join(f"{tuple(s[0])}:{np.dtype(s[1]).name}" for s in key[1] if isinstance(s, tuple))
+            n_out = sum(1 for s in entry.record["out_static"] if s is None)
+            lines.append(f"  (compiled): inputs [{ins}] -> {n_out} tensor output(s)")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+class _TensorSlot:
+    def __repr__(self):
+        return "<tensor>"
+
+
+_TENSOR = _TensorSlot()
+
+
+def _clip(group, grads):
+    """OneFlow's per-group ``clip_grad_max_norm`` / ``clip_grad_norm_type`` (torch's formula)."""
+    max_norm = group.get("clip_grad_max_norm")
+    if max_norm is None:
+        return grads
+    p = float(group.get("clip_grad_norm_type", 2.0))
+    if p == float("inf"):
+        total = jnp.max(jnp.stack([jnp.max(jnp.abs(g)) for g in grads]))
+    else:
+        total = jnp.sum(jnp.stack([jnp.sum(jnp.abs(g.astype(jnp.float32)) ** p) for g in grads])) ** (1.0 / p)
+    scale = jnp.minimum(1.0, max_norm / (total + 1e-6))
+    return [(g * scale).astype(g.dtype) for g in grads]

@@ -1,0 +1,267 @@
+"""Recurrent layers and cells: one op per layer and direction, torch's gate layouts.
+
+A layer op runs a whole sequence: the input projection of all time steps is one matmul, the
+recurrence is one ``lax.scan`` with a scan-shaped custom VJP (``_rnn_scan.py``), so the traced
+program and its compile time do not grow with the sequence length. On NVIDIA GPUs an LSTM
+layer without projection runs cuDNN's kernel through ``jax.experimental.rnn`` instead.
+
+Gate orders are torch's: LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``b_hn`` inside ``r * (...)``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._registry import defop
+from ._rnn_scan import gru_scan, lstm_scan, rnn_scan
+
+
+def _fail(op, message):
+    return ValueError(f"{op}: {message}")
+
+
+def _check_float(op, input, *arrays):
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise TypeError(f"{op}: expected a floating point input, got {input.dtype}")
+    for a in arrays:
+        if a is not None and a.dtype != input.dtype:
+            raise TypeError(
+                f"{op}: all tensors must have the input's dtype {input.dtype}, got one of shape {a.shape} "
+                f"and dtype {a.dtype}"
+            )
+
+
+def _check_weights(op, gates, input_size, w_ih, w_hh, b_ih, b_hh, rec_size):
+    hidden = w_hh.shape[0] // gates if w_hh.ndim == 2 else -1
+    expected = {
+        "w_ih": (w_ih, (gates * hidden, input_size)),
+        "w_hh": (w_hh, (gates * hidden, rec_size)),
+        "b_ih": (b_ih, (gates * hidden,)),
+        "b_hh": (b_hh, (gates * hidden,)),
+    }
+    for name, (a, shape) in expected.items():
+        if a is not None and (hidden <= 0 or a.shape != shape):
+            raise _fail(op, f"expected {name} of shape {shape} ({gates} gates), got {a.shape}")
+    return hidden
+
+
+def _layer_prologue(op, input, batch_first, lengths):
+    """Time-major input, and the (T, B, 1) step mask from ``lengths`` (None when absent)."""
+    if input.ndim != 3:
+        raise _fail(op, f"expected a 3-d input (seq, batch, feature), got shape {input.shape}")
+    x = jnp.swapaxes(input, 0, 1) if batch_first else input
+    if lengths is None:
+        return x, None
+    steps, batch = x.shape[:2]
+    if lengths.shape != (batch,) or not jnp.issubdtype(lengths.dtype, jnp.integer):
+        raise _fail(op, f"expected integer lengths of shape ({batch},), got {lengths.shape} {lengths.dtype}")
+    return x, (jnp.arange(steps)[:, None] < lengths[None, :])[..., None]
+
+
+def _state(op, name, h, batch, size, dtype):
+    if h is None:
+        return jnp.zeros((batch, size), dtype)
+    if h.shape != (batch, size):
+        raise _fail(op, f"expected {name} of shape {(batch, size)}, got {h.shape}")
+    return h
+
+
+def _project(x, w, b1, b2=None):
+    """``x @ w.T + b1 + b2`` for all time steps at once."""
+    out = x @ w.T
+    for b in (b1, b2):
+        if b is not None:
+            out = out + b
+    return out
+
+
+def _epilogue(batch_first, y, *states):
+    return (jnp.swapaxes(y, 0, 1) if batch_first else y, *states)
+
+
+# -- cuDNN (NVIDIA GPUs) ------------------------------------------------------------------
+
+
+def _cudnn_applies(input, w_hr) -> bool:
+    """cuDNN's LSTM through jax.experimental.rnn: CUDA backend, float32, no projection."""
+    return w_hr is None and input.dtype == jnp.float32 and jax.default_backend() == "gpu"
+
+
+def _flip_valid(x, lengths):
+    """Reverse each sequence (batch-first) within its length, leaving the padding in place."""
+    steps = x.shape[1]
+    t = jnp.arange(steps)[None, :]
+    idx = jnp.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)
+    return jnp.take_along_axis(x, idx[..., None], axis=1)
+
+
+def _lstm_cudnn(x, h0, c0, w_ih, w_hh, b_ih, b_hh, lengths, reverse):
+    from jax.experimental import rnn
+
+    steps, batch, input_size = x.shape
+    hidden = w_hh.shape[1]
+    lengths = jnp.full((batch,), steps, jnp.int32) if lengths is None else lengths.astype(jnp.int32)
+    zeros = jnp.zeros((4 * hidden,), x.dtype)
+    weights = jnp.concatenate(
+        [w_ih.ravel(), w_hh.ravel(), zeros if b_ih is None else b_ih, zeros if b_hh is None else b_hh]
+    )
+    xb = jnp.swapaxes(x, 0, 1)
+    if reverse:
+        xb = _flip_valid(xb, lengths)
+    y, hn, cn = rnn.lstm(
+        xb, h0[None], c0[None], weights, lengths, input_size=input_size, hidden_size=hidden,
+        num_layers=1, dropout=0.0, bidirectional=False,
+    )
+    if reverse:
+        y = _flip_valid(y, lengths)
+    valid = jnp.arange(steps)[None, :, None] < lengths[:, None, None]
+    return jnp.swapaxes(jnp.where(valid, y, 0), 0, 1), hn[0], cn[0]
+
+
+# -- layers -------------------------------------------------------------------------------
+
+
+@defop(static=("reverse", "batch_first", "unroll"), method=False)
+def lstm_layer(
+    input, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, lengths=None, reverse=False, batch_first=False,
+    unroll=1,
+):
+    """One LSTM layer in one direction over a whole sequence: ``(output, h_n, c_n)``.
+
+    Args:
+        input: ``(T, B, I)``, or ``(B, T, I)`` when ``batch_first``.
+        h0, c0: ``(B, H_out)`` and ``(B, H)`` initial states, or None for zeros.
+        w_ih, w_hh: ``(4H, I)`` and ``(4H, H_out)``, gates stacked i, f, g, o (torch's layout).
+        b_ih, b_hh: ``(4H,)`` or None.
+        w_hr: ``(H_out, H)`` output projection (torch's ``proj_size``), or None (``H_out = H``).
+        lengths: ``(B,)`` valid length of each sequence, or None when all are ``T``; past its
+            length a sequence's state is frozen and its output is zero (packed sequences).
+        reverse: run each sequence from its last valid step to its first.
+        unroll: time steps per scan iteration.
+
+    Returns:
+        output ``(T, B, H_out)`` (batch first when ``batch_first``), ``h_n`` ``(B, H_out)``,
+        ``c_n`` ``(B, H)``.
+
+    Example::
+
+        >>> y, h, c = fjax.lstm_layer(x, None, None, w_ih, w_hh, b_ih, b_hh)
+    """
+    op = "lstm_layer"
+    _check_float(op, input, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr)
+    x, mask = _layer_prologue(op, input, batch_first, lengths)
+    steps, batch, input_size = x.shape
+    if w_hh.ndim != 2:
+        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
+    hidden = w_hh.shape[0] // 4
+    out_size = hidden if w_hr is None else w_hr.shape[0]
+    if w_hr is not None and w_hr.shape != (out_size, hidden):
+        raise _fail(op, f"expected w_hr of shape (proj_size, {hidden}), got {w_hr.shape}")
+    _check_weights(op, 4, input_size, w_ih, w_hh, b_ih, b_hh, out_size)
+    h0 = _state(op, "h0", h0, batch, out_size, x.dtype)
+    c0 = _state(op, "c0", c0, batch, hidden, x.dtype)
+    if _cudnn_applies(x, w_hr):
+        return _epilogue(batch_first, *_lstm_cudnn(x, h0, c0, w_ih, w_hh, b_ih, b_hh, lengths, reverse))
+    xp = _project(x, w_ih, b_ih, b_hh)
+    return _epilogue(batch_first, *lstm_scan(xp, h0, c0, w_hh, w_hr, mask, reverse, unroll))
+
+
+@defop(static=("reverse", "batch_first", "unroll"), method=False)
+def gru_layer(input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False, unroll=1):
+    """One GRU layer in one direction over a whole sequence: ``(output, h_n)``.
+
+    Gates stacked r, z, n as in torch: ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``.
+    Arguments as :func:`lstm_layer` with 3 gates and no cell state or projection.
+    """
+    op = "gru_layer"
+    _check_float(op, input, h0, w_ih, w_hh, b_ih, b_hh)
+    x, mask = _layer_prologue(op, input, batch_first, lengths)
+    steps, batch, input_size = x.shape
+    if w_hh.ndim != 2:
+        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
+    hidden = _check_weights(op, 3, input_size, w_ih, w_hh, b_ih, b_hh, w_hh.shape[0] // 3)
+    h0 = _state(op, "h0", h0, batch, hidden, x.dtype)
+    return _epilogue(batch_first, *gru_scan(_project(x, w_ih, b_ih), h0, w_hh, b_hh, mask, reverse, unroll))
+
+
+def _rnn_layer(op, nonlinearity, input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll):
+    _check_float(op, input, h0, w_ih, w_hh, b_ih, b_hh)
+    x, mask = _layer_prologue(op, input, batch_first, lengths)
+    steps, batch, input_size = x.shape
+    if w_hh.ndim != 2:
+        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
+    hidden = _check_weights(op, 1, input_size, w_ih, w_hh, b_ih, b_hh, w_hh.shape[0])
+    h0 = _state(op, "h0", h0, batch, hidden, x.dtype)
+    xp = _project(x, w_ih, b_ih, b_hh)
+    return _epilogue(batch_first, *rnn_scan(xp, h0, w_hh, mask, nonlinearity, reverse, unroll))
+
+
+@defop(static=("reverse", "batch_first", "unroll"), method=False)
+def rnn_tanh_layer(
+    input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False, unroll=1
+):
+    """One Elman RNN layer ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)``: ``(output, h_n)``.
+
+    Arguments as :func:`lstm_layer` with 1 gate and no cell state or projection.
+    """
+    return _rnn_layer("rnn_tanh_layer", "tanh", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll)
+
+
+@defop(static=("reverse", "batch_first", "unroll"), method=False)
+def rnn_relu_layer(
+    input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False, unroll=1
+):
+    """One Elman RNN layer ``h' = relu(W_ih x + b_ih + W_hh h + b_hh)``: ``(output, h_n)``."""
+    return _rnn_layer("rnn_relu_layer", "relu", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll)
+
+
+# -- cells (one time step; torch.lstm_cell, torch.gru_cell, torch.rnn_*_cell) -------------
+
+
+def _cell_prologue(op, gates, input, hx, w_ih, w_hh, b_ih, b_hh):
+    _check_float(op, input, *hx, w_ih, w_hh, b_ih, b_hh)
+    if input.ndim != 2:
+        raise _fail(op, f"expected a 2-d input (batch, feature), got shape {input.shape}")
+    if w_hh.ndim != 2:
+        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
+    hidden = _check_weights(op, gates, input.shape[1], w_ih, w_hh, b_ih, b_hh, w_hh.shape[0] // gates)
+    for h in hx:
+        if h.shape != (input.shape[0], hidden):
+            raise _fail(op, f"expected hidden states of shape {(input.shape[0], hidden)}, got {h.shape}")
+    return hidden
+
+
+@defop(method=False)
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step: ``hx = (h, c)`` of shape ``(B, H)`` each; returns ``(h', c')``."""
+    h, c = hx
+    _cell_prologue("lstm_cell", 4, input, (h, c), w_ih, w_hh, b_ih, b_hh)
+    i, f, g, o = jnp.split(_project(input, w_ih, b_ih) + _project(h, w_hh, b_hh), 4, axis=-1)
+    c2 = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+    return jax.nn.sigmoid(o) * jnp.tanh(c2), c2
+
+
+@defop(method=False)
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step: ``hx`` ``(B, H)``; returns ``h'``."""
+    _cell_prologue("gru_cell", 3, input, (hx,), w_ih, w_hh, b_ih, b_hh)
+    xr, xz, xn = jnp.split(_project(input, w_ih, b_ih), 3, axis=-1)
+    hr, hz, hn = jnp.split(_project(hx, w_hh, b_hh), 3, axis=-1)
+    r, z = jax.nn.sigmoid(xr + hr), jax.nn.sigmoid(xz + hz)
+    n = jnp.tanh(xn + r * hn)
+    return n + z * (hx - n)
+
+
+@defop(method=False)
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman step ``tanh(W_ih x + b_ih + W_hh h + b_hh)``."""
+    _cell_prologue("rnn_tanh_cell", 1, input, (hx,), w_ih, w_hh, b_ih, b_hh)
+    return jnp.tanh(_project(input, w_ih, b_ih) + _project(hx, w_hh, b_hh))
+
+
+@defop(method=False)
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman step ``relu(W_ih x + b_ih + W_hh h + b_hh)``."""
+    _cell_prologue("rnn_relu_cell", 1, input, (hx,), w_ih, w_hh, b_ih, b_hh)
+    return jax.nn.relu(_project(input, w_ih, b_ih) + _project(hx, w_hh, b_hh))
