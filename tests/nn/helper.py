@@ -58,11 +58,12 @@ def check_module(
     kwargs: dict | None = None,
     copy: bool = True,
     seed_salt: int = 0,
+    grad_inputs: tuple | None = None,
 ) -> None:
     """Run ``fj(*inputs)`` and ``th(*inputs)`` from the same weights and compare everything.
 
-    ``inputs`` are numpy arrays (floating ones get gradients) or other values passed as-is;
-    ``kwargs`` likewise. Gradients flow from a random cotangent on every float output.
+    ``inputs`` are numpy arrays (floating ones get gradients, or only those at the indices
+    ``grad_inputs``) or other values passed as-is; ``kwargs`` likewise. Gradients flow from a random cotangent on every float output.
     """
     if dtype == "float64":
         fj.double()
@@ -75,20 +76,20 @@ def check_module(
     what = f"{type(th).__name__}(train={train}, {dtype})"
     kwargs = kwargs or {}
 
-    def convert(x, to_torch, leaves):
+    def convert(x, to_torch, leaves, i=None):
         if not isinstance(x, np.ndarray):
             return x
         if x.dtype.kind == "f":
             x = x.astype(dtype)
-        needs = x.dtype.kind == "f"
+        needs = x.dtype.kind == "f" and (grad_inputs is None or i in grad_inputs)
         t = torch.from_numpy(x.copy()).requires_grad_(needs) if to_torch else fjax.tensor(x, requires_grad=needs)
         if needs:
             leaves.append(t)
         return t
 
     fj_leaves, th_leaves = [], []
-    fj_in = [convert(x, False, fj_leaves) for x in inputs]
-    th_in = [convert(x, True, th_leaves) for x in inputs]
+    fj_in = [convert(x, False, fj_leaves, i) for i, x in enumerate(inputs)]
+    th_in = [convert(x, True, th_leaves, i) for i, x in enumerate(inputs)]
     fj_kw = {k: convert(v, False, fj_leaves) for k, v in kwargs.items()}
     th_kw = {k: convert(v, True, th_leaves) for k, v in kwargs.items()}
     fj_out, th_out = _flat(fj(*fj_in, **fj_kw)), _flat(th(*th_in, **th_kw))

@@ -46,4 +46,6 @@ class GraphConfig:
 
     def __repr__(self):
         amp = "off" if self.amp_dtype is None else str(self.amp_dtype)
-        return f"GraphConfig(amp={amp}, gradient_accumulation_steps={self.grad_acc_steps}, cache_size={self.cache_size})"
+        return (
+            f"GraphConfig(amp={amp}, gradient_accumulation_steps={self.grad_acc_steps}, cache_size={self.cache_size})"
+        )

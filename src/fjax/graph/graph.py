@@ -37,7 +37,13 @@ def _is_tensor(x) -> bool:
 
 class GraphModule:
     """Per-module options inside a Graph: ``self.m.to(GraphModule).activation_checkpointing = True``
-    recomputes that module's activations in the backward pass (``jax.checkpoint``)."""
+    recomputes that module's activations in the backward pass (``jax.checkpoint``).
+
+    On CPU, XLA's default concurrency-optimized scheduler hoists the recomputation next to the
+    forward pass, which gives the memory back; run with
+    ``XLA_FLAGS=--xla_cpu_enable_concurrency_optimized_scheduler=false`` to keep the savings
+    there (GPU schedulers are memory-aware).
+    """
 
     def __init__(self, name: str):
         self.name = name
@@ -48,30 +54,56 @@ class GraphModule:
 
 
 class _ModuleProxy:
-    """What ``graph.<name>`` returns for a module: calls go to the module (checkpointed if asked)."""
+    """What ``graph.<name>`` (and its submodules, items) return: module access plus graph options."""
 
-    def __init__(self, module, name):
+    def __init__(self, module, graph, name):
         object.__setattr__(self, "_module", module)
-        object.__setattr__(self, "_options", GraphModule(name))
+        object.__setattr__(self, "_graph", graph)
+        object.__setattr__(self, "_name", name)
 
     def to(self, target, *args, **kwargs):
         if target is GraphModule:
-            return self._options
+            return self._graph._options_for(self._module, self._name)
         return self._module.to(target, *args, **kwargs)
 
+    def _wrap(self, value, name):
+        from ..nn.module import Module
+
+        return _ModuleProxy(value, self._graph, f"{self._name}.{name}") if isinstance(value, Module) else value
+
     def __call__(self, *args, **kwargs):
-        if self._options.activation_checkpointing and trace_state.depth > 0:
-            return _checkpointed_call(self._module, self._options.name, args, kwargs)
         return self._module(*args, **kwargs)
 
     def __getattr__(self, name):
-        return getattr(self._module, name)
+        return self._wrap(getattr(self._module, name), name)
+
+    def __getitem__(self, index):
+        return self._wrap(self._module[index], index)
+
+    def __iter__(self):
+        return (self._wrap(m, i) for i, m in enumerate(self._module))
+
+    def __len__(self):
+        return len(self._module)
 
     def __setattr__(self, name, value):
         setattr(self._module, name, value)
 
     def __repr__(self):
         return repr(self._module)
+
+
+def _checkpointer(name):
+    """The ``Module._graph_call`` that nn.Graph installs on checkpointed modules while tracing."""
+
+    def call(module, args, kwargs):
+        object.__delattr__(module, "_graph_call")  # the inner call runs the module itself
+        try:
+            return _checkpointed_call(module, name, args, kwargs)
+        finally:
+            object.__setattr__(module, "_graph_call", call)
+
+    return call
 
 
 def _checkpointed_call(module, name, args, kwargs):
@@ -155,6 +187,7 @@ class Graph:
         object.__setattr__(self, "_reports", [])
         object.__setattr__(self, "_last_key", None)
         object.__setattr__(self, "_last_call", None)
+        object.__setattr__(self, "_module_options", {})
 
     # -- construction -------------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -163,7 +196,7 @@ class Graph:
 
         if isinstance(value, Module):
             self._modules[name] = value
-            object.__setattr__(self, name, _ModuleProxy(value, name))
+            object.__setattr__(self, name, _ModuleProxy(value, self, name))
         elif isinstance(value, Optimizer):
             raise AttributeError(
                 f"nn.Graph: '{name}' is an optimizer; register it with self.add_optimizer({name}) instead"
@@ -183,6 +216,12 @@ class Graph:
         self._optimizers.append(optimizer)
         if lr_sch is not None:
             self._lr_schedulers.append(lr_sch)
+
+    def _options_for(self, module, name) -> GraphModule:
+        entry = self._module_options.get(id(module))
+        if entry is None:
+            entry = self._module_options[id(module)] = (module, GraphModule(name))
+        return entry[1]
 
     def build(self, *args, **kwargs):
         raise NotImplementedError(f"nn.Graph {type(self).__name__} must override build(self, *args)")
@@ -284,7 +323,10 @@ class Graph:
             saved = [(t, t._data, t.grad, t._node) for t in state_tensors]
             saved_rng = (default_generator._key, default_generator._counter, default_generator._offset)
             trace_state.depth += 1
+            checkpointed = [(m, o.name) for m, o in self._module_options.values() if o.activation_checkpointing]
             try:
+                for m, name in checkpointed:
+                    object.__setattr__(m, "_graph_call", _checkpointer(name))
                 default_generator._key = jax.random.wrap_key_data(key)
                 default_generator._counter, default_generator._offset = 0, counter
                 masters = list(state)
@@ -322,6 +364,8 @@ class Graph:
                 return new_state, new_opt_states, outputs
             finally:
                 trace_state.depth -= 1
+                for m, _ in checkpointed:
+                    object.__delattr__(m, "_graph_call")
                 default_generator._key, default_generator._counter, default_generator._offset = saved_rng
                 for t, data, grad, node in saved:
                     t._data, t.grad, t._node = data, grad, node

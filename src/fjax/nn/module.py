@@ -82,6 +82,9 @@ class Module:
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        graph_call = self.__dict__.get("_graph_call")  # set by nn.Graph while tracing (checkpointing)
+        if graph_call is not None:
+            return graph_call(self, args, kwargs)
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):

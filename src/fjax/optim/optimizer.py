@@ -102,7 +102,9 @@ class Optimizer:
                 f"{self._name()}: params argument given to the optimizer should be an iterable of Tensors "
                 f"or dicts, but got a Tensor of shape {tuple(params.shape)}"
             )
-        groups = list(params)
+        if isinstance(params, (set, frozenset)):  # torch only rejects sets inside a group
+            params = {"params": params}
+        groups = [params] if isinstance(params, dict) else list(params)
         if not groups:
             raise ValueError(f"{self._name()}: optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
