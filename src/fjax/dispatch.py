@@ -85,7 +85,7 @@ def _rebuild(t, it):
 
 
 class _Entry:
-    __slots__ = ("pure", "jit", "vjps")
+    __slots__ = ("pure", "jit", "vjps", "_wrap")
 
     def __init__(self, op: OpDef, args_t, kwargs_t):
         fn = op.fn
@@ -97,13 +97,14 @@ class _Entry:
             return fn(*args, **kwargs)
 
         self.pure = pure
-        self.jit = jax.jit(pure)
+        self.jit = jax.jit(pure) if op.jit else pure
         self.vjps = {}
+        self._wrap = jax.jit if op.jit else (lambda f: f)
 
     def vjp(self, diff_idx):
         f = self.vjps.get(diff_idx)
         if f is None:
-            f = self.vjps[diff_idx] = jax.jit(_vjp_of(self.pure, diff_idx))
+            f = self.vjps[diff_idx] = self._wrap(_vjp_of(self.pure, diff_idx))
         return f
 
 
@@ -191,10 +192,10 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         out, vjp = entry.vjp(diff_idx)(*arrays)
     except (TypeError, ValueError, IndexError) as err:
         raise _error(name, err, leaves) from None
-    return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear)
+    return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear, eager=entry.jit is entry.pure)
 
 
-def _record(name, fn, out, vjp, leaves, diff_idx, linear):
+def _record(name, fn, out, vjp, leaves, diff_idx, linear, eager):
     diff = set(diff_idx)
     inputs = []
     versions = None if linear else []
@@ -210,7 +211,7 @@ def _record(name, fn, out, vjp, leaves, diff_idx, linear):
             inputs.append(x)
     multi = isinstance(out, (tuple, list))
     avals = [(o.shape, o.dtype) for o in out] if multi else (out.shape, out.dtype)
-    node = Node(name, fn, vjp, tuple(inputs), avals, versions)
+    node = Node(name, fn, vjp, tuple(inputs), avals, versions, eager)
     return _wrap_outputs(out, node)
 
 

@@ -529,7 +529,7 @@ def vmap(
         axes = in_axes + ((0,) if index else ())
         transform = _vmap_transform(axes, out_axes, batch, chunk_size)
         extra = [Tensor._wrap(jnp.arange(batch, dtype=jnp.uint32))] if index else []
-        res = _run("vmap", ("vmap", axes, out_axes, chunk_size), program, transform, tensors, extra)
+        res = _run("vmap", ("vmap", axes, out_axes, batch, chunk_size), program, transform, tensors, extra)
         return tree_util.tree_unflatten(call.out_tree, list(res))
 
     return wrapper

@@ -373,6 +373,41 @@ class Tensor:
     def _version_count(self) -> int:
         return self._version[0]
 
+    # -- global tensors (fjax.distributed) ------------------------------------------------
+    def to_global(self, placement=None, sbp=None, **kwargs) -> "Tensor":
+        """This tensor on ``placement`` with ``sbp`` (see fjax.distributed)."""
+        from .distributed.global_tensor import to_global
+
+        return to_global(self, placement, sbp, **kwargs)
+
+    def to_local(self) -> "Tensor":
+        """This process's piece of a global tensor."""
+        from .distributed.global_tensor import to_local
+
+        return to_local(self)
+
+    @property
+    def is_global(self) -> bool:
+        from .distributed.global_tensor import is_global
+
+        return is_global(self)
+
+    @property
+    def is_local(self) -> bool:
+        return not self.is_global
+
+    @property
+    def placement(self):
+        from .distributed.global_tensor import get_placement
+
+        return get_placement(self)
+
+    @property
+    def sbp(self):
+        from .distributed.global_tensor import get_sbp
+
+        return get_sbp(self)
+
     def __setitem__(self, index, value):
         arrays, template = _index(self, index)
         self._set_(_f().setitem(self, arrays, template, value), "__setitem__")

@@ -12,7 +12,7 @@ SAMPLES = {
               _torch=lambda x, d, dtype: torch.sum(x, d, dtype=getattr(torch, dtype)))],
     "nansum": [S((3, 4)), S((2, 3, 4), [0, 1], keepdim=True), S(I((3,)), _grad=False)],
     "mean": [S((3, 4)), S(()), S((2, 3, 4), [-1, 0]), S((3, 4), 1, keepdim=True),
-             S(I((3, 4)), dtype="float32", _grad=False,
+             S(I((3, 4)), dtype="float32", _grad=False, _dtypes=("float32",),
                _torch=lambda x, dtype: torch.mean(x, dtype=getattr(torch, dtype)))],
     "nanmean": [S((3, 4)), S((3, 4), 1, True)],
     "prod": [S((3, 4)), S(()), S((2, 3, 4), 1), S((3, 4), 0, keepdim=True),

@@ -34,10 +34,11 @@ class Node:
         "versions",
         "hooks",
         "retained",
+        "eager",
         "__weakref__",
     )
 
-    def __init__(self, name, fn, vjp, inputs, out_avals, versions=None):
+    def __init__(self, name, fn, vjp, inputs, out_avals, versions=None, eager=False):
         self.name = name
         self.fn = fn
         self.vjp = vjp
@@ -46,6 +47,7 @@ class Node:
         self.versions = versions
         self.hooks = None
         self.retained = None
+        self.eager = eager  # device transfers, one-off functions: their VJP runs without jit
 
     @property
     def multi(self) -> bool:
@@ -63,7 +65,8 @@ class Node:
 
     def apply(self, cts):
         """Cotangents of the differentiable inputs from the cotangents of the outputs."""
-        return _apply_vjp(self.vjp, tuple(cts) if self.multi else cts[0])
+        ct = tuple(cts) if self.multi else cts[0]
+        return self.vjp(ct) if self.eager else _apply_vjp(self.vjp, ct)
 
     def release(self):
         self.vjp = self.inputs = self.fn = None

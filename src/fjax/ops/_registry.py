@@ -26,6 +26,8 @@ class OpDef:
         method: also expose as a Tensor method.
         linear: the op's VJP saves no input (add, reshape, ...), so later in-place changes
             of its inputs do not invalidate the backward.
+        jit: False for ops whose result placement jit would not keep (device transfers): they
+            run eagerly, op by op.
     """
 
     name: str
@@ -35,6 +37,7 @@ class OpDef:
     method: bool = True
     linear: bool = False
     params: tuple = field(default=())
+    jit: bool = True
 
 
 def defop(
@@ -44,6 +47,7 @@ def defop(
     differentiable: bool = True,
     method: bool = True,
     linear: bool = False,
+    jit: bool = True,
 ):
     """Register a pure op in the table. Returns the function unchanged.
 
@@ -62,7 +66,7 @@ def defop(
         unknown = set(static) - set(params)
         if unknown:
             raise ValueError(f"op {op_name!r}: static names {sorted(unknown)} are not parameters")
-        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params)
+        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params, jit)
         return fn
 
     return register

@@ -20,7 +20,7 @@ def _copy(input):
     return jnp.array(input, copy=True)
 
 
-@defop(static=("device",), method=False, linear=True)
+@defop(static=("device",), method=False, linear=True, jit=False)
 def _to_device(input, device):
-    """``input`` on the jax ``device`` (``Tensor.to(device)``)."""
+    """``input`` on a jax device or sharding (``Tensor.to(device)``, ``to_global``)."""
     return jax.device_put(input, device)

@@ -150,20 +150,36 @@ def _weighted(name, loss, weight):
     return loss * weight
 
 
+def _elementwise_weighted(name, loss, input, weight, reduction, by_weight_sum):
+    """torch's optional elementwise ``weight`` of mse/l1/huber (same shape as the input)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError(f"{name}: weight {weight.shape} must have the input's shape {input.shape}")
+    loss = loss * weight.astype(loss.dtype)
+    if reduction == "mean" and by_weight_sum:
+        return jnp.sum(loss) / jnp.sum(weight.astype(loss.dtype))
+    return _reduce(loss, reduction)
+
+
 @defop(static=_LEGACY, method=False)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """``(input - target) ** 2``, optionally weighted, reduced."""
     reduction = _reduction("mse_loss", size_average, reduce, reduction)
+    shape = input.shape
     input, target = _pair("mse_loss", input, target)
-    return _reduce(_weighted("mse_loss", jnp.square(input - target), weight), reduction)
+    loss = jnp.square(input - target)
+    return _elementwise_weighted("mse_loss", loss, jnp.empty(shape), weight, reduction, True)
 
 
 @defop(static=_LEGACY, method=False)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """``|input - target|``, optionally weighted, reduced."""
     reduction = _reduction("l1_loss", size_average, reduce, reduction)
+    shape = input.shape
     input, target = _pair("l1_loss", input, target)
-    return _reduce(_weighted("l1_loss", jnp.abs(input - target), weight), reduction)
+    loss = jnp.abs(input - target)
+    return _elementwise_weighted("l1_loss", loss, jnp.empty(shape), weight, reduction, True)
 
 
 def _smooth_l1(diff, beta):
@@ -189,11 +205,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction("huber_loss", None, None, reduction)
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    shape = input.shape
     input, target = _pair("huber_loss", input, target)
     d = input - target
     ad = jnp.abs(d)
     loss = jnp.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    return _reduce(_weighted("huber_loss", loss, weight), reduction)
+    return _elementwise_weighted("huber_loss", loss, jnp.empty(shape), weight, reduction, False)
 
 
 @defop(static=_LEGACY, method=False)

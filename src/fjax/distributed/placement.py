@@ -1,0 +1,167 @@
+"""OneFlow's placement and sbp over jax.sharding: a placement is a Mesh, an sbp tuple a PartitionSpec."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ..errors import OpError
+
+
+def _backend_devices(type: str):  # noqa: A002 - OneFlow's name
+    """``"cuda"`` is the default accelerator; on a machine without one it falls back to CPU."""
+    if type not in ("cuda", "cpu"):
+        raise ValueError(f"placement: type must be 'cuda' or 'cpu', got {type!r}")
+    if type == "cuda":
+        try:
+            return jax.devices("gpu")
+        except RuntimeError:
+            return jax.devices("cpu")
+    return jax.devices("cpu")
+
+
+class placement:  # noqa: N801 - OneFlow's name
+    """Devices a global tensor lives on: ``fjax.placement("cuda", [0, 1, 2, 3])``.
+
+    A nested ``ranks`` list (``[[0, 1], [2, 3]]``) is a 2-D mesh; an sbp tuple then has one
+    entry per mesh axis. Axis names are ``"p0"``, ``"p1"``, ... unless given (mesh configs name
+    them ``data``, ``model``, ...).
+
+    Example::
+
+        >>> p = fjax.placement("cpu", [[0, 1], [2, 3]])
+        >>> x = fjax.randn(4, 6).to_global(p, (fjax.sbp.split(0), fjax.sbp.broadcast))
+    """
+
+    def __init__(self, type: str = "cuda", ranks=None, axis_names=None):  # noqa: A002
+        devices = _backend_devices(type)
+        if ranks is None:
+            ranks = list(range(len(devices)))
+        grid = np.asarray(ranks)
+        if grid.dtype.kind not in "iu" or grid.ndim == 0:
+            raise OpError(f"placement: ranks must be a (nested) list of device indices, got {ranks!r}")
+        if grid.size and (grid.min() < 0 or grid.max() >= len(devices)):
+            raise OpError(
+                f"placement: ranks {grid.ravel().tolist()} out of range; {len(devices)} {type} device(s) exist "
+                f"(for virtual CPU devices set XLA_FLAGS=--xla_force_host_platform_device_count=N before jax starts)"
+            )
+        if len(set(grid.ravel().tolist())) != grid.size:
+            raise OpError(f"placement: ranks {ranks!r} repeat a device")
+        names = tuple(axis_names) if axis_names is not None else tuple(f"p{i}" for i in range(grid.ndim))
+        if len(names) != grid.ndim:
+            raise OpError(f"placement: {len(names)} axis names {names} for a {grid.ndim}-d ranks list")
+        self.type = type
+        self.ranks = grid.tolist()
+        self.mesh = Mesh(np.asarray(devices, dtype=object)[grid], names)
+
+    @classmethod
+    def all(cls, type: str = "cuda") -> "placement":  # noqa: A002
+        """Every device of that type."""
+        return cls(type, list(range(len(_backend_devices(type)))))
+
+    @classmethod
+    def from_mesh(cls, mesh: Mesh) -> "placement":
+        """The placement of an existing jax Mesh."""
+        p = object.__new__(cls)
+        p.type = "cpu" if mesh.devices.flat[0].platform == "cpu" else "cuda"
+        all_devices = _backend_devices(p.type)
+        index = {d.id: i for i, d in enumerate(all_devices)}
+        p.ranks = np.vectorize(lambda d: index[d.id])(mesh.devices).tolist()
+        p.mesh = mesh
+        return p
+
+    @property
+    def hierarchy(self) -> tuple:
+        return tuple(self.mesh.devices.shape)
+
+    def __eq__(self, other):
+        return isinstance(other, placement) and (self.type, self.ranks) == (other.type, other.ranks)
+
+    def __hash__(self):
+        return hash((self.type, str(self.ranks)))
+
+    def __repr__(self):
+        return f'fjax.placement(type="{self.type}", ranks={self.ranks})'
+
+
+class _SbpBase:
+    __slots__ = ()
+
+
+class split(_SbpBase):  # noqa: N801 - OneFlow's name
+    """The tensor's dim ``dim`` is cut into equal pieces along this mesh axis."""
+
+    __slots__ = ("dim",)
+
+    def __init__(self, dim: int):
+        if not isinstance(dim, int) or dim < 0:
+            raise ValueError(f"sbp.split: dim must be a non-negative int, got {dim!r}")
+        self.dim = dim
+
+    def __eq__(self, other):
+        return isinstance(other, split) and other.dim == self.dim
+
+    def __hash__(self):
+        return hash(("split", self.dim))
+
+    def __repr__(self):
+        return f"fjax.sbp.split(dim={self.dim})"
+
+
+class _Broadcast(_SbpBase):
+    __slots__ = ()
+
+    def __repr__(self):
+        return "fjax.sbp.broadcast"
+
+
+class _PartialSum(_SbpBase):
+    __slots__ = ()
+
+    def __repr__(self):
+        return "fjax.sbp.partial_sum"
+
+
+broadcast = _Broadcast()
+partial_sum = _PartialSum()
+
+
+def as_sbp_tuple(sbp, p: placement) -> tuple:
+    """One sbp per mesh axis (a single sbp is allowed for a 1-D placement)."""
+    if isinstance(sbp, _SbpBase):
+        sbp = (sbp,)
+    sbp = tuple(sbp)
+    if len(sbp) != p.mesh.devices.ndim:
+        raise OpError(f"to_global: {p!r} has {p.mesh.devices.ndim} mesh axes but sbp {sbp} has {len(sbp)} entries")
+    for s in sbp:
+        if not isinstance(s, _SbpBase):
+            raise OpError(f"to_global: expected fjax.sbp.split(d), broadcast or partial_sum, got {s!r}")
+    return sbp
+
+
+def partition_spec(sbp: tuple, p: placement, shape: tuple) -> PartitionSpec:
+    """The PartitionSpec of an sbp tuple for a tensor of ``shape`` (partial_sum: not split)."""
+    dims: list = [None] * len(shape)
+    for axis_name, size, s in zip(p.mesh.axis_names, p.mesh.devices.shape, sbp):
+        if isinstance(s, split):
+            if s.dim >= len(shape):
+                raise OpError(f"to_global: {s!r} on a tensor of shape {tuple(shape)}")
+            if shape[s.dim] % size:
+                raise OpError(
+                    f"to_global: dim {s.dim} of shape {tuple(shape)} is not divisible by the {size} devices of mesh "
+                    f"axis {axis_name!r}"
+                )
+            prev = dims[s.dim]
+            dims[s.dim] = axis_name if prev is None else (*((prev,) if isinstance(prev, str) else prev), axis_name)
+    return PartitionSpec(*dims)
+
+
+def sbp_of(sharding: NamedSharding, ndim: int) -> tuple:
+    """The sbp tuple that a NamedSharding means (one entry per mesh axis)."""
+    spec = tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
+    out = []
+    for name in sharding.mesh.axis_names:
+        dim = next((d for d, e in enumerate(spec) if e == name or (isinstance(e, tuple) and name in e)), None)
+        out.append(broadcast if dim is None else split(dim))
+    return tuple(out)
