@@ -165,7 +165,9 @@ def main() -> None:
         _check(cases)
         for name, c in cases.items():
             first = _first_ms(lambda c=c: _block(c["fjax"]()))  # noqa: B023
-            t = {k: (_median_ms(lambda fn=fn: _block(fn()), args.budget) if fn else float("nan")) for k, fn in c.items()}
+            t = {
+                k: (_median_ms(lambda fn=fn: _block(fn()), args.budget) if fn else float("nan")) for k, fn in c.items()
+            }
             cells = [first, t["fjax"], t["fresh"], t["taf"], t["taf_vec"], t["tfunc"], t["jax"]]
             row = f"{name + ' N=' + str(n):<16}" + "".join(f"{v:>12.3f}" for v in cells)
             row += f"{t['fjax'] / t['jax']:>10.2f}{t['taf'] / t['fjax']:>10.1f}{t['tfunc'] / t['fresh']:>11.2f}"

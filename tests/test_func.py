@@ -42,7 +42,9 @@ def close(f, t, rtol=1e-7, atol=1e-9, what="result"):
         return
     assert isinstance(f, fjax.Tensor), f"{what}: got {type(f)} (seed={SEED})"
     a, b = np.asarray(f.detach()._data), t.detach().numpy()
-    assert a.shape == b.shape and a.dtype == b.dtype, f"{what}: {a.shape} {a.dtype} vs {b.shape} {b.dtype} (seed={SEED})"
+    assert a.shape == b.shape and a.dtype == b.dtype, (
+        f"{what}: {a.shape} {a.dtype} vs {b.shape} {b.dtype} (seed={SEED})"
+    )
     np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"{what} (seed={SEED})")
 
 
@@ -88,7 +90,10 @@ def test_grad_over_pytrees_with_aux_and_static_arguments():
     close((fgv[0], fgv[1][0]), (tgv[0], tgv[1][0]))
 
 
-@pytest.mark.parametrize("case", ["vector_output", "tuple_output", "aux_not_pair", "argnum_range", "argnums_empty", "argnums_dup", "argnums_type"])
+@pytest.mark.parametrize(
+    "case",
+    ["vector_output", "tuple_output", "aux_not_pair", "argnum_range", "argnums_empty", "argnums_dup", "argnums_type"],
+)
 def test_grad_validation_matches_torch(case):
     (fx, tx) = pair(3)
     calls = {
@@ -223,10 +228,13 @@ def test_compositions_match_torch():
     fb, tb = pair(4, 3)
     close(FF.vmap(FF.jacrev(f(fjax)))(fb), TF.vmap(TF.jacrev(f(torch)))(tb))
     fv, tv = pair(3)
-    fhvp = FF.grad(lambda x: FAF.hvp(f(fjax), x, fv)[1].sum())(fx)
+    # torch cannot nest autograd.functional in torch.func; the oracle is autograd.grad over create_graph
+    fhvp = FF.grad(lambda x: FAF.hvp(f(fjax), x, fv, create_graph=True)[1].sum())(fx)
     tx.requires_grad_()
     thvp = torch.autograd.grad(torch.autograd.functional.hvp(f(torch), tx, tv, create_graph=True)[1].sum(), tx)[0]
     close(fhvp, thvp, what="grad of functional.hvp inside fjax.func.grad")
+    detached = FF.grad(lambda x: FAF.hvp(f(fjax), x, fv)[1].sum() + x.sum())(fx)  # create_graph=False: detached
+    close(detached, torch.ones(3, dtype=torch.float64), what="create_graph=False inside a transform")
 
 
 # -- vmap ------------------------------------------------------------------------------------
@@ -275,7 +283,9 @@ def test_vmap_randomness_modes():
     same_error(lambda: FF.vmap(lambda x: x, randomness="bad"), lambda: TF.vmap(lambda x: x, randomness="bad"))
 
 
-@pytest.mark.parametrize("case", ["sizes", "in_dim_range", "non_tensor", "no_batch", "structure", "in_dims_type", "out_none", "out_float"])
+@pytest.mark.parametrize(
+    "case", ["sizes", "in_dim_range", "non_tensor", "no_batch", "structure", "in_dims_type", "out_none", "out_float"]
+)
 def test_vmap_errors_match_torch(case):
     (fx, tx), (fy, ty) = pair(2, 3), pair(3, 3)
 
@@ -356,7 +366,9 @@ def test_functional_call_validation_and_tied_weights_match_torch():
     fx, tx = pair(2, 3)
     fw = {"0.weight": fjax.zeros(4, 3, dtype=fjax.float64)}
     tw = {"0.weight": torch.zeros(4, 3, dtype=torch.float64)}
-    same_error(lambda: FF.functional_call(fmod, fw, fx, strict=True), lambda: TF.functional_call(tmod, tw, tx, strict=True))
+    same_error(
+        lambda: FF.functional_call(fmod, fw, fx, strict=True), lambda: TF.functional_call(tmod, tw, tx, strict=True)
+    )
     same_error(
         lambda: FF.functional_call(fmod, (fw, fw), fx), lambda: TF.functional_call(tmod, (tw, tw), tx), ValueError
     )

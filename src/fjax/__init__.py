@@ -83,3 +83,7 @@ _methods.install()
 globals().update(
     {name: fn for name, fn in vars(_functions).items() if not name.startswith("_") and name not in globals()}
 )
+
+from . import distributed, func, graph, nn, optim, sbp  # noqa: E402
+from .distributed import placement  # noqa: E402
+from .serialization import load, save  # noqa: E402

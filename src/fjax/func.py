@@ -28,144 +28,19 @@ import numpy as np
 from jax import tree_util
 
 from .autograd import _trace
-from .autograd._compiled import evaluate
+from .autograd._call import Call, argnums_tuple, flatten, is_tensor, on_inputs, run_compiled
 from .autograd._deps import dependence
-from .autograd._reparametrize import functional_call
 from .autograd._randomness import random_mode
+from .autograd._reparametrize import functional_call
+from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
 
 
-def _is_tensor(x) -> bool:
-    return isinstance(x, Tensor)
-
-
-def _flatten(tree):
-    return tree_util.tree_flatten(tree, is_leaf=_is_tensor)
-
-
-# -- argnums (torch's validation and messages) ----------------------------------------------
-def _argnums(argnums, num_args: int) -> tuple[int, ...]:
-    if not isinstance(argnums, (int, tuple)):
-        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
-    nums = (argnums,) if isinstance(argnums, int) else argnums
-    if isinstance(argnums, tuple):
-        if len(argnums) == 0:
-            raise RuntimeError("argnums must be non-empty")
-        if len(set(argnums)) != len(argnums):
-            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
-    out = []
-    for a in nums:
-        if not isinstance(a, int):
-            raise RuntimeError(f"argnum must be int, got: {type(a)}")
-        if not -num_args <= a < num_args:
-            raise RuntimeError(f"Got argnum={a}, but only {num_args} positional inputs")
-        out.append(a % num_args)
-    return tuple(out)
-
-
-# -- tracing a call --------------------------------------------------------------------------
-class _Call:
-    """``func(*args, **kwargs)`` as a flat program of the Tensors in ``args``.
-
-    ``diff`` (positions in the flat inputs) are the leaves of the differentiated arguments,
-    in argnums order; ``diff_tree`` rebuilds their structure. After tracing, ``out_tree``,
-    ``n_out`` and the aux structure describe the outputs.
-    """
-
-    def __init__(self, api: str, func: Callable, args: tuple, kwargs: dict, argnums=None, has_aux=False, check=None):
-        self.api, self.func, self.kwargs, self.has_aux, self.check = api, func, kwargs, has_aux, check
-        self.leaves, self.args_tree = _flatten(tuple(args))
-        self.inputs = [i for i, x in enumerate(self.leaves) if _is_tensor(x)]
-        position = {leaf_i: k for k, leaf_i in enumerate(self.inputs)}
-        self.diff, diff_trees = [], []
-        if argnums is not None:
-            starts = np.cumsum([0] + [len(_flatten(a)[0]) for a in args])
-            for a in argnums:
-                for leaf_i in range(starts[a], starts[a + 1]):
-                    if leaf_i not in position:
-                        raise ValueError(
-                            f"Thing passed to transform API must be Tensor, got {type(self.leaves[leaf_i])}"
-                        )
-                    self.diff.append(position[leaf_i])
-                diff_trees.append(_flatten(args[a])[1])
-        self.diff_trees = diff_trees
-        self.out_tree = self.aux_tree = None
-        self.n_out = 0
-        self.aux_static: list = []
-
-    def diff_structure(self, leaves: list, single: bool):
-        """Rebuild per-argument structures from flat diff leaves (a tuple unless ``single``)."""
-        out, k = [], 0
-        for tree in self.diff_trees:
-            out.append(tree_util.tree_unflatten(tree, leaves[k : k + tree.num_leaves]))
-            k += tree.num_leaves
-        return out[0] if single else tuple(out)
-
-    def __call__(self, tensors: list[Tensor]) -> list[Tensor]:
-        leaves = list(self.leaves)
-        for k, t in zip(self.inputs, tensors):
-            leaves[k] = t
-        out = self.func(*tree_util.tree_unflatten(self.args_tree, leaves), **self.kwargs)
-        aux = None
-        if self.has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(
-                    f"{self.api}: output of function f should be a tuple: (output, aux) if has_aux is True"
-                )
-            out, aux = out
-        if self.check is not None:
-            self.check(out)
-        flat, self.out_tree = _flatten(out)
-        if not flat:
-            raise RuntimeError(f"{self.api}: Expected f to be a function that has non-empty output (got output = {out})")
-        for o in flat:
-            if not _is_tensor(o):
-                raise RuntimeError(f"{self.api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
-        self.n_out = len(flat)
-        aux_flat, self.aux_tree = _flatten(aux)
-        self.aux_static = [None if _is_tensor(a) else a for a in aux_flat]
-        return flat + [a for a in aux_flat if _is_tensor(a)]
-
-    def trace(self, extra_avals=()):
-        tensors = [self.leaves[k] for k in self.inputs]
-        avals = [_trace.aval(t) for t in tensors] + list(extra_avals)
-        return _trace.trace(self, avals, f"fjax.func.{self.api.split('(')[0]}"), tensors
-
-    def aux(self, aux_tensors):
-        it = iter(aux_tensors)
-        return tree_util.tree_unflatten(self.aux_tree, [next(it) if a is None else a for a in self.aux_static])
-
-    def check_float_outputs(self, program, api: str):
-        for v in program.jaxpr.outvars[: self.n_out]:
-            if not jnp.issubdtype(v.aval.dtype, jnp.inexact):
-                raise RuntimeError(
-                    f"{api}: All outputs of f must be floating-point or complex Tensors, got Tensor with dtype "
-                    f"fjax.{np.dtype(v.aval.dtype).name}"
-                )
-
-
-def _on(program_outputs, xs, diff):
-    """The program as a function of the ``diff`` inputs only (others fixed to ``xs``)."""
-
-    def f(*d):
-        full = list(xs)
-        for i, v in zip(diff, d):
-            full[i] = v
-        return program_outputs(*full)
-
-    return f, [xs[i] for i in diff]
-
-
-def _run(api: str, spec, program, transform, tensors, extra=()):
-    """Compiled evaluation, recorded on the tape when an input requires grad (torch.func does)."""
-    return evaluate(f"func.{api}", spec, program, transform, [*tensors, *extra], record=True)
-
-
 # -- grad ----------------------------------------------------------------------------------
 def _scalar_output(out) -> None:
-    if not _is_tensor(out):
+    if not is_tensor(out):
         raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
     if out.ndim != 0:
         raise RuntimeError(
@@ -182,8 +57,8 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     """
 
     def wrapper(*args, **kwargs):
-        nums = _argnums(argnums, len(args))
-        call = _Call("grad_and_value(f)(*args)", func, args, kwargs, nums, has_aux, check=_scalar_output)
+        nums = argnums_tuple(argnums, len(args))
+        call = Call("grad_and_value(f)(*args)", func, args, kwargs, nums, has_aux, check=_scalar_output)
         program, tensors = call.trace()
         diff, n_diff = tuple(call.diff), len(call.diff)
 
@@ -192,11 +67,11 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                 outs = f(*d)
                 return outs[0], outs[1:]
 
-            f, d0 = _on(program_fn, xs, diff)
+            f, d0 = on_inputs(program_fn, xs, diff)
             (value, aux), grads = jax.value_and_grad(scalar, argnums=tuple(range(n_diff)), has_aux=True)(*d0)
             return (*grads, value, *aux)
 
-        res = _run("grad_and_value", ("grad_and_value", diff), program, transform, tensors)
+        res = run_compiled("grad_and_value", ("grad_and_value", diff), program, transform, tensors)
         g = call.diff_structure(list(res[:n_diff]), isinstance(argnums, int))
         value = res[n_diff]
         return (g, (value, call.aux(res[n_diff + 1 :]))) if has_aux else (g, value)
@@ -230,11 +105,11 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         >>> (g,) = vjp_fn(fjax.ones_like(out))   # cos(x)
     """
     api = "vjp(f, *primals)"
-    call = _Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
+    call = Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
     program, tensors = call.trace()
     call.check_float_outputs(program, "vjp(f, ...)")
-    n_out, primals_tree = call.n_out, _flatten(tuple(primals))[1]
-    res = _run("vjp", ("identity",), program, lambda p, *xs: p(*xs), tensors)
+    n_out, primals_tree = call.n_out, flatten(tuple(primals))[1]
+    res = run_compiled("vjp", ("identity",), program, lambda p, *xs: p(*xs), tensors)
     out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
     out_tree, n = call.out_tree, len(tensors)
 
@@ -244,19 +119,22 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         return pull(tuple(c.astype(o.dtype) for c, o in zip(cts, outs)))
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
-        flat, tree = _flatten(cotangents)
+        """The VJPs for ``cotangents`` (shaped like the outputs); ``create_graph`` (default: grad mode
+        on) records them on the tape. ``retain_graph`` changes nothing: the VJP is recomputed."""
+        flat, tree = flatten(cotangents)
         if tree != out_tree:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of outputs to the "
                 f"function. cotangents: {tree}, primal output: {out_tree}"
             )
         for c, o in zip(flat, res[:n_out]):
-            if not _is_tensor(c) or tuple(c.shape) != tuple(o.shape):
+            if not is_tensor(c) or tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(
                     f"{api}: expected a cotangent of shape {tuple(o.shape)}, got "
-                    f"{tuple(c.shape) if _is_tensor(c) else type(c)}"
+                    f"{tuple(c.shape) if is_tensor(c) else type(c)}"
                 )
-        grads = _run("vjp", ("vjp", n_out), program, transform, tensors, flat)
+        record = is_grad_enabled() if create_graph is None else create_graph
+        grads = run_compiled("vjp", ("vjp", n_out), program, transform, tensors, flat, record)
         return tree_util.tree_unflatten(primals_tree, list(grads))
 
     if has_aux:
@@ -269,8 +147,8 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
-    flat_p, p_tree = _flatten(primals)
-    flat_t, t_tree = _flatten(tangents)
+    flat_p, p_tree = flatten(primals)
+    flat_t, t_tree = flatten(tangents)
     if p_tree != t_tree:
         raise RuntimeError(
             f"{api}: Expected primals and tangents to have the same python structure. For example, if primals "
@@ -281,17 +159,19 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         if not flat:
             raise RuntimeError(f"{api}: Expected {name} to contain at least one Tensor.")
         for x in flat:
-            if not _is_tensor(x):
+            if not is_tensor(x):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(x)}")
     for p, t in zip(flat_p, flat_t):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"{api}: tangent of shape {tuple(t.shape)} for a primal of shape {tuple(p.shape)}")
-    call = _Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
+    call = Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
     program, tensors = call.trace()
     n_out, n = call.n_out, len(tensors)
     if strict:
-        deps = dependence(lambda *xs: tuple(jax.core.eval_jaxpr(program.jaxpr, program.consts, *xs)[:n_out]),
-                          [t._data for t in tensors])
+        deps = dependence(
+            lambda *xs: tuple(jax.core.eval_jaxpr(program.jaxpr, program.consts, *xs)[:n_out]),
+            [t._data for t in tensors],
+        )
         if not deps.any(axis=1).all():
             raise RuntimeError(
                 "jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. This is "
@@ -308,26 +188,26 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         outs, tans, aux = jax.jvp(f, xs, tuple(t.astype(x.dtype) for t, x in zip(ts, xs)), has_aux=True)
         return (*outs, *tans, *aux)
 
-    res = _run("jvp", ("jvp", n_out), program, transform, tensors, flat_t)
+    res = run_compiled("jvp", ("jvp", n_out), program, transform, tensors, flat_t)
     out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
     tan = tree_util.tree_unflatten(call.out_tree, list(res[n_out : 2 * n_out]))
     return (out, tan, call.aux(res[2 * n_out :])) if has_aux else (out, tan)
 
 
 # -- Jacobians and Hessians ------------------------------------------------------------------
-def _jacobian(api: str, func, argnums, has_aux: bool, transform_of, spec, depth: int) -> Callable:
+def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, spec, depth: int) -> Callable:
     """Shared by jacrev/jacfwd/hessian: ``transform_of(f, n_diff)`` maps f(*d) -> (outs, aux) to
     ``d -> (blocks, aux)`` where blocks nest ``depth`` levels of argnums inside each output."""
 
     def wrapper(*args, **kwargs):
-        nums = _argnums(argnums, len(args))
-        call = _Call(api, func, args, kwargs, nums, has_aux)
-        program, tensors = call.trace()
+        nums = argnums_tuple(argnums, len(args))
+        call = Call(api, func, args, kwargs, nums, has_aux)
+        program, tensors = call.trace(name)
         call.check_float_outputs(program, api.split("(")[0] + "(f, ...)")
         diff, n_out, n_diff = tuple(call.diff), call.n_out, len(call.diff)
 
         def transform(program_fn, *xs):
-            f, d0 = _on(program_fn, xs, diff)
+            f, d0 = on_inputs(program_fn, xs, diff)
 
             def split(*d):
                 outs = f(*d)
@@ -339,7 +219,7 @@ def _jacobian(api: str, func, argnums, has_aux: bool, transform_of, spec, depth:
                 flat.extend(row if depth == 1 else [b for inner in row for b in inner])
             return (*flat, *aux)
 
-        res = _run(api.split("(")[0], (spec, diff, n_out), program, transform, tensors)
+        res = run_compiled(name, (spec, diff, n_out), program, transform, tensors)
         single = isinstance(argnums, int)
         per_out, k, step = [], 0, n_diff**depth
         for _ in range(n_out):
@@ -386,7 +266,7 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
             return jax.jacrev(f, argnums=tuple(range(n_diff)), has_aux=True)
         return _chunked_jacrev(f, n_diff, chunk_size)
 
-    return _jacobian("vjp(f, *primals)", func, argnums, has_aux, transform_of, ("jacrev", chunk_size), 1)
+    return _jacobian("jacrev", "vjp(f, *primals)", func, argnums, has_aux, transform_of, ("jacrev", chunk_size), 1)
 
 
 def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *, randomness: str = "error"):
@@ -401,7 +281,7 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     def transform_of(f, n_diff):
         return jax.jacfwd(f, argnums=tuple(range(n_diff)), has_aux=True)
 
-    inner = _jacobian("jvp(f, primals, tangents)", func, argnums, has_aux, transform_of, ("jacfwd",), 1)
+    inner = _jacobian("jacfwd", "jvp(f, primals, tangents)", func, argnums, has_aux, transform_of, ("jacfwd",), 1)
 
     def wrapper(*args, **kwargs):
         with random_mode(randomness):
@@ -421,15 +301,13 @@ def hessian(func: Callable, argnums: int | tuple[int, ...] = 0):
 
         return blocks
 
-    return _jacobian("hessian(f)", func, argnums, False, transform_of, ("hessian",), 2)
+    return _jacobian("hessian", "hessian(f)", func, argnums, False, transform_of, ("hessian",), 2)
 
 
 # -- vmap ------------------------------------------------------------------------------------
 def _check_randomness(randomness: str) -> None:
     if randomness not in ("error", "different", "same"):
-        raise RuntimeError(
-            f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
-        )
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
 
 def _name(func) -> str:
@@ -439,7 +317,7 @@ def _name(func) -> str:
 def _flat_dims(dims, tree, fail):
     """Broadcast a (nested tuple) prefix of dims over ``tree``'s leaves (Tensors are leaves)."""
     if dims is None or isinstance(dims, int):
-        return [dims] * len(_flatten(tree)[0])
+        return [dims] * len(flatten(tree)[0])
     if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)) and len(dims) == len(tree):
         return [d for sub_d, sub_t in zip(dims, tree) for d in _flat_dims(sub_d, sub_t, fail)]
     if isinstance(dims, dict) and isinstance(tree, dict) and set(dims) == set(tree):
@@ -474,7 +352,7 @@ def vmap(
                 f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a (potentially "
                 f"nested) tuple matching the structure of inputs, got: {type(in_dims)}."
             )
-        leaves, tree = _flatten(tuple(args))
+        leaves, tree = flatten(tuple(args))
 
         def incompatible():
             raise ValueError(
@@ -492,10 +370,11 @@ def vmap(
                     f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but in_dim must be "
                     "either an integer dimension or None."
                 )
-            if not _is_tensor(x):
+            if not is_tensor(x):
                 raise ValueError(
                     f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the input is of "
-                    f"type {type(x)}. We cannot vmap over non-Tensor arguments, please use None as the respective in_dim"
+                    f"type {type(x)}. We cannot vmap over non-Tensor arguments, please use None as the respective "
+                    "in_dim"
                 )
             if not -x.ndim <= d < x.ndim:
                 raise ValueError(
@@ -511,7 +390,7 @@ def vmap(
                 "the mapped dimension"
             )
         batch = sizes[0]
-        call = _Call(f"vmap({name}, ...)", func, args, kwargs, check=partial(_tensor_outputs, name))
+        call = Call(f"vmap({name}, ...)", func, args, kwargs, check=partial(_tensor_outputs, name))
         in_axes = tuple(None if dims[k] is None else dims[k] % leaves[k].ndim for k in call.inputs)
         tensors = [leaves[k] for k in call.inputs]
         avals = [_example_aval(t, a) for t, a in zip(tensors, in_axes)]
@@ -529,15 +408,15 @@ def vmap(
         axes = in_axes + ((0,) if index else ())
         transform = _vmap_transform(axes, out_axes, batch, chunk_size)
         extra = [Tensor._wrap(jnp.arange(batch, dtype=jnp.uint32))] if index else []
-        res = _run("vmap", ("vmap", axes, out_axes, batch, chunk_size), program, transform, tensors, extra)
+        res = run_compiled("vmap", ("vmap", axes, out_axes, batch, chunk_size), program, transform, tensors, extra)
         return tree_util.tree_unflatten(call.out_tree, list(res))
 
     return wrapper
 
 
 def _tensor_outputs(name: str, out) -> None:
-    for o in _flatten(out)[0]:
-        if not _is_tensor(o):
+    for o in flatten(out)[0]:
+        if not is_tensor(o):
             raise ValueError(
                 f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you mean to set "
                 "out_dims= to None for output?"
@@ -551,7 +430,7 @@ def _example_aval(t: Tensor, axis):
     return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1 :])
 
 
-def _out_axes(out_dims, call: _Call, name: str) -> tuple:
+def _out_axes(out_dims, call: Call, name: str) -> tuple:
     tree = tree_util.tree_unflatten(call.out_tree, [0] * call.n_out)
 
     def incompatible():

@@ -138,7 +138,11 @@ def test_float32_and_mixed_dtypes_follow_torch():
     tf = lambda x: x.exp() * tw  # noqa: E731
     tol = dict(rtol=1e-5, atol=1e-6)
     close(FAF.jacobian(ff, fx), TAF.jacobian(tf, tx), **tol)
-    close(FAF.jacobian(ff, fx, strategy="forward-mode"), TAF.jacobian(tf, tx, vectorize=True, strategy="forward-mode"), **tol)
+    close(
+        FAF.jacobian(ff, fx, strategy="forward-mode"),
+        TAF.jacobian(tf, tx, vectorize=True, strategy="forward-mode"),
+        **tol,
+    )
     close(FAF.hessian(lambda x: (x**3).sum(), fx), TAF.hessian(lambda x: (x**3).sum(), tx), **tol)
 
 
@@ -273,7 +277,10 @@ def test_independent_inputs_give_zeros_without_strict():
     fv, tv = pair(3)
     close(FAF.vjp(lambda x, y: x.exp(), (fx, fy), fv), TAF.vjp(lambda x, y: x.exp(), (tx, ty), tv))
     close(FAF.hessian(lambda x, y: (x**3).sum(), (fx, fy)), TAF.hessian(lambda x, y: (x**3).sum(), (tx, ty)))
-    close(FAF.jacobian(lambda x: fjax.ones(2, dtype=fjax.float64), fx), TAF.jacobian(lambda x: torch.ones(2, dtype=torch.float64), tx))
+    close(
+        FAF.jacobian(lambda x: fjax.ones(2, dtype=fjax.float64), fx),
+        TAF.jacobian(lambda x: torch.ones(2, dtype=torch.float64), tx),
+    )
 
 
 def test_strict_passes_for_dependent_functions():
@@ -377,8 +384,9 @@ def test_new_captured_values_and_scalars_reuse_the_executable():
         w = rng.standard_normal((4, 4))
         fw.data = fjax.tensor(w)  # an optimizer step: same shapes, new values
         scale = 1.5 + step  # a Python scalar captured by the lambda
-        res = FAF.jacobian(lambda x: fjax.tanh(x @ fw) * scale, fx)
-        close(res, TAF.jacobian(lambda x: torch.tanh(x @ torch.tensor(w)) * scale, tx), what=f"step {step}")
+        res = FAF.jacobian(lambda x: fjax.tanh(x @ fw) * scale, fx)  # noqa: B023 - captured on purpose
+        expected = TAF.jacobian(lambda x: torch.tanh(x @ torch.tensor(w)) * scale, tx)  # noqa: B023
+        close(res, expected, what=f"step {step}")
     assert FAF.cache_info().misses == 1 and _executables() == 1
     FAF.jacobian(lambda x: fjax.tanh(x @ fw) * 2.0, pair(3, 4)[0])  # new shapes: new entry
     FAF.jacobian(lambda x: fjax.sin(x @ fw) * 2.0, fx)  # new program: new entry
@@ -392,3 +400,26 @@ def test_random_draws_inside_the_function_are_fresh_each_call():
     second = FAF.jacobian(lambda x: x * fjax.rand(5, dtype=fjax.float64), fx)
     assert not np.allclose(first.numpy(), second.numpy()), f"seed={SEED}"
     assert FAF.cache_info().misses == 1
+
+
+def test_inside_nn_graph():
+    from fjax.graph import Graph
+
+    fmod, tmod = _mlp_pair()
+    fx, tx = pair(4)
+    fv, tv = pair(4)
+
+    class Analysis(Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = fmod
+
+        def build(self, x, v):
+            loss = lambda x: (self.model(x) ** 2).sum()  # noqa: E731
+            return FAF.hessian(loss, x), FAF.hvp(loss, x, v)[1], FAF.jacobian(self.model, x)
+
+    tl = lambda x: (tmod(x) ** 2).sum()  # noqa: E731
+    expected = (TAF.hessian(tl, tx), TAF.hvp(tl, tx, tv)[1], TAF.jacobian(tmod, tx))
+    graph = Analysis()
+    for _ in range(2):  # the second call reuses the graph's executable
+        close(graph(fx, fv), expected)

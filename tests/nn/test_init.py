@@ -19,28 +19,29 @@ def _moments(a: np.ndarray) -> np.ndarray:
 
 
 def _compare(fj_samples: np.ndarray, th_samples: np.ndarray, what: str, bounded: bool) -> None:
-    """Mean and std agree within 6 standard errors; uniform-like bounds within 2% of the range."""
+    """Mean and std agree within 6 standard errors; the sample min/max of bounded distributions
+    agree within 10 / n of the range (each misses its bound by more with probability < e^-10)."""
     n = fj_samples.size
     fm, tm = _moments(fj_samples), _moments(th_samples)
     se = tm[1] / math.sqrt(n)
     assert abs(fm[0] - tm[0]) < 6 * se + 1e-12, f"{what}: mean {fm[0]} vs torch {tm[0]} (seed={SEED})"
     assert abs(fm[1] - tm[1]) < 6 * tm[1] * math.sqrt(2 / n) + 1e-12, f"{what}: std {fm[1]} vs torch {tm[1]} (seed={SEED})"
     if bounded:
-        span = tm[3] - tm[2]
-        assert abs(fm[2] - tm[2]) < 0.02 * span and abs(fm[3] - tm[3]) < 0.02 * span, f"{what}: bounds {fm[2:]} vs {tm[2:]}"
+        tol = (tm[3] - tm[2]) * 10 / n
+        assert abs(fm[2] - tm[2]) < tol and abs(fm[3] - tm[3]) < tol, f"{what}: bounds {fm[2:]} vs {tm[2:]} (seed={SEED})"
 
 
 FUNCTIONS = [
     ("uniform_", dict(a=-0.3, b=0.7), True),
     ("normal_", dict(mean=0.5, std=2.0), False),
-    ("trunc_normal_", dict(mean=0.2, std=1.5, a=-1.0, b=2.0), True),
+    ("trunc_normal_", dict(mean=0.2, std=1.5, a=-1.0, b=2.0), False),
     ("xavier_uniform_", dict(gain=1.5), True),
     ("xavier_normal_", dict(gain=0.5), False),
     ("kaiming_uniform_", dict(a=math.sqrt(5)), True),
     ("kaiming_uniform_", dict(mode="fan_out", nonlinearity="relu"), True),
     ("kaiming_normal_", dict(a=0.2, nonlinearity="leaky_relu"), False),
     ("kaiming_normal_", dict(mode="fan_out", nonlinearity="tanh"), False),
-    ("orthogonal_", dict(gain=2.0), True),
+    ("orthogonal_", dict(gain=2.0), False),
     ("sparse_", dict(sparsity=0.3, std=0.5), False),
 ]
 
@@ -53,6 +54,8 @@ def test_init_distribution(name, kw, bounded):
     fj = [getattr(nn.init, name)(nn.Parameter(fjax.empty(*shape)), **kw).detach().numpy() for _ in range(4)]
     th = [getattr(torch.nn.init, name)(torch.empty(shape), **kw).numpy() for _ in range(4)]
     _compare(np.stack(fj), np.stack(th), f"init.{name}({kw})", bounded)
+    if name == "trunc_normal_":
+        assert -1.0 <= min(f.min() for f in fj) and max(f.max() for f in fj) <= 2.0
     if name == "sparse_":
         zero_per_column = (fj[0] == 0).sum(0)
         assert (zero_per_column == math.ceil(0.3 * shape[0])).all()

@@ -1,8 +1,8 @@
 """Op-table samples: loss functions.
 
 torch cannot differentiate class weights of nll_loss, cross_entropy (index targets),
-binary_cross_entropy and binary_cross_entropy_with_logits (fjax can): those cases compare
-values only, and the same losses without weights check the gradients.
+binary_cross_entropy and binary_cross_entropy_with_logits, nor pos_weight (fjax can): those
+cases compare values only, and the same losses without weights check the gradients.
 """
 
 import torch.nn.functional as F_
@@ -51,7 +51,8 @@ SAMPLES = {
     "binary_cross_entropy_with_logits": [
         S((4, 3), F((4, 3), 0, 1)), S((4, 3), F((4, 3), 0, 1), reduction="none"),
         S(F((4, 3), -30, 30), F((4, 3), 0, 1), reduction="sum"),
-        S((4, 3), F((4, 3), 0, 1), pos_weight=_W), S((4, 3), F((4, 3), 0, 1), reduction="none", pos_weight=_W),
+        S((4, 3), F((4, 3), 0, 1), pos_weight=_W, _grad=False),
+        S((4, 3), F((4, 3), 0, 1), reduction="none", pos_weight=_W, _grad=False),
         S((4, 3), F((4, 3), 0, 1), _W, _grad=False),
     ],
     "kl_div": [S((4, 3), F((4, 3), 0.1, 1)), S((4, 3), F((4, 3), 0.1, 1), reduction="batchmean"),

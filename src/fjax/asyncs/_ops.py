@@ -36,6 +36,9 @@ class CheckError(RuntimeError):
         self.message, self.step, self.site = message, step, site
 
 
+CheckError.__module__ = "fjax.asyncs"
+
+
 _steps: dict[tuple[str, int], int] = {}
 _steps_lock = threading.Lock()
 

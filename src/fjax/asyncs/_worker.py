@@ -26,6 +26,7 @@ _DEFAULT_THREAD_LIMIT = 16
 _DEFAULT_QUEUE_SIZE = 64
 
 _lock = threading.Lock()
+_default_lock = threading.Lock()
 _live_handles = 0  # user Threads whose handle is still referenced
 _serving: set["_TaskQueue"] = set()  # queues whose thread still runs (a dropped handle drains first)
 _names = itertools.count()
@@ -252,7 +253,7 @@ _default: Thread | None = None
 def _default_thread() -> Thread:
     global _default
     if _default is None:
-        with _lock:
+        with _default_lock:
             if _default is None:
                 _default = Thread._uncounted("fjax-asyncs-default")
     return _default

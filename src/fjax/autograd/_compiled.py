@@ -96,15 +96,13 @@ def evaluate(name: str, spec, program: Program, transform: Callable, args: Seque
     """Run ``transform`` of ``program`` on ``args`` (Tensors) compiled; returns a tuple of Tensors.
 
     With ``record=True`` the whole computation becomes one tape node (JAX's VJP of it), so
-    the results can be differentiated again eagerly (``create_graph=True``).
+    the results can be differentiated again eagerly (``create_graph=True``). Without it the
+    results are detached, also for an enclosing JAX transform (``stop_gradient`` on tracers).
     """
     entry = _cache.get(spec, program, transform)
     if record:
         return run(name, entry, [*program.consts, *args])
     outs = entry.jit(*program.consts, *[a._data for a in args])
+    if any(isinstance(o, jax.core.Tracer) for o in outs):
+        outs = jax.lax.stop_gradient(outs)
     return tuple(Tensor._wrap(o) for o in outs)
-
-
-def total_executables() -> int:
-    """How many executables the cached jits hold (a recompile of a cached entry counts too)."""
-    return sum(e.jit._cache_size() for e in _cache.entries.values())

@@ -39,7 +39,9 @@ def _untie(module, values: dict) -> dict:
 
 
 def _check_keys(module, keys) -> None:
-    valid = {n for n, _ in [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]}
+    valid = {
+        n for n, _ in [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]
+    }
     missing, unexpected = sorted(valid - set(keys)), sorted(set(keys) - valid)
     msgs = []
     if unexpected:

@@ -13,18 +13,17 @@ from typing import Callable, NamedTuple, Sequence
 
 import jax
 import numpy as np
-from jax.extend import core as jcore
-from jax.extend import linear_util as lu
 
 # Public ``jax.make_jaxpr`` keeps a trace cache keyed by the Python function object (stale
 # captured values for a reused function) and costs twice as much per call as tracing directly.
 from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
+from jax.extend import core as jcore
+from jax.extend import linear_util as lu
 
 from ..dispatch import trace_state
 from ..errors import OpError
 from ..tensor import Tensor
 from .grad_mode import no_grad
-
 
 _HOST_READS = (  # the function asked for a traced value on the host
     jax.errors.ConcretizationTypeError,
@@ -129,9 +128,7 @@ def _jaxpr_key(jaxpr: jcore.Jaxpr) -> tuple:
         index[v] = len(index)
         parts.append(v.aval)
     for eqn in jaxpr.eqns:
-        ins = tuple(
-            ("lit", _freeze(a.val), a.aval) if isinstance(a, jcore.Literal) else index[a] for a in eqn.invars
-        )
+        ins = tuple(("lit", _freeze(a.val), a.aval) if isinstance(a, jcore.Literal) else index[a] for a in eqn.invars)
         outs = []
         for v in eqn.outvars:
             index[v] = len(index)

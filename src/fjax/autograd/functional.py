@@ -41,7 +41,11 @@ def _as_tuple(inp, arg_name: str, fn_name: str):
     items = inp if is_tuple else (inp,)
     for i, el in enumerate(items):
         if not isinstance(el, Tensor):
-            where = f"the value at index {i} has type {type(el)}" if is_tuple else f"the given {arg_name} has type {type(el)}"
+            where = (
+                f"the value at index {i} has type {type(el)}"
+                if is_tuple
+                else f"the given {arg_name} has type {type(el)}"
+            )
             raise TypeError(
                 f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but {where}."
             )
@@ -78,7 +82,8 @@ def _validate_v(v, shapes, is_other_tuple: bool) -> None:
         if tuple(el_v.shape) != tuple(shape):
             prepend = f"Entry {idx} in " if is_other_tuple else ""
             raise RuntimeError(
-                f"{prepend}v has invalid size: should be fjax.Size({list(shape)}) but got fjax.Size({list(el_v.shape)})."
+                f"{prepend}v has invalid size: should be fjax.Size({list(shape)}) but got "
+                f"fjax.Size({list(el_v.shape)})."
             )
 
 
@@ -297,7 +302,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if strict:
         deps = _strict_outputs(program, inputs)
         _strict_each_input_used(
-            deps, "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+            deps,
+            "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
         )
         if create_graph:
             vs = [t._data for t in v or ()]
@@ -343,7 +349,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if strict:
         deps = _strict_outputs(program, inputs)
         _strict_each_input_used(
-            deps, "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+            deps,
+            "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
         )
         if create_graph:
             vs = [t._data for t in v or ()]
@@ -354,7 +361,9 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                 "strict mode when create_graph=True.",
                 skip=_requires_grad(v),
             )
-    outs, res = _finish("jvp", ("jvp", n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, n_out)
+    outs, res = _finish(
+        "jvp", ("jvp", n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, n_out
+    )
     return _tuple_postprocess(outs, is_outputs_tuple), _tuple_postprocess(res, is_outputs_tuple)
 
 
@@ -484,7 +493,8 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
     if strict:
         deps = _strict_outputs(program, inputs)
         _strict_each_input_used(
-            deps, "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+            deps,
+            "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
         )
         grad_deps = _strict_jacobian_of_grad(program, inputs)
         if not forward:
@@ -502,9 +512,7 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
                 "strict mode when create_graph=True.",
                 skip=_requires_grad(v),
             )
-    (out,), res = _finish(
-        name, (name, n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, 1
-    )
+    (out,), res = _finish(name, (name, n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, 1)
     return out, _tuple_postprocess(res, is_inputs_tuple)
 
 

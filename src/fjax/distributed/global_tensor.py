@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding
 from ..dispatch import functions as F
 from ..errors import OpError
 from ..tensor import Tensor
-from .placement import _PartialSum, as_sbp_tuple, partition_spec, placement, sbp_of
+from .placement import _PartialSum, as_sbp_tuple, partial_sum, partition_spec, placement, sbp_of
 
 
 def is_global(t: Tensor) -> bool:
@@ -31,7 +31,7 @@ def get_sbp(t: Tensor) -> tuple | None:
         return None
     sbp = list(sbp_of(t._data.sharding, t.ndim))
     for axis in t.__dict__.get("_partial", ()):
-        sbp[axis] = _PartialSum()
+        sbp[axis] = partial_sum
     return tuple(sbp)
 
 

@@ -88,6 +88,12 @@ class placement:  # noqa: N801 - OneFlow's name
 class _SbpBase:
     __slots__ = ()
 
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self).__name__)
+
 
 class split(_SbpBase):  # noqa: N801 - OneFlow's name
     """The tensor's dim ``dim`` is cut into equal pieces along this mesh axis."""

@@ -17,7 +17,7 @@ class GraphConfig:
         self.amp_dtype = None
         self.grad_acc_steps = 1
         self.cache_size = 9
-        self.debug_level = -1
+        self.mesh = None
 
     def enable_amp(self, mode: bool = True, *, dtype=_dt.bfloat16) -> None:
         """Compute forward/backward in ``dtype`` (bfloat16 or float16); master weights and the
@@ -33,6 +33,25 @@ class GraphConfig:
         if int(value) < 1:
             raise ValueError(f"set_gradient_accumulation_steps: expected a positive int, got {value}")
         self.grad_acc_steps = int(value)
+
+    def set_mesh(self, config) -> None:
+        """Compile this graph's step with the shardings of a mesh configuration (a dict, a
+        JSON/YAML path or a ``fjax.distributed.MeshConfig``); the model code is unchanged."""
+        from ..distributed.mesh import MeshConfig
+
+        self.mesh = MeshConfig.load(config)
+
+    def enable_zero(self, mode: bool = True, *, stage: int = 1, **kwargs) -> None:
+        """OneFlow's ZeRO switch: shard optimizer state (1), gradients (2) and parameters (3)
+        over the ``data`` axis (all devices when no mesh was set)."""
+        import jax
+
+        from ..distributed.mesh import MeshConfig
+
+        if self.mesh is None:
+            self.mesh = MeshConfig(axes={"data": jax.device_count()})
+        self.mesh.zero_stage = stage if mode else 0
+        self.mesh.__post_init__()
 
     def _accept_fusion_flag(self, mode: bool = True) -> None:
         """XLA performs this fusion on its own; the flag is accepted for OneFlow compatibility."""

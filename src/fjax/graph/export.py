@@ -26,7 +26,7 @@ def save_graph(graph, path: str) -> None:
     entry = graph._cache[graph._last_key]
     _, in_tree, statics, _ = graph._last_call
     record: dict = {}
-    step, state_tensors, plan = graph._step_fn(in_tree, statics, record)
+    step, state_tensors, plan, layout = graph._step_fn(in_tree, statics, record)
     args = graph._args(state_tensors, plan, list(graph._last_call[3]))  # inputs: shape/dtype specs
     flat_args, args_tree = jax.tree_util.tree_flatten(args)
 

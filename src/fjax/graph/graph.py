@@ -151,6 +151,7 @@ class _Compiled:
     record: dict
     state_tensors: list
     plan: list
+    layout: dict | None
     first_run_done: bool = False
 
 
@@ -249,13 +250,35 @@ class Graph:
     # -- state ----------------------------------------------------------------------------
     def _state_tensors(self) -> list:
         """Every parameter and buffer of the graph's modules, each once, in a fixed order."""
+        return [t for _, t in self._named_state()]
+
+    def _named_state(self) -> list:
         seen, out = set(), []
-        for module in self._modules.values():
-            for t in list(module.parameters()) + list(module.buffers()):
+        for attr, module in self._modules.items():
+            for name, t in list(module.named_parameters()) + list(module.named_buffers()):
                 if id(t) not in seen:
                     seen.add(id(t))
-                    out.append(t)
+                    out.append((f"{attr}.{name}", t))
         return out
+
+    def _layout(self, state_tensors, plan):
+        """Shardings from the mesh config: state storage, optimizer-state leaves, gradients."""
+        mesh = self.config.mesh
+        if mesh is None:
+            return None
+        names = {id(t): n for n, t in self._named_state()}
+        storage = [mesh.storage(names[id(t)], tuple(t.shape)) for t in state_tensors]
+        grads = [mesh.gradient(names[id(t)], tuple(t.shape)) for t in state_tensors]
+        opt = [
+            [
+                jax.tree.map(
+                    lambda leaf, p=p: mesh.optimizer_state(names[id(p)], tuple(p.shape), np.shape(leaf)), opt._state[p]
+                )
+                for p in group["params"]
+            ]
+            for opt, group, _ in plan
+        ]
+        return {"storage": storage, "grads": grads, "opt": opt, "mesh": mesh}
 
     def _opt_plan(self, state_tensors):
         """For each optimizer group: the indices of its params in ``state_tensors``."""
@@ -297,6 +320,8 @@ class Graph:
         """The pure step for one input structure; ``record`` receives what the trace learns."""
         state_tensors = self._state_tensors()
         plan = self._opt_plan(state_tensors)
+        layout = self._layout(state_tensors, plan)
+        constrain = jax.lax.with_sharding_constraint
         training = self.training
         amp = self.config.amp_dtype
         n_acc = self.config.grad_acc_steps if training else 1
@@ -346,6 +371,10 @@ class Graph:
                         new_state.append(master)  # parameters: the float32 master copy
                     else:
                         new_state.append(t._data)
+                if layout is not None:
+                    grads = [
+                        g if g is None or sh is None else constrain(g, sh) for g, sh in zip(grads, layout["grads"])
+                    ]
                 new_opt_states = list(opt_states)
                 for gi, (opt, group, idx) in enumerate(plan):
                     live = [i for i in idx if grads[i] is not None]
@@ -361,6 +390,12 @@ class Graph:
                         new_state[i] = p_new
                         group_states[pos[i]] = s_new
                     new_opt_states[gi] = group_states
+                if layout is not None:
+                    new_state = [constrain(a, sh) for a, sh in zip(new_state, layout["storage"])]
+                    new_opt_states = [
+                        [jax.tree.map(constrain, st, sh) for st, sh in zip(group_st, group_sh)]
+                        for group_st, group_sh in zip(new_opt_states, layout["opt"])
+                    ]
                 return new_state, new_opt_states, outputs
             finally:
                 trace_state.depth -= 1
@@ -370,7 +405,7 @@ class Graph:
                 for t, data, grad, node in saved:
                     t._data, t.grad, t._node = data, grad, node
 
-        return step, state_tensors, plan
+        return step, state_tensors, plan, layout
 
     def _accumulate(self, state_tensors, inputs, n, run_build, cast_inputs):
         """Gradient accumulation: ``lax.scan`` over ``n`` micro-batches (compile time flat in n)."""
@@ -420,10 +455,19 @@ class Graph:
                 statics.append(x)
                 sig.append(x)
         modes = tuple(m.training for module in self._modules.values() for m in module.modules())
-        key = (in_tree, tuple(sig), modes, self.config.amp_dtype, self.config.grad_acc_steps)
+        key = (in_tree, tuple(sig), modes, self.config.amp_dtype, self.config.grad_acc_steps, id(self.config.mesh))
         return key, in_tree, statics, arrays
 
-    def _args(self, state_tensors, plan, arrays):
+    def _args(self, state_tensors, plan, arrays, layout=None):
+        if layout is not None:
+            from ..distributed.mesh import place
+
+            for t, a in zip(state_tensors, place([t._data for t in state_tensors], layout["storage"])):
+                t._data = a
+            for (opt, group, _), group_sh in zip(plan, layout["opt"]):
+                for p, sh in zip(group["params"], group_sh):
+                    opt._state[p] = jax.tree.map(lambda a, s: place([a], [s])[0], opt._state[p], sh)
+            arrays = place(arrays, [layout["mesh"].batch(tuple(a.shape)) for a in arrays])
         state = [t._data for t in state_tensors]
         opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
         hyper = [opt._hyper(group) for opt, group, _ in plan]
@@ -433,13 +477,13 @@ class Graph:
 
     def _compile(self, key, in_tree, statics, arrays) -> _Compiled:
         record: dict = {}
-        step, state_tensors, plan = self._step_fn(in_tree, statics, record)
+        step, state_tensors, plan, layout = self._step_fn(in_tree, statics, record)
         jitted = jax.jit(step, donate_argnums=(0, 1))
         sig = ", ".join(f"{tuple(a.shape)}:{a.dtype}" for a in arrays)
         compiled, lowered, times = _compile.compile_stages(
-            jitted, self._args(state_tensors, plan, arrays), self.name, sig, self._debug_level
+            jitted, self._args(state_tensors, plan, arrays, layout), self.name, sig, self._debug_level
         )
-        return _Compiled(compiled, lowered, times, record, state_tensors, plan)
+        return _Compiled(compiled, lowered, times, record, state_tensors, plan, layout)
 
     def _lookup(self, key, in_tree, statics, arrays) -> _Compiled:
         with self._lock:
@@ -465,7 +509,7 @@ class Graph:
         specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
         object.__setattr__(self, "_last_call", (key, in_tree, statics, specs))
         state_tensors, plan = entry.state_tensors, entry.plan
-        call_args = self._args(state_tensors, plan, arrays)
+        call_args = self._args(state_tensors, plan, arrays, entry.layout)
         first = not entry.first_run_done
         start = _compile.time.perf_counter()
         new_state, new_opt, outputs = entry.compiled(*call_args)
@@ -498,20 +542,20 @@ class Graph:
             if key in self._cache:
                 continue
             record: dict = {}
-            step, state_tensors, plan = self._step_fn(in_tree, statics, record)
+            step, state_tensors, plan, layout = self._step_fn(in_tree, statics, record)
             jitted = jax.jit(step, donate_argnums=(0, 1))
             times = _compile.StageTimes(", ".join(f"{tuple(a.shape)}:{a.dtype}" for a in arrays))
             start = _compile.time.perf_counter()
-            lowered = jitted.trace(*self._args(state_tensors, plan, arrays)).lower()
+            lowered = jitted.trace(*self._args(state_tensors, plan, arrays, layout)).lower()
             times.record(self.name, "trace+lower", _compile.time.perf_counter() - start, self._debug_level)
-            pending.append((key, lowered, times, dict(record), state_tensors, plan))
+            pending.append((key, lowered, times, dict(record), state_tensors, plan, layout))
 
         def build(item):
-            key, lowered, times, record, state_tensors, plan = item
+            key, lowered, times, record, state_tensors, plan, layout = item
             start = _compile.time.perf_counter()
             compiled = lowered.compile()
             times.record(self.name, "XLA compile", _compile.time.perf_counter() - start, self._debug_level)
-            return key, _Compiled(compiled, lowered, times, record, state_tensors, plan)
+            return key, _Compiled(compiled, lowered, times, record, state_tensors, plan, layout)
 
         with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
             for key, entry in pool.map(build, pending):

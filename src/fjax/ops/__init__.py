@@ -1,4 +1,18 @@
 """Pure ops on jax arrays, one module per family; importing this package fills the op table."""
 
-from . import activation, compare, conv, convert, elementwise, indexing, linalg, loss, nn, pool, reduce, shape, transcendental  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    compare,
+    conv,
+    convert,
+    elementwise,
+    indexing,
+    linalg,
+    loss,
+    nn,
+    pool,
+    reduce,
+    shape,
+    transcendental,
+)
 from ._registry import OPS, OpDef, defop  # noqa: F401

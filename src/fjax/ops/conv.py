@@ -61,9 +61,14 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     dilation = _tup(name, "dilation", dilation, nd)
     pads = _conv_padding(name, padding, weight.shape[2:], stride, dilation)
     out = lax.conv_general_dilated(
-        x, weight, stride, pads, rhs_dilation=dilation,
-        dimension_numbers=_SPEC[nd], feature_group_count=groups,
-    )  # fmt: skip
+        x,
+        weight,
+        stride,
+        pads,
+        rhs_dilation=dilation,
+        dimension_numbers=_SPEC[nd],
+        feature_group_count=groups,
+    )
     if bias is not None:
         out = out + bias.reshape((-1,) + (1,) * nd)
     return out[0] if unbatched else out
@@ -87,7 +92,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+def _conv_transpose(
+    name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
     x, unbatched = _batched(name, input, nd)
     c_in = x.shape[1]
     if weight.ndim != nd + 2 or weight.shape[0] != c_in or c_in % groups:
@@ -116,9 +123,15 @@ def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_paddi
         for k, d, p, op in zip(kernel, dilation, padding, output_padding)
     ]
     out = lax.conv_general_dilated(
-        x, w, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
-        dimension_numbers=_SPEC[nd], feature_group_count=groups,
-    )  # fmt: skip
+        x,
+        w,
+        (1,) * nd,
+        pads,
+        lhs_dilation=stride,
+        rhs_dilation=dilation,
+        dimension_numbers=_SPEC[nd],
+        feature_group_count=groups,
+    )
     if bias is not None:
         out = out + bias.reshape((-1,) + (1,) * nd)
     return out[0] if unbatched else out
@@ -133,7 +146,16 @@ def conv_transpose1d(
 ):
     """Transposed 1-d convolution; ``weight`` is ``(C_in, C_out / groups, k)``."""
     return _conv_transpose(
-        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation
+        "conv_transpose1d",
+        1,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
     )
 
 
@@ -143,7 +165,16 @@ def conv_transpose2d(
 ):
     """Transposed 2-d convolution; ``weight`` is ``(C_in, C_out / groups, kh, kw)``."""
     return _conv_transpose(
-        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups, dilation
+        "conv_transpose2d",
+        2,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
     )
 
 
@@ -153,7 +184,16 @@ def conv_transpose3d(
 ):
     """Transposed 3-d convolution; ``weight`` is ``(C_in, C_out / groups, kd, kh, kw)``."""
     return _conv_transpose(
-        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups, dilation
+        "conv_transpose3d",
+        3,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
     )
 
 
@@ -164,9 +204,14 @@ def _im2col(name, input, kernel_size, dilation, padding, stride):
     padding = _tup(name, "padding", padding, 2)
     stride = _tup(name, "stride", stride, 2)
     patches = lax.conv_general_dilated_patches(
-        x, kernel, stride, [(p, p) for p in padding], rhs_dilation=dilation,
-        dimension_numbers=_SPEC[2], precision=lax.Precision.HIGHEST,
-    )  # fmt: skip
+        x,
+        kernel,
+        stride,
+        [(p, p) for p in padding],
+        rhs_dilation=dilation,
+        dimension_numbers=_SPEC[2],
+        precision=lax.Precision.HIGHEST,
+    )
     cols = patches.reshape(patches.shape[:2] + (-1,))
     return cols[0] if unbatched else cols
 
@@ -198,7 +243,9 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     unfold = jax.linear_transpose(
         lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image
     )
-    expected = jax.eval_shape(lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image)
+    expected = jax.eval_shape(
+        lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image
+    )
     if expected.shape != cols.shape:
         raise ValueError(
             f"col2im: input {input.shape} does not match {expected.shape} blocks of output_size {size}"

@@ -33,18 +33,21 @@ def _int_index(name: str, index):
 
 def _check_like(name, index, other, what, dim):
     if index.ndim != max(other.ndim, 1) and not (index.ndim == 0 == other.ndim):
-        raise ValueError(f"{name}: index of shape {index.shape} and {what} of shape "
-                         f"{other.shape} must have the same number of dims")
+        raise ValueError(
+            f"{name}: index of shape {index.shape} and {what} of shape {other.shape} must have the same number of dims"
+        )
     for d, (i, n) in enumerate(zip(index.shape, other.shape)):
         if i > n and (d != dim or what != "input"):
-            raise ValueError(f"{name}: index of shape {index.shape} is larger than {what} "
-                             f"of shape {other.shape} in dim {d}")
+            raise ValueError(
+                f"{name}: index of shape {index.shape} is larger than {what} of shape {other.shape} in dim {d}"
+            )
 
 
 def _coords(index, dim):
     """Full coordinates of each element of a scatter/gather ``index`` along all dims."""
-    return tuple(index if d == dim else jax.lax.broadcasted_iota(index.dtype, index.shape, d)
-                 for d in range(index.ndim))
+    return tuple(
+        index if d == dim else jax.lax.broadcasted_iota(index.dtype, index.shape, d) for d in range(index.ndim)
+    )
 
 
 @defop(static=("dim", "sparse_grad"))
@@ -161,8 +164,10 @@ def take_along_dim(input, indices, dim=None):
         return jnp.take_along_axis(input.reshape(-1), indices.reshape(-1), axis=0)
     d = _wrap("take_along_dim", dim, input.ndim)
     if input.ndim != indices.ndim:
-        raise ValueError(f"take_along_dim: input of shape {input.shape} and indices of shape "
-                         f"{indices.shape} must have the same number of dims")
+        raise ValueError(
+            f"take_along_dim: input of shape {input.shape} and indices of shape "
+            f"{indices.shape} must have the same number of dims"
+        )
     return jnp.take_along_axis(input, indices, axis=d)
 
 
@@ -232,9 +237,7 @@ def _numpy_index(entries):
 
 def _mixed(entries):
     """Ints together with arrays: torch's result then differs from numpy's rule."""
-    return any(isinstance(e, tuple) for e in entries) and any(
-        isinstance(e, int) for e in entries
-    )
+    return any(isinstance(e, tuple) for e in entries) and any(isinstance(e, int) for e in entries)
 
 
 def _torch_get(x, entries):
@@ -261,4 +264,3 @@ def setitem(input, arrays, index, value):
     where = _torch_get(jnp.arange(input.size).reshape(input.shape), entries)
     value = jnp.broadcast_to(value, where.shape).reshape(-1)
     return input.reshape(-1).at[where.reshape(-1)].set(value).reshape(input.shape)
-

@@ -107,7 +107,9 @@ def cross_entropy(
     dim = _class_dim("cross_entropy", input, target)
     n_classes = input.shape[dim]
     if weight is not None and weight.shape != (n_classes,):
-        raise ValueError(f"cross_entropy: expected weight of shape ({n_classes},), got {weight.shape}")
+        raise ValueError(
+            f"cross_entropy: expected weight of shape ({n_classes},), got {weight.shape}"
+        )
     logp = jax.nn.log_softmax(input, axis=dim)
     wshape = (n_classes,) + (1,) * (input.ndim - dim - 1)
     if jnp.issubdtype(target.dtype, jnp.floating):
@@ -134,7 +136,9 @@ def cross_entropy(
     ignored = target == ignore_index
     smooth = jnp.where(ignored, jnp.zeros((), smooth.dtype), smooth)
     if reduction == "mean":
-        denom = jnp.sum(jnp.broadcast_to(w, smooth.shape)) if weight is not None else jnp.sum(~ignored)
+        denom = (
+            jnp.sum(jnp.broadcast_to(w, smooth.shape)) if weight is not None else jnp.sum(~ignored)
+        )
         smooth = jnp.sum(smooth) / denom.astype(smooth.dtype)
     else:
         smooth = _reduce(smooth, reduction)
@@ -150,12 +154,12 @@ def _weighted(name, loss, weight):
     return loss * weight
 
 
-def _elementwise_weighted(name, loss, input, weight, reduction, by_weight_sum):
+def _elementwise_weighted(name, loss, shape, weight, reduction, by_weight_sum):
     """torch's optional elementwise ``weight`` of mse/l1/huber (same shape as the input)."""
     if weight is None:
         return _reduce(loss, reduction)
-    if weight.shape != input.shape:
-        raise ValueError(f"{name}: weight {weight.shape} must have the input's shape {input.shape}")
+    if weight.shape != shape:
+        raise ValueError(f"{name}: weight {weight.shape} must have the input's shape {shape}")
     loss = loss * weight.astype(loss.dtype)
     if reduction == "mean" and by_weight_sum:
         return jnp.sum(loss) / jnp.sum(weight.astype(loss.dtype))
@@ -169,7 +173,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     shape = input.shape
     input, target = _pair("mse_loss", input, target)
     loss = jnp.square(input - target)
-    return _elementwise_weighted("mse_loss", loss, jnp.empty(shape), weight, reduction, True)
+    return _elementwise_weighted("mse_loss", loss, shape, weight, reduction, True)
 
 
 @defop(static=_LEGACY, method=False)
@@ -179,7 +183,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     shape = input.shape
     input, target = _pair("l1_loss", input, target)
     loss = jnp.abs(input - target)
-    return _elementwise_weighted("l1_loss", loss, jnp.empty(shape), weight, reduction, True)
+    return _elementwise_weighted("l1_loss", loss, shape, weight, reduction, True)
 
 
 def _smooth_l1(diff, beta):
@@ -210,7 +214,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     d = input - target
     ad = jnp.abs(d)
     loss = jnp.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    return _elementwise_weighted("huber_loss", loss, jnp.empty(shape), weight, reduction, False)
+    return _elementwise_weighted("huber_loss", loss, shape, weight, reduction, False)
 
 
 @defop(static=_LEGACY, method=False)
@@ -305,7 +309,9 @@ def margin_ranking_loss(
 
 
 @defop(static=_LEGACY, method=False)
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
     """``input`` where ``target != -1`` plus ``max(0, margin - input)`` where ``target != 1``."""
     reduction = _reduction("hinge_embedding_loss", size_average, reduce, reduction)
     input = to_float(input)
@@ -375,9 +381,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if input.shape[:-1] == var.shape:
             var = var[..., None]
         elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
-            raise ValueError(
-                f"gaussian_nll_loss: var {var.shape} does not fit input {input.shape}"
-            )
+            raise ValueError(f"gaussian_nll_loss: var {var.shape} does not fit input {input.shape}")
     var = var + jax.lax.stop_gradient(jnp.maximum(var, eps) - var)
     loss = 0.5 * (jnp.log(var) + jnp.square(input - target) / var)
     if full:

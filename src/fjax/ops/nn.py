@@ -47,7 +47,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
     shape = _as_shape(normalized_shape)
     if not shape or input.shape[input.ndim - len(shape) :] != shape:
-        raise ValueError(f"rms_norm: input {input.shape} does not end with normalized_shape {shape}")
+        raise ValueError(
+            f"rms_norm: input {input.shape} does not end with normalized_shape {shape}"
+        )
     input, weight = promote(input, weight)
     eps = jnp.finfo(input.dtype).eps if eps is None else eps
     axes = tuple(range(input.ndim - len(shape), input.ndim))
@@ -186,7 +188,9 @@ def embedding(
         return out
     pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
     if not 0 <= pad < weight.shape[0]:
-        raise ValueError(f"embedding: padding_idx {padding_idx} out of range for weight {weight.shape}")
+        raise ValueError(
+            f"embedding: padding_idx {padding_idx} out of range for weight {weight.shape}"
+        )
     return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
 
 
@@ -280,9 +284,7 @@ def pixel_shuffle(input, upscale_factor):
     """``(*, C * r**2, H, W) -> (*, C, H * r, W * r)``."""
     r = upscale_factor
     if input.ndim < 3 or input.shape[-3] % (r * r):
-        raise ValueError(
-            f"pixel_shuffle: expected input (*, C * {r * r}, H, W), got {input.shape}"
-        )
+        raise ValueError(f"pixel_shuffle: expected input (*, C * {r * r}, H, W), got {input.shape}")
     *batch, c, h, w = input.shape
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     n = len(batch)

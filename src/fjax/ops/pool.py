@@ -45,17 +45,23 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     ]
     if return_indices or any(d != 1 for d in dilation):
         # jax has no VJP for dilated max windows; gathering the windows also yields indices.
-        out, idx = _windowed_argmax(
-            x, [_window_taps(n, k, s, p, d, o) for n, (o, _), k, s, p, d in
-                zip(spatial, geo, kernel, stride, padding, dilation)],
-        )  # fmt: skip
+        taps = [
+            _window_taps(n, k, s, p, d, o)
+            for n, (o, _), k, s, p, d in zip(spatial, geo, kernel, stride, padding, dilation)
+        ]
+        out, idx = _windowed_argmax(x, taps)
         if unbatched:
             out, idx = out[0], idx[0]
         return (out, idx) if return_indices else out
     out = lax.reduce_window(
-        x, _lowest(x.dtype), lax.max, (1, 1) + kernel, (1, 1) + stride,
-        ((0, 0), (0, 0)) + tuple(pads for _, pads in geo), window_dilation=(1, 1) + dilation,
-    )  # fmt: skip
+        x,
+        _lowest(x.dtype),
+        lax.max,
+        (1, 1) + kernel,
+        (1, 1) + stride,
+        ((0, 0), (0, 0)) + tuple(pads for _, pads in geo),
+        window_dilation=(1, 1) + dilation,
+    )
     out = out[(slice(None), slice(None)) + tuple(slice(o) for o, _ in geo)]
     return out[0] if unbatched else out
 
@@ -154,9 +160,13 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
         for n, k, s, p in zip(spatial, kernel, stride, padding)
     ]
     out = lax.reduce_window(
-        x, 0.0, lax.add, (1, 1) + kernel, (1, 1) + stride,
+        x,
+        0.0,
+        lax.add,
+        (1, 1) + kernel,
+        (1, 1) + stride,
         ((0, 0), (0, 0)) + tuple(pads for _, pads in geo),
-    )  # fmt: skip
+    )
     out = out[(slice(None), slice(None)) + tuple(slice(o) for o, _ in geo)]
     if divisor is None:
         counts = [
@@ -193,9 +203,16 @@ def avg_pool2d(
 ):
     """Mean over sliding windows of ``(N, C, H, W)`` (or sum / ``divisor_override``)."""
     return _avg_pool(
-        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        "avg_pool2d",
+        2,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
         divisor_override,
-    )  # fmt: skip
+    )
 
 
 @defop(static=_AVG_STATIC + ("divisor_override",), method=False)
@@ -210,9 +227,16 @@ def avg_pool3d(
 ):
     """Mean over sliding windows of ``(N, C, D, H, W)`` (or sum / ``divisor_override``)."""
     return _avg_pool(
-        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        "avg_pool3d",
+        3,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
         divisor_override,
-    )  # fmt: skip
+    )
 
 
 def _apply_taps(x, axis, idx, weights=None):
@@ -354,7 +378,9 @@ def interpolate(
     if antialias:
         raise NotImplementedError("interpolate: antialias=True")
     if mode in _MODE_DIMS and _MODE_DIMS[mode] != nd:
-        raise ValueError(f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}")
+        raise ValueError(
+            f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}"
+        )
     if mode not in _MODE_DIMS and mode not in ("nearest", "nearest-exact", "area"):
         raise ValueError(f"interpolate: unknown mode {mode!r}")
     if align_corners is not None and mode not in _MODE_DIMS:

@@ -148,8 +148,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _need_float("var_mean", input)
     dim, ddof = _correction("var_mean", dim, unbiased, correction)
     axes = _dims("var_mean", dim, input.ndim)
-    return (jnp.var(input, axis=axes, ddof=ddof, keepdims=keepdim),
-            jnp.mean(input, axis=axes, keepdims=keepdim))
+    return (jnp.var(input, axis=axes, ddof=ddof, keepdims=keepdim), jnp.mean(input, axis=axes, keepdims=keepdim))
 
 
 @defop(static=("dim", "unbiased", "keepdim", "correction"))
@@ -158,8 +157,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _need_float("std_mean", input)
     dim, ddof = _correction("std_mean", dim, unbiased, correction)
     axes = _dims("std_mean", dim, input.ndim)
-    return (jnp.std(input, axis=axes, ddof=ddof, keepdims=keepdim),
-            jnp.mean(input, axis=axes, keepdims=keepdim))
+    return (jnp.std(input, axis=axes, ddof=ddof, keepdims=keepdim), jnp.mean(input, axis=axes, keepdims=keepdim))
 
 
 @defop(static=("dim", "keepdim"))

@@ -32,8 +32,7 @@ def _check_float(op, input, *arrays):
             )
 
 
-def _check_weights(op, gates, input_size, w_ih, w_hh, b_ih, b_hh, rec_size):
-    hidden = w_hh.shape[0] // gates if w_hh.ndim == 2 else -1
+def _check_weights(op, gates, hidden, input_size, w_ih, w_hh, b_ih, b_hh, rec_size):
     expected = {
         "w_ih": (w_ih, (gates * hidden, input_size)),
         "w_hh": (w_hh, (gates * hidden, rec_size)),
@@ -41,9 +40,16 @@ def _check_weights(op, gates, input_size, w_ih, w_hh, b_ih, b_hh, rec_size):
         "b_hh": (b_hh, (gates * hidden,)),
     }
     for name, (a, shape) in expected.items():
-        if a is not None and (hidden <= 0 or a.shape != shape):
-            raise _fail(op, f"expected {name} of shape {shape} ({gates} gates), got {a.shape}")
-    return hidden
+        if a is not None and a.shape != shape:
+            raise _fail(op, f"expected {name} of shape {shape} ({gates} gates of size {hidden}), got {a.shape}")
+
+
+def _hidden_size(op, w_hh, w_hr=None):
+    """H from the recurrent weight ``(G*H, H)``, or from the projection ``(H_out, H)``."""
+    for name, w in (("w_hh", w_hh), ("w_hr", w_hr)):
+        if w is not None and w.ndim != 2:
+            raise _fail(op, f"expected a 2-d {name}, got shape {w.shape}")
+    return w_hh.shape[1] if w_hr is None else w_hr.shape[1]
 
 
 def _layer_prologue(op, input, batch_first, lengths):
@@ -152,13 +158,9 @@ def lstm_layer(
     _check_float(op, input, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr)
     x, mask = _layer_prologue(op, input, batch_first, lengths)
     steps, batch, input_size = x.shape
-    if w_hh.ndim != 2:
-        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
-    hidden = w_hh.shape[0] // 4
+    hidden = _hidden_size(op, w_hh, w_hr)
     out_size = hidden if w_hr is None else w_hr.shape[0]
-    if w_hr is not None and w_hr.shape != (out_size, hidden):
-        raise _fail(op, f"expected w_hr of shape (proj_size, {hidden}), got {w_hr.shape}")
-    _check_weights(op, 4, input_size, w_ih, w_hh, b_ih, b_hh, out_size)
+    _check_weights(op, 4, hidden, input_size, w_ih, w_hh, b_ih, b_hh, out_size)
     h0 = _state(op, "h0", h0, batch, out_size, x.dtype)
     c0 = _state(op, "c0", c0, batch, hidden, x.dtype)
     if _cudnn_applies(x, w_hr):
@@ -178,9 +180,8 @@ def gru_layer(input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse
     _check_float(op, input, h0, w_ih, w_hh, b_ih, b_hh)
     x, mask = _layer_prologue(op, input, batch_first, lengths)
     steps, batch, input_size = x.shape
-    if w_hh.ndim != 2:
-        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
-    hidden = _check_weights(op, 3, input_size, w_ih, w_hh, b_ih, b_hh, w_hh.shape[0] // 3)
+    hidden = _hidden_size(op, w_hh)
+    _check_weights(op, 3, hidden, input_size, w_ih, w_hh, b_ih, b_hh, hidden)
     h0 = _state(op, "h0", h0, batch, hidden, x.dtype)
     return _epilogue(batch_first, *gru_scan(_project(x, w_ih, b_ih), h0, w_hh, b_hh, mask, reverse, unroll))
 
@@ -189,9 +190,8 @@ def _rnn_layer(op, nonlinearity, input, h0, w_ih, w_hh, b_ih, b_hh, lengths, rev
     _check_float(op, input, h0, w_ih, w_hh, b_ih, b_hh)
     x, mask = _layer_prologue(op, input, batch_first, lengths)
     steps, batch, input_size = x.shape
-    if w_hh.ndim != 2:
-        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
-    hidden = _check_weights(op, 1, input_size, w_ih, w_hh, b_ih, b_hh, w_hh.shape[0])
+    hidden = _hidden_size(op, w_hh)
+    _check_weights(op, 1, hidden, input_size, w_ih, w_hh, b_ih, b_hh, hidden)
     h0 = _state(op, "h0", h0, batch, hidden, x.dtype)
     xp = _project(x, w_ih, b_ih, b_hh)
     return _epilogue(batch_first, *rnn_scan(xp, h0, w_hh, mask, nonlinearity, reverse, unroll))
@@ -223,9 +223,8 @@ def _cell_prologue(op, gates, input, hx, w_ih, w_hh, b_ih, b_hh):
     _check_float(op, input, *hx, w_ih, w_hh, b_ih, b_hh)
     if input.ndim != 2:
         raise _fail(op, f"expected a 2-d input (batch, feature), got shape {input.shape}")
-    if w_hh.ndim != 2:
-        raise _fail(op, f"expected a 2-d w_hh, got shape {w_hh.shape}")
-    hidden = _check_weights(op, gates, input.shape[1], w_ih, w_hh, b_ih, b_hh, w_hh.shape[0] // gates)
+    hidden = _hidden_size(op, w_hh)
+    _check_weights(op, gates, hidden, input.shape[1], w_ih, w_hh, b_ih, b_hh, hidden)
     for h in hx:
         if h.shape != (input.shape[0], hidden):
             raise _fail(op, f"expected hidden states of shape {(input.shape[0], hidden)}, got {h.shape}")

@@ -39,9 +39,7 @@ def reshape(input, shape):
     try:
         return jnp.reshape(input, shape)
     except (TypeError, ValueError):
-        raise ValueError(
-            f"reshape: shape {list(shape)} is invalid for input of shape {input.shape}"
-        ) from None
+        raise ValueError(f"reshape: shape {list(shape)} is invalid for input of shape {input.shape}") from None
 
 
 @defop(static=("shape",), linear=True)
@@ -119,8 +117,11 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise ValueError(f"movedim: source {src} and destination {dst} differ in length")
     n = input.ndim
-    return jnp.moveaxis(input, [_wrap("movedim", d, n) for d in src],
-                        [_wrap("movedim", d, n) for d in dst]) if n else input
+    return (
+        jnp.moveaxis(input, [_wrap("movedim", d, n) for d in src], [_wrap("movedim", d, n) for d in dst])
+        if n
+        else input
+    )
 
 
 @defop(static=("source", "destination"), linear=True)

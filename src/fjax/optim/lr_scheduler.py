@@ -104,6 +104,13 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one step (``epoch`` is torch's deprecated jump to a given step)."""
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(
+                "The epoch parameter in `scheduler.step()` is deprecated (as in torch); the closed form is used "
+                "where available",
+                UserWarning,
+                stacklevel=2,
+            )
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
@@ -111,12 +118,6 @@ class LRScheduler:
             self.last_epoch += 1
             values = self.get_lr()
         else:
-            warnings.warn(
-                "The epoch parameter in `scheduler.step()` is deprecated (as in torch); the closed form is used "
-                "where available",
-                UserWarning,
-                stacklevel=3,
-            )
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
