@@ -131,14 +131,13 @@ def _cases(n: int, seed: int):
     }
 
 
-def _check(cases) -> None:
+def _check(name: str, c: dict) -> None:
     """The numbers compared must agree (fjax vs torch.func vs jax) before they are timed."""
-    for name, c in cases.items():
-        ours = _block(c["fjax"]())
-        ours = ours[1] if isinstance(ours, tuple) else ours
-        theirs = c["tfunc"]().detach().numpy()
-        np.testing.assert_allclose(np.asarray(ours._data), theirs, rtol=2e-3, atol=2e-4, err_msg=name)
-        np.testing.assert_allclose(np.asarray(c["jax"]()), theirs, rtol=2e-3, atol=2e-4, err_msg=name)
+    ours = _block(c["fjax"]())
+    ours = ours[1] if isinstance(ours, tuple) else ours
+    theirs = c["tfunc"]().detach().numpy()
+    np.testing.assert_allclose(np.asarray(ours._data), theirs, rtol=2e-3, atol=2e-4, err_msg=name)
+    np.testing.assert_allclose(np.asarray(c["jax"]()), theirs, rtol=2e-3, atol=2e-4, err_msg=name)
 
 
 def main() -> None:
@@ -161,10 +160,10 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for n in args.sizes:
-        cases = _cases(n, args.seed)
-        _check(cases)
-        for name, c in cases.items():
+        for name, c in _cases(n, args.seed).items():
+            FAF.cache_clear()
             first = _first_ms(lambda c=c: _block(c["fjax"]()))  # noqa: B023
+            _check(name, c)
             t = {
                 k: (_median_ms(lambda fn=fn: _block(fn()), args.budget) if fn else float("nan")) for k, fn in c.items()
             }

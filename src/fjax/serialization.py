@@ -64,16 +64,12 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         >>> fjax.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}, "ckpt.safetensors")
     """
     arrays: dict[str, np.ndarray] = {}
-    structure = _encode(obj, "", arrays)
+    structure = _encode(obj, (), arrays)
     metadata = {"format": _FORMAT, "structure": json.dumps(structure, allow_nan=True)}
     if hasattr(f, "write"):
         f.write(safetensors.serialize(_specs(arrays), metadata=metadata))
         return
     _atomic_write(os.fspath(f), arrays, metadata)
-
-
-def _child(prefix: str, key) -> str:
-    return f"{prefix}.{key}" if prefix else str(key)
 
 
 def _host(x: Tensor | jax.Array, where: str) -> np.ndarray:
@@ -83,16 +79,16 @@ def _host(x: Tensor | jax.Array, where: str) -> np.ndarray:
     return np.asarray(data)
 
 
-def _encode(obj, prefix: str, arrays: dict):
-    """JSON for ``obj``; its arrays go into ``arrays`` under dotted names."""
-    where = f"obj[{prefix!r}]" if prefix else "obj"
+def _encode(obj, path: tuple, arrays: dict):
+    """JSON for ``obj`` (found at ``path`` inside the saved object); arrays go to ``arrays`` under dotted names."""
+    where = "obj" + "".join(f"[{k!r}]" for k in path)
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, (Tensor, jax.Array, np.ndarray)):
         from .nn.parameter import Parameter
 
         arr = _host(obj, where)
-        name = prefix or "tensor"
+        name = ".".join(map(str, path)) or "tensor"
         while name in arrays:  # keys containing dots can collide with nested names
             name += "#"
         tag = {"$t": name}
@@ -117,12 +113,12 @@ def _encode(obj, prefix: str, arrays: dict):
                     f"fjax.save: {where} has a key of type {type(k).__name__}; "
                     "keys must be str, int, float, bool, None or tuple"
                 )
-            pairs.append([_encode(k, "", {}) if isinstance(k, tuple) else k, _encode(v, _child(prefix, k), arrays)])
+            pairs.append([_encode(k, (), {}) if isinstance(k, tuple) else k, _encode(v, (*path, k), arrays)])
         return {"$d": pairs}
     if isinstance(obj, tuple):
-        return {"$tu": [_encode(v, _child(prefix, i), arrays) for i, v in enumerate(obj)]}
+        return {"$tu": [_encode(v, (*path, i), arrays) for i, v in enumerate(obj)]}
     if isinstance(obj, list):
-        return [_encode(v, _child(prefix, i), arrays) for i, v in enumerate(obj)]
+        return [_encode(v, (*path, i), arrays) for i, v in enumerate(obj)]
     raise OpError(
         f"fjax.save: cannot save {where} of type {type(obj).__module__}.{type(obj).__name__}; supported are "
         "Tensors, numpy/jax arrays, dicts, lists, tuples, str, int, float, bool, None and fjax dtypes"
@@ -191,7 +187,7 @@ def load(f: str | os.PathLike | BinaryIO, map_location=None, weights_only: bool 
         raise NotImplementedError(
             f"fjax.load: map_location must be a device or device string, got {type(map_location).__name__}"
         )
-    name = repr(os.fspath(f)) if not hasattr(f, "read") else f"<{type(f).__name__}>"
+    name = os.fspath(f) if not hasattr(f, "read") else f"<{type(f).__name__}>"
     data = f.read() if hasattr(f, "read") else _read(os.fspath(f), name)
     dev = _device(map_location) if map_location is not None else None
     if data[:4] == b"PK\x03\x04":
@@ -203,9 +199,7 @@ def load(f: str | os.PathLike | BinaryIO, map_location=None, weights_only: bool 
             f"fjax.load: {name} is in torch's legacy (pre-1.6) pickle format, which fjax does not read; "
             "re-save it with a current torch.save"
         )
-    raise OpError(
-        f"fjax.load: {name} is neither an fjax/safetensors checkpoint nor a torch.save zip file ({len(data)} bytes)"
-    )
+    raise OpError(f"fjax.load: {name} ({len(data)} bytes) is neither a safetensors file nor a torch.save zip file")
 
 
 def _read(path: str, name: str) -> bytes:

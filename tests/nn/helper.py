@@ -63,7 +63,8 @@ def check_module(
     """Run ``fj(*inputs)`` and ``th(*inputs)`` from the same weights and compare everything.
 
     ``inputs`` are numpy arrays (floating ones get gradients, or only those at the indices
-    ``grad_inputs``) or other values passed as-is; ``kwargs`` likewise. Gradients flow from a random cotangent on every float output.
+    ``grad_inputs``) or other values passed as-is; ``kwargs`` likewise. Gradients flow from a
+    random cotangent on every float output.
     """
     if dtype == "float64":
         fj.double()
@@ -111,9 +112,7 @@ def check_module(
     cts = [r.standard_normal(tuple(b.shape)).astype(dtype) for _, b in pairs]
     fj_wrt = fj_leaves + [p for _, p in fj_params]
     th_wrt = th_leaves + [p for _, p in th_params]
-    fj_grads = fjax.autograd.grad(
-        [a for a, _ in pairs], fj_wrt, [fjax.tensor(c) for c in cts], allow_unused=True
-    )
+    fj_grads = fjax.autograd.grad([a for a, _ in pairs], fj_wrt, [fjax.tensor(c) for c in cts], allow_unused=True)
     th_grads = torch.autograd.grad([b for _, b in pairs], th_wrt, [torch.from_numpy(c) for c in cts], allow_unused=True)
     names = [f"input {i}" for i in range(len(fj_leaves))] + [f"parameter {n}" for n, _ in fj_params]
     for name, x, ga, gb in zip(names, fj_wrt, fj_grads, th_grads):

@@ -78,7 +78,13 @@ def test_functional_batch_norm_updates_running_stats():
 def test_functional_instance_norm_running_stats():
     x = rng().standard_normal((4, 3, 5)).astype(np.float32) * 2 + 1
     fm, fv, tm, tv = fjax.zeros(3), fjax.ones(3), torch.zeros(3), torch.ones(3)
-    close(F.instance_norm(fjax.tensor(x), fm, fv, momentum=0.2), TF.instance_norm(torch.from_numpy(x), tm, tv, momentum=0.2), "instance_norm", 1e-5, 1e-5)
+    close(
+        F.instance_norm(fjax.tensor(x), fm, fv, momentum=0.2),
+        TF.instance_norm(torch.from_numpy(x), tm, tv, momentum=0.2),
+        "instance_norm",
+        1e-5,
+        1e-5,
+    )
     close(fm, tm, "running_mean", 1e-5, 1e-6)
     close(fv, tv, "running_var", 1e-5, 1e-6)
 

@@ -25,10 +25,14 @@ def _compare(fj_samples: np.ndarray, th_samples: np.ndarray, what: str, bounded:
     fm, tm = _moments(fj_samples), _moments(th_samples)
     se = tm[1] / math.sqrt(n)
     assert abs(fm[0] - tm[0]) < 6 * se + 1e-12, f"{what}: mean {fm[0]} vs torch {tm[0]} (seed={SEED})"
-    assert abs(fm[1] - tm[1]) < 6 * tm[1] * math.sqrt(2 / n) + 1e-12, f"{what}: std {fm[1]} vs torch {tm[1]} (seed={SEED})"
+    assert abs(fm[1] - tm[1]) < 6 * tm[1] * math.sqrt(2 / n) + 1e-12, (
+        f"{what}: std {fm[1]} vs torch {tm[1]} (seed={SEED})"
+    )
     if bounded:
         tol = (tm[3] - tm[2]) * 10 / n
-        assert abs(fm[2] - tm[2]) < tol and abs(fm[3] - tm[3]) < tol, f"{what}: bounds {fm[2:]} vs {tm[2:]} (seed={SEED})"
+        assert abs(fm[2] - tm[2]) < tol and abs(fm[3] - tm[3]) < tol, (
+            f"{what}: bounds {fm[2:]} vs {tm[2:]} (seed={SEED})"
+        )
 
 
 FUNCTIONS = [
@@ -83,7 +87,9 @@ def test_gain_and_fans_match_torch():
                       ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)]:  # fmt: skip
         assert nn.init.calculate_gain(nl, param) == pytest.approx(torch.nn.init.calculate_gain(nl, param))
     for shape in [(3, 4), (5, 4, 3), (6, 2, 3, 3)]:
-        assert nn.init._calculate_fan_in_and_fan_out(fjax.empty(*shape)) == torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+        assert nn.init._calculate_fan_in_and_fan_out(fjax.empty(*shape)) == torch.nn.init._calculate_fan_in_and_fan_out(
+            torch.empty(shape)
+        )
     with pytest.raises(ValueError, match="unsupported nonlinearity 'swish'"):
         nn.init.calculate_gain("swish")
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):

@@ -23,7 +23,9 @@ def _net(lib):
             super().__init__()
             self.conv = lib.nn.Conv2d(2, 3, 3)
             self.bn = lib.nn.BatchNorm2d(3)
-            self.head = lib.nn.Sequential(OrderedDict(fc=lib.nn.Linear(3, 4), act=lib.nn.ReLU(), out=lib.nn.Linear(4, 2)))
+            self.head = lib.nn.Sequential(
+                OrderedDict(fc=lib.nn.Linear(3, 4), act=lib.nn.ReLU(), out=lib.nn.Linear(4, 2))
+            )
             self.register_buffer("scale", lib.ones(2))
             self.register_buffer("cache", lib.zeros(2), persistent=False)
             self.gain = lib.nn.Parameter(lib.ones(1))
@@ -149,7 +151,7 @@ def test_setattr_registration_rules():
     del m.sub
     assert not hasattr(m, "sub")
     with pytest.raises(AttributeError, match="'Module' object has no attribute 'missing'"):
-        m.missing
+        _ = m.missing
     with pytest.raises(KeyError, match="already exists"):
         m.register_buffer("plain", fjax.zeros(1))
     with pytest.raises(KeyError, match=r'contain "\."'):
@@ -203,7 +205,9 @@ def test_forward_hooks():
     calls = []
     h1 = lin.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
     h2 = lin.register_forward_hook(lambda m, args, out: calls.append(tuple(out.shape)) or out + 1)
-    h3 = lin.register_forward_pre_hook(lambda m, args, kwargs: calls.append("kw") or None, with_kwargs=True, prepend=True)
+    h3 = lin.register_forward_pre_hook(
+        lambda m, args, kwargs: calls.append("kw") or None, with_kwargs=True, prepend=True
+    )
     out = lin(fjax.randn(3, 2))
     assert calls == ["kw", (3, 2)]
     close(out, (lin.bias + 1).detach().expand(3, 2), "hooked output", 1e-6, 1e-6)

@@ -106,8 +106,11 @@ def test_state_dict_matches_torch_and_resumes():
     assert sorted(f_state) == sorted(k for k in t_state if k != "al")  # 'al' is torch's scratch space
     for key in f_state:
         np.testing.assert_allclose(
-            np.asarray(_np(f_state[key]), np.float64), np.asarray(_np(t_state[key]), np.float64),
-            rtol=1e-7, atol=1e-10, err_msg=f"seed={problem.seed} state[{key!r}]",
+            np.asarray(_np(f_state[key]), np.float64),
+            np.asarray(_np(t_state[key]), np.float64),
+            rtol=1e-7,
+            atol=1e-10,
+            err_msg=f"seed={problem.seed} state[{key!r}]",
         )
     assert f_opt.state_dict()["param_groups"] == t_opt.state_dict()["param_groups"]
 

@@ -76,7 +76,9 @@ def test_state_dict_loads_across_frameworks(name, kwargs):
     t_opt2 = getattr(torch.optim, name)(tp2, **kwargs)
     t_opt2.load_state_dict(
         {
-            "state": {i: {k: torch.tensor(_np(v)) for k, v in e.items()} for i, e in f_opt.state_dict()["state"].items()},
+            "state": {
+                i: {k: torch.tensor(_np(v)) for k, v in e.items()} for i, e in f_opt.state_dict()["state"].items()
+            },
             "param_groups": f_opt.state_dict()["param_groups"],
         }
     )
@@ -103,7 +105,9 @@ def test_load_state_dict_errors():
     with pytest.raises(ValueError, match="different number of parameter groups"):
         opt.load_state_dict({"state": {}, "param_groups": good["param_groups"] * 2})
     bad = {"state": {}, "param_groups": [dict(good["param_groups"][0], params=[0])]}
-    with pytest.raises(ValueError, match="doesn't match the size of optimizer's group: group 0 has 1 params, expected 2"):
+    with pytest.raises(
+        ValueError, match="doesn't match the size of optimizer's group: group 0 has 1 params, expected 2"
+    ):
         opt.load_state_dict(bad)
     wrong_shape = {"state": {0: dict(good["state"][0], exp_avg=fjax.zeros(4))}, "param_groups": good["param_groups"]}
     with pytest.raises(fjax.OpError, match=r"state of param 0, key 'exp_avg': expected shape \(3,\), got \(4,\)"):
@@ -119,7 +123,9 @@ def test_load_state_dict_errors():
 
 def test_bad_params_are_rejected_with_clear_errors():
     w = fjax.zeros(3, requires_grad=True)
-    with pytest.raises(fjax.OpError, match=r"optim.SGD: optimizer can only optimize Tensors .* param 1 is a numpy.ndarray"):
+    with pytest.raises(
+        fjax.OpError, match=r"optim.SGD: optimizer can only optimize Tensors .* param 1 is a numpy.ndarray"
+    ):
         optim.SGD([w, np.zeros(3)], lr=0.1)
     with pytest.raises(fjax.OpError, match=r"param 0 .* is a Tensor that does not require grad"):
         optim.Adam([fjax.zeros(3)])

@@ -1,6 +1,6 @@
 """Op-table samples: comparisons, predicates, logical and bitwise ops, where."""
 
-from .spec import B, D, F, I, S
+from .spec import B, D, I, S
 
 # Integer and bool cases do not depend on the float dtype: run them once, without gradients.
 INT = {"_grad": False, "_dtypes": ("float32",)}

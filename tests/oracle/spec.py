@@ -14,7 +14,8 @@ into a fresh random array, then into an fjax Tensor and a torch tensor:
 Options of S (keywords starting with an underscore):
     _torch=callable    the torch function to compare with (default: torch.<op>, then
                        torch.nn.functional.<op>)
-    _dtypes=(...)      float dtypes to run the float specs in (default float32 and float64)
+    _dtypes=(...)      float dtypes to run the float specs in (default: float32, plus float64
+                       for an op's first sample)
     _grad=False        compare forward only (no gradient exists or torch has none)
     _atol/_rtol        override the tolerance of this case
     _cmp=callable      (fjax_out_np, torch_out_np) -> None, for outputs defined only up to

@@ -71,7 +71,7 @@ class Call:
                     leaf = self.leaves[leaf_i]
                     if leaf_i not in position:
                         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
-                    if not jnp.issubdtype(leaf._data.dtype, jnp.inexact):
+                    if not (leaf.dtype.is_floating_point or leaf.dtype.is_complex):
                         raise RuntimeError(
                             f"{api}: argument {a} has a Tensor of dtype {leaf.dtype}; only floating point and "
                             "complex Tensors can be differentiated"

@@ -155,7 +155,7 @@ def _closed_key(cj: jcore.ClosedJaxpr) -> tuple:
 def _freeze(v):
     """A hashable stand-in for an equation parameter (equal stand-ins: same semantics)."""
     t = type(v)
-    if t in _SCALARS:
+    if t in _SCALARS or t in _hashable_types:
         return v
     if t is jcore.ClosedJaxpr:
         return _closed_key(v)
@@ -179,4 +179,9 @@ def _freeze(v):
         hash(v)
     except TypeError:
         return _Identity(v)
+    if t.__hash__ is not object.__hash__:  # hashed by value (meshes, shardings, enums): remember the type
+        _hashable_types.add(t)
     return v
+
+
+_hashable_types: set = set()

@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import jax
@@ -66,7 +67,7 @@ def _tuple_postprocess(res, to_unpack):
 
 def _check_inputs(inputs, fn_name: str) -> None:
     for i, x in enumerate(inputs):
-        if not jnp.issubdtype(x._data.dtype, jnp.floating):
+        if not x.dtype.is_floating_point:
             raise RuntimeError(
                 f"{fn_name}: input {i} has dtype {x.dtype}; only Tensors of floating point dtype can "
                 "require gradients (complex inputs are not supported by fjax's functional transforms)"
@@ -97,12 +98,12 @@ def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
         if scalar:
             if box["tuple"]:
                 raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-            if outs[0].numel() != 1:
+            if _numel(outs[0].shape) != 1:
                 raise RuntimeError(
                     f"The Tensor returned by the function given to {fn_name} should contain a single element"
                 )
         for i, o in enumerate(outs):
-            if not jnp.issubdtype(o._data.dtype, jnp.floating):
+            if not o.dtype.is_floating_point:
                 raise RuntimeError(
                     f"{fn_name}: output {i} of the user-provided function has dtype {o.dtype}; fjax's "
                     "functional transforms differentiate floating point outputs only"
@@ -118,10 +119,7 @@ def _out_shapes(program) -> list[tuple]:
 
 
 def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+    return math.prod(shape)
 
 
 def _program_fn(program):
@@ -338,7 +336,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if v is not None:
         _, v = _as_tuple(v, "v", "jvp")
         _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
-    elif len(inputs) != 1 or inputs[0].numel() != 1:
+    elif len(inputs) != 1 or _numel(inputs[0].shape) != 1:
         raise RuntimeError(
             "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
             "single element."
@@ -482,7 +480,7 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
     if v is not None:
         _, v = _as_tuple(v, "v", name)
         _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
-    elif len(inputs) != 1 or inputs[0].numel() != 1:
+    elif len(inputs) != 1 or _numel(inputs[0].shape) != 1:
         raise RuntimeError(
             "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
             "single element."

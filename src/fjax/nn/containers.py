@@ -163,9 +163,7 @@ class ModuleList(Module):
                 blocks[-1][1] = i
             else:
                 blocks.append([i, i, r])
-        lines = [
-            _addindent(f"({s}): {r}" if s == e else f"({s}-{e}): {e - s + 1} x {r}", 2) for s, e, r in blocks
-        ]
+        lines = [_addindent(f"({s}): {r}" if s == e else f"({s}-{e}): {e - s + 1} x {r}", 2) for s, e, r in blocks]
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 

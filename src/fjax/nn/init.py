@@ -41,7 +41,16 @@ __all__ = [
     "zeros_",
 ]
 
-_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid")
+_LINEAR = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+)
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -114,7 +123,9 @@ def trunc_normal_(
 ) -> Tensor:
     """Fill with N(mean, std**2) samples truncated to ``[a, b]`` (absolute bounds, as torch)."""
     dt = _float(tensor, "trunc_normal_")
-    z = jax.random.truncated_normal(_key(generator), (a - mean) / std, (b - mean) / std, tensor._data.shape, jnp.float32)
+    z = jax.random.truncated_normal(
+        _key(generator), (a - mean) / std, (b - mean) / std, tensor._data.shape, jnp.float32
+    )
     return _fill(tensor, jnp.clip(mean + std * z, a, b).astype(dt), "trunc_normal_")
 
 
@@ -222,7 +233,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
     """
     dt = _float(tensor, "orthogonal_")
     if tensor.ndim < 2:
-        raise ValueError(f"init.orthogonal_: only tensors with 2 or more dimensions are supported, got shape {tuple(tensor.shape)}")
+        raise ValueError(
+            f"init.orthogonal_: only tensors with 2 or more dimensions are supported, got shape {tuple(tensor.shape)}"
+        )
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]

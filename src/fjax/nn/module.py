@@ -146,7 +146,7 @@ class Module:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
         if "." in name or name == "":
-            raise KeyError(f'{kind} name can\'t contain "." and can\'t be empty, got {name!r}')
+            raise KeyError(f"{kind} name can't contain \".\" and can't be empty, got {name!r}")
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
 
@@ -199,8 +199,7 @@ class Module:
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                    "(fjax.nn.Parameter or None expected)"
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' (fjax.nn.Parameter or None expected)"
                 )
             params[name] = None
         elif isinstance(value, Module):
@@ -210,7 +209,9 @@ class Module:
             self._modules[name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' (Module or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' (Module or None expected)"
+                )
             d["_modules"][name] = None
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
@@ -415,7 +416,9 @@ class Module:
         if dtype is not None:
             dtype = _dt.to_dtype(dtype)
             if not (dtype.is_floating_point or dtype.is_complex):
-                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+                raise TypeError(
+                    f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+                )
 
         def convert(t: Tensor) -> Tensor:
             if dtype is not None and (t.is_floating_point() or t.is_complex()):

@@ -144,8 +144,7 @@ def linear(input, weight, bias=None):
     _ndim("linear", weight, (1, 2), "weight")
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
-            f"linear: expected input of shape (..., {weight.shape[-1]}) for weight {weight.shape}, "
-            f"got {input.shape}"
+            f"linear: expected input of shape (..., {weight.shape[-1]}) for weight {weight.shape}, got {input.shape}"
         )
     out = jnp.matmul(input, weight.T)
     return out if bias is None else out + bias

@@ -56,7 +56,10 @@ def test_dropout_gradient_uses_the_same_mask():
     np.testing.assert_allclose(x.grad.numpy(), (y.detach().numpy() != 0) / 0.7, rtol=1e-6)
 
 
-@pytest.mark.parametrize("name,shape", [("Dropout1d", (50, 40, 6)), ("Dropout1d", (40, 6)), ("Dropout2d", (50, 40, 3, 2)), ("Dropout3d", (40, 2, 3, 2))])
+@pytest.mark.parametrize(
+    "name,shape",
+    [("Dropout1d", (50, 40, 6)), ("Dropout1d", (40, 6)), ("Dropout2d", (50, 40, 3, 2)), ("Dropout3d", (40, 2, 3, 2))],
+)
 def test_channel_dropout(name, shape):
     fjax.manual_seed(SEED)
     x = fjax.tensor(rng().uniform(1, 2, shape).astype(np.float32))

@@ -53,7 +53,11 @@ CASES = [
     ("KLDivLoss", {}, _logp((4, 5))),
     ("KLDivLoss", dict(log_target=True), [_logp((4, 5))[0], np.log(_logp((4, 5))[1])]),
     ("SoftMarginLoss", {}, [rng().standard_normal((3, 4)), np.sign(rng(1).standard_normal((3, 4)))]),
-    ("MultiLabelSoftMarginLoss", dict(weight=_weight(4)), [rng().standard_normal((3, 4)), rng(1).integers(0, 2, (3, 4)).astype(float)]),
+    (
+        "MultiLabelSoftMarginLoss",
+        dict(weight=_weight(4)),
+        [rng().standard_normal((3, 4)), rng(1).integers(0, 2, (3, 4)).astype(float)],
+    ),
     ("PoissonNLLLoss", dict(full=True), [rng().standard_normal((3, 4)), rng(1).poisson(2, (3, 4)).astype(float)]),
     ("HingeEmbeddingLoss", dict(margin=0.5), [rng().standard_normal((3, 4)), np.sign(rng(1).standard_normal((3, 4)))]),
 ]
@@ -81,10 +85,22 @@ def test_kl_div_batchmean_and_legacy_flags():
 
 
 THREE = [
-    ("CosineEmbeddingLoss", dict(margin=0.2), [rng().standard_normal((4, 5)), rng(1).standard_normal((4, 5)), np.array([1, -1, 1, -1])]),
-    ("MarginRankingLoss", dict(margin=0.1), [rng().standard_normal(6), rng(1).standard_normal(6), np.sign(rng(2).standard_normal(6))]),
+    (
+        "CosineEmbeddingLoss",
+        dict(margin=0.2),
+        [rng().standard_normal((4, 5)), rng(1).standard_normal((4, 5)), np.array([1, -1, 1, -1])],
+    ),
+    (
+        "MarginRankingLoss",
+        dict(margin=0.1),
+        [rng().standard_normal(6), rng(1).standard_normal(6), np.sign(rng(2).standard_normal(6))],
+    ),
     ("TripletMarginLoss", dict(margin=0.5, p=1.5, swap=True), [rng(i).standard_normal((4, 5)) for i in range(3)]),
-    ("GaussianNLLLoss", dict(full=True), [rng().standard_normal((4, 2)), rng(1).standard_normal((4, 2)), rng(2).uniform(0.1, 2, (4, 2))]),
+    (
+        "GaussianNLLLoss",
+        dict(full=True),
+        [rng().standard_normal((4, 2)), rng(1).standard_normal((4, 2)), rng(2).uniform(0.1, 2, (4, 2))],
+    ),
 ]
 
 

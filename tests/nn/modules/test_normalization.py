@@ -36,7 +36,9 @@ def test_batch_norm_cumulative_average():
 
 
 def test_batch_norm_float64_eval():
-    check_module(nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3), [rng().standard_normal((2, 3, 4, 4))], train=False, dtype="float64")
+    check_module(
+        nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3), [rng().standard_normal((2, 3, 4, 4))], train=False, dtype="float64"
+    )
 
 
 INSTANCE = [
@@ -63,11 +65,16 @@ def test_layer_norm(kw, shape):
     check_module(nn.LayerNorm(**kw), torch.nn.LayerNorm(**kw), [rng().standard_normal(shape)])
 
 
-@pytest.mark.parametrize("kw,shape", [(dict(num_groups=2, num_channels=4), (3, 4, 5)), (dict(num_groups=4, num_channels=4, affine=False), (2, 4, 2, 3))])
+@pytest.mark.parametrize(
+    "kw,shape",
+    [(dict(num_groups=2, num_channels=4), (3, 4, 5)), (dict(num_groups=4, num_channels=4, affine=False), (2, 4, 2, 3))],
+)
 def test_group_norm(kw, shape):
     check_module(nn.GroupNorm(**kw), torch.nn.GroupNorm(**kw), [rng().standard_normal(shape)])
 
 
-@pytest.mark.parametrize("kw,shape", [(dict(normalized_shape=4), (3, 4)), (dict(normalized_shape=(3, 4), eps=1e-3), (2, 3, 4))])
+@pytest.mark.parametrize(
+    "kw,shape", [(dict(normalized_shape=4), (3, 4)), (dict(normalized_shape=(3, 4), eps=1e-3), (2, 3, 4))]
+)
 def test_rms_norm(kw, shape):
     check_module(nn.RMSNorm(**kw), torch.nn.RMSNorm(**kw), [rng().standard_normal(shape)])

@@ -21,6 +21,9 @@ _triple = _ntuple(3, "_triple")
 
 
 def module_error(module, message: str) -> OpError:
-    """An OpError that starts with the module as it prints (``Linear(in_features=3, ...): ...``)."""
-    return OpError(f"{module._get_name()}({module.extra_repr()}): {message}")
+    """An OpError that starts with the module as it prints (``Linear(in_features=3, ...): ...``).
 
+    A module whose ``extra_repr`` is empty may describe itself with ``_describe()``.
+    """
+    describe = getattr(module, "_describe", module.extra_repr)
+    return OpError(f"{module._get_name()}({describe()}): {message}")

@@ -97,9 +97,7 @@ class _ConvNd(Module):
         spatial = ("L",) if nd == 1 else ("H", "W") if nd == 2 else ("D", "H", "W")
         if input.ndim not in (nd + 1, nd + 2) or input.shape[-nd - 1] != self.in_channels:
             layout = ", ".join((str(self.in_channels),) + spatial)
-            raise module_error(
-                self, f"expected input of shape (N, {layout}) or ({layout}), got {tuple(input.shape)}"
-            )
+            raise module_error(self, f"expected input of shape (N, {layout}) or ({layout}), got {tuple(input.shape)}")
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

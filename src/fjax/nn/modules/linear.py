@@ -84,8 +84,10 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        if input1.ndim == 0 or input1.shape[-1] != self.in1_features or tuple(input2.shape) != (
-            tuple(input1.shape[:-1]) + (self.in2_features,)
+        if (
+            input1.ndim == 0
+            or input1.shape[-1] != self.in1_features
+            or tuple(input2.shape) != (tuple(input1.shape[:-1]) + (self.in2_features,))
         ):
             raise module_error(
                 self,

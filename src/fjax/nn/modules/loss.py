@@ -187,7 +187,13 @@ class PoissonNLLLoss(_Loss):
     """Poisson negative log-likelihood."""
 
     def __init__(
-        self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average=None,
+        eps: float = 1e-8,
+        reduce=None,
+        reduction: str = "mean",
     ):
         super().__init__(size_average, reduce, reduction)
         self.log_input = log_input
@@ -216,9 +222,15 @@ class TripletMarginLoss(_Loss):
     """``max(d(a, p) - d(a, n) + margin, 0)`` with the p-norm distance."""
 
     def __init__(
-        self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average=None,
+        reduce=None,
         reduction: str = "mean",
-    ):  # fmt: skip
+    ):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
         self.p = p

@@ -194,14 +194,22 @@ def _normalized_shape(shape) -> tuple:
 
 def _check_trailing(module: Module, input: Tensor, shape: tuple) -> None:
     if tuple(input.shape[input.ndim - len(shape) :]) != shape or input.ndim < len(shape):
-        raise module_error(module, f"expected input of shape (*, {', '.join(map(str, shape))}), got {tuple(input.shape)}")
+        raise module_error(
+            module, f"expected input of shape (*, {', '.join(map(str, shape))}), got {tuple(input.shape)}"
+        )
 
 
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift (per element)."""
 
     def __init__(
-        self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True, device=None, dtype=None
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
     ):
         super().__init__()
         self.normalized_shape = _normalized_shape(normalized_shape)
@@ -239,7 +247,15 @@ class GroupNorm(Module):
     """Normalize each group of ``num_channels // num_groups`` channels of every sample."""
 
     def __init__(
-        self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None, dtype=None, *, bias: bool = True
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
     ):
         super().__init__()
         if num_channels % num_groups:
@@ -283,7 +299,9 @@ class RMSNorm(Module):
     ``eps=None`` uses the input dtype's machine epsilon, as in torch.
     """
 
-    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None, dtype=None):
+    def __init__(
+        self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None, dtype=None
+    ):
         super().__init__()
         self.normalized_shape = _normalized_shape(normalized_shape)
         self.eps = eps

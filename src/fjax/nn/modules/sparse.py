@@ -55,7 +55,9 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype), requires_grad=not _freeze)
+            self.weight = Parameter(
+                empty(num_embeddings, embedding_dim, device=device, dtype=dtype), requires_grad=not _freeze
+            )
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
@@ -73,7 +75,10 @@ class Embedding(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         if input.is_floating_point() or input.is_complex() or input.dtype == bool_:
-            raise module_error(self, f"expected integer indices (int32 or int64), got a {input.dtype} tensor of shape {tuple(input.shape)}")
+            raise module_error(
+                self,
+                f"expected integer indices (int32 or int64), got a {input.dtype} tensor of shape {tuple(input.shape)}",
+            )
         return F.embedding(input, self.weight, self.padding_idx)
 
     @classmethod

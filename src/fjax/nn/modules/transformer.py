@@ -72,7 +72,9 @@ class MultiheadAttention(Module):
     ):
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got {embed_dim} and {num_heads}")
+            raise ValueError(
+                f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got {embed_dim} and {num_heads}"
+            )
         if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} must be divisible by num_heads={num_heads}")
         self.embed_dim = embed_dim
@@ -121,6 +123,9 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def _describe(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
     def _check_shapes(self, query, key, value, key_padding_mask) -> bool:
         """Whether the input is batched; raises naming the module on inconsistent shapes."""
         if query.ndim not in (2, 3):
@@ -139,7 +144,9 @@ class MultiheadAttention(Module):
                 f"expected query, key and value with last dims (embed_dim, kdim, vdim) = {dims}, got shapes "
                 f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}",
             )
-        if key.shape[:-1] != value.shape[:-1] or (batched and key.shape[1 - self.batch_first] != query.shape[1 - self.batch_first]):
+        if key.shape[:-1] != value.shape[:-1] or (
+            batched and key.shape[1 - self.batch_first] != query.shape[1 - self.batch_first]
+        ):
             raise module_error(
                 self,
                 f"key {tuple(key.shape)} and value {tuple(value.shape)} must match query {tuple(query.shape)} "
@@ -238,7 +245,9 @@ class MultiheadAttention(Module):
         if attn_mask is not None:
             if attn_mask.ndim == 2:
                 if tuple(attn_mask.shape) != (tgt_len, src_len):
-                    raise module_error(self, f"the 2D attn_mask should be {(tgt_len, src_len)}, got {tuple(attn_mask.shape)}")
+                    raise module_error(
+                        self, f"the 2D attn_mask should be {(tgt_len, src_len)}, got {tuple(attn_mask.shape)}"
+                    )
                 mask = attn_mask.reshape(1, 1, tgt_len, src_len)
             elif attn_mask.ndim == 3:
                 expected = (n * self.num_heads, tgt_len, src_len)
@@ -301,7 +310,11 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(
-        self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None, is_causal: bool = False
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
     ) -> Tensor:
         x = src
         if self.norm_first:
@@ -340,7 +353,9 @@ class TransformerDecoderLayer(Module):
         super().__init__()
         kw = dict(device=device, dtype=dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
@@ -414,7 +429,11 @@ class TransformerEncoder(Module):
         self.norm = norm
 
     def forward(
-        self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None, is_causal: bool | None = None
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
     ) -> Tensor:
         out = src
         for layer in self.layers:

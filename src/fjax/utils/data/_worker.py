@@ -103,12 +103,13 @@ def make_fetcher(dataset, iterable: bool, auto_collation: bool, collate_fn: Call
     return fetch
 
 
-def _seed_process(seed: int) -> None:
-    from ... import random as fjax_random
-
+def _seed_process(seed: int, forked: bool) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    fjax_random.manual_seed(seed)
+    if not forked:  # JAX must not run in a child forked from a multithreaded JAX process
+        from ... import random as fjax_random
+
+        fjax_random.manual_seed(seed)
 
 
 def _get(index_queue, in_process: bool, parent: int | None):
@@ -126,14 +127,15 @@ def _get(index_queue, in_process: bool, parent: int | None):
 def worker_loop(kind, dataset, index_queue, result_queue, spec, worker_id, num_workers, seed, init_fn, parent=None):
     """Serve ``(idx, index)`` tasks until a ``None`` arrives; send back ``(idx, batch)``.
 
-    ``spec`` is ``(iterable, auto_collation, collate_fn, drop_last)``. Errors travel back as
-    ``Failure``; an exhausted IterableDataset answers ``Exhausted``.
+    ``kind`` is ``"thread"``, ``"process"`` or ``"fork"`` (a forked process); ``spec`` is
+    ``(iterable, auto_collation, collate_fn, drop_last)``. Errors travel back as ``Failure``;
+    an exhausted IterableDataset answers ``Exhausted``.
     """
-    in_process = kind == "process"
+    in_process = kind != "thread"
     if in_process:
-        _seed_process(seed)
+        _seed_process(seed, forked=kind == "fork")
     _info.value = WorkerInfo(worker_id, num_workers, seed, dataset)
-    where = f"in DataLoader worker {kind} {worker_id}"
+    where = f"in DataLoader worker {'process' if in_process else 'thread'} {worker_id}"
     failed = None
     try:
         if init_fn is not None:

@@ -56,13 +56,16 @@ class DataLoader:
         multiprocessing_context: ``"spawn"``, ``"forkserver"``, ``"fork"`` or a context: use worker
             processes instead of threads. Process workers never initialise an accelerator
             (``JAX_PLATFORMS=cpu``); the dataset, ``collate_fn`` and ``worker_init_fn`` must pickle.
+            Prefer ``"spawn"``/``"forkserver"``: a forked child must not use JAX (the parent's JAX
+            is multithreaded), so its dataset should stay numpy/Python.
         generator: a ``fjax.Generator`` for the shuffle order and the workers' base seed.
         prefetch_factor: batches each worker loads ahead (default 2 with workers).
         persistent_workers: not supported (workers start per epoch).
         in_order: deliver batches in sampler order; ``False`` delivers each as it is ready.
 
     Inside a worker, ``get_worker_info()`` gives its id, the worker count and its seed
-    (``base_seed + id``); process workers also seed ``random``, numpy and fjax with it.
+    (``base_seed + id``); process workers also seed ``random``, numpy and (unless forked) fjax
+    with it. Thread workers share the process's random state, so they seed nothing.
 
     Example::
 
@@ -193,6 +196,7 @@ class _SingleIter:
     """``num_workers=0``: fetch and collate in the iterating thread, as torch does."""
 
     def __init__(self, loader: DataLoader):
+        _base_seed(loader.generator)  # drawn as with workers, so num_workers never changes the order
         self._len = len(loader) if hasattr(loader.dataset, "__len__") else None
         self._indices = iter(loader._index_sampler)
         self._fetch = make_fetcher(
@@ -284,11 +288,12 @@ class _PoolIter:
             host_results = self._host_results = ctx.Queue()
             self._index_queues = [ctx.Queue() for _ in range(n)]
             self._workers, self._forwarder = [], None
+            kind = "fork" if ctx.get_start_method() == "fork" else "process"
             with _cpu_only_children():
                 for i, q in enumerate(self._index_queues):
                     w = ctx.Process(
                         target=worker_loop,
-                        args=("process", loader.dataset, q, host_results, spec, i, n, seed + i, loader.worker_init_fn),
+                        args=(kind, loader.dataset, q, host_results, spec, i, n, seed + i, loader.worker_init_fn),
                         kwargs={"parent": os.getpid()},
                         daemon=True,
                     )
@@ -350,7 +355,9 @@ class _PoolIter:
                 dead = [w for w, on in zip(self._workers, self._active) if on and not w.is_alive()]
                 if dead:
                     self._shutdown()
-                    names = ", ".join(f"pid {w.pid}" if hasattr(w, "pid") else w.name for w in dead)
+                    names = ", ".join(
+                        f"pid {w.pid}, exit code {w.exitcode}" if hasattr(w, "pid") else w.name for w in dead
+                    )
                     raise RuntimeError(f"DataLoader worker ({names}) exited unexpectedly") from None
                 if self._timeout and time.monotonic() - start >= self._timeout:
                     self._shutdown()

@@ -1,0 +1,352 @@
+"""Sharded checkpoints of global state with orbax-checkpoint: no gather, reshard on load.
+
+``save(directory, target, step)`` writes the parameters, persistent buffers and optimizer
+states of ``target`` (a Module, an Optimizer, an nn.Graph, or a dict of them) as step
+``step`` of ``directory``. Every process writes only the shards it owns (orbax over
+tensorstore: one ``ocdbt.process_<i>`` folder per process), so nothing is gathered on one
+host. A step is written to ``<step>.orbax-checkpoint-tmp*`` and renamed to ``<step>`` once
+complete, so a save killed half way never touches the steps already there, and
+``latest_step`` only sees complete steps.
+
+``load(directory, target, step=None)`` restores in place onto the target's *current*
+layout: each tensor is read straight into the sharding it has now (for an nn.Graph with a
+mesh configuration, the sharding that configuration gives it), so a checkpoint saved on one
+mesh loads onto any other (resharding on load).
+
+Example::
+
+    fjax.distributed.checkpoint.save("ckpt", graph, step=100)
+    graph2 = TrainGraph()                       # possibly another mesh config
+    step = fjax.distributed.checkpoint.load("ckpt", graph2)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import jax
+import numpy as np
+
+from ..errors import OpError
+from ..tensor import Tensor
+
+
+@dataclass
+class _Unit:
+    """One object's arrays by path, the shardings to restore them with, and how to put them back."""
+
+    arrays: dict = field(default_factory=dict)
+    shardings: dict = field(default_factory=dict)
+    apply: Callable[[dict], None] | None = None
+
+
+def _set_tensor(t: Tensor, value) -> None:
+    t._data = value
+    t._version[0] += 1
+
+
+def _module_unit(module, prefix: tuple, storage: dict) -> _Unit:
+    tensors = module.state_dict(keep_vars=True)
+    unit = _Unit()
+    for name, t in tensors.items():
+        path = prefix + tuple(name.split("."))
+        unit.arrays[path] = t._data
+        unit.shardings[path] = storage.get(id(t), t._data.sharding)
+
+    def apply(values):
+        for name, t in tensors.items():
+            path = prefix + tuple(name.split("."))
+            if path in values:
+                _set_tensor(t, values[path])
+
+    unit.apply = apply
+    return unit
+
+
+def _path_key(entry) -> str:
+    for attr in ("key", "idx", "name"):
+        if hasattr(entry, attr):
+            return str(getattr(entry, attr))
+    return str(entry)
+
+
+def _optimizer_units(opt, prefix: tuple, opt_shardings: dict) -> tuple[_Unit, dict]:
+    """The optimizer's per-parameter states (indexed as in ``state_dict``) and its hyper-parameters."""
+    opt._init_state()
+    params = list(dict.fromkeys(p for group in opt.param_groups for p in group["params"]))
+    unit = _Unit()
+    trees = {}
+    for index, p in enumerate(params):
+        leaves, treedef = jax.tree_util.tree_flatten_with_path(opt._state[p])
+        target = opt_shardings.get(id(p))
+        target_leaves = jax.tree_util.tree_leaves(target) if target is not None else [a.sharding for _, a in leaves]
+        paths = []
+        for (key_path, array), sharding in zip(leaves, target_leaves):
+            path = prefix + ("state", str(index)) + tuple(_path_key(k) for k in key_path)
+            unit.arrays[path] = array
+            unit.shardings[path] = sharding
+            paths.append(path)
+        trees[p] = (treedef, paths)
+
+    def apply(values):
+        for p, (treedef, paths) in trees.items():
+            if all(path in values for path in paths):
+                opt._state[p] = jax.tree_util.tree_unflatten(treedef, [values[path] for path in paths])
+
+    unit.apply = apply
+    groups = [{k: _json_value(v, k) for k, v in group.items() if k != "params"} for group in opt.param_groups]
+    return unit, {"param_groups": groups}
+
+
+def _json_value(value, key: str):
+    if isinstance(value, Tensor):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return [_json_value(v, key) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    raise OpError(f"checkpoint.save: optimizer hyper-parameter {key!r} = {value!r} is not a number, string or list")
+
+
+def _load_groups(opt, groups: list, where: str) -> None:
+    if len(groups) != len(opt.param_groups):
+        raise OpError(
+            f"checkpoint.load: {where} was saved with {len(groups)} parameter group(s), "
+            f"the optimizer has {len(opt.param_groups)}"
+        )
+    for group, saved in zip(opt.param_groups, groups):
+        for k, v in saved.items():
+            current = group.get(k)
+            if isinstance(current, Tensor):
+                group[k] = Tensor._wrap(jax.numpy.asarray(v, current._data.dtype))
+            elif isinstance(current, tuple):
+                group[k] = tuple(v)
+            else:
+                group[k] = v
+
+
+def _graph_layout(graph) -> tuple[dict, dict]:
+    """For a Graph with a mesh config: where each state tensor and optimizer-state leaf belongs."""
+    state_tensors = graph._state_tensors()
+    plan = graph._opt_plan(state_tensors)
+    layout = graph._layout(state_tensors, plan)
+    if layout is None:
+        return {}, {}
+    storage = {id(t): s for t, s in zip(state_tensors, layout["storage"])}
+    opt = {}
+    for (_, group, _), shardings in zip(plan, layout["opt"]):
+        for p, sh in zip(group["params"], shardings):
+            opt[id(p)] = sh
+    return storage, opt
+
+
+def _units(target, name: str = "") -> tuple[list, dict]:
+    """Every array of ``target`` with its restore sharding, and the JSON metadata (hyper-parameters)."""
+    from ..graph.graph import Graph
+    from ..nn.module import Module
+    from ..optim.optimizer import Optimizer
+
+    if isinstance(target, Graph):
+        storage, opt_shardings = _graph_layout(target)
+        parts = dict(target._modules)
+        parts.update({f"optimizer{i}": opt for i, opt in enumerate(target._optimizers)})
+    elif isinstance(target, dict):
+        storage, opt_shardings, parts = {}, {}, target
+    else:
+        storage, opt_shardings, parts = {}, {}, {"": target}
+    units, meta = [], {}
+    for key, part in parts.items():
+        prefix = (str(key),) if key != "" else ()
+        label = ".".join(filter(None, (name, str(key)))) or type(part).__name__
+        if isinstance(part, Graph) or isinstance(part, dict):
+            sub_units, sub_meta = _units(part, label)
+            units += [_prefixed(u, prefix) for u in sub_units]
+            meta.update({f"{key}/{k}" if key != "" else k: v for k, v in sub_meta.items()})
+        elif isinstance(part, Module):
+            units.append(_module_unit(part, prefix, storage))
+        elif isinstance(part, Optimizer):
+            unit, groups = _optimizer_units(part, prefix, opt_shardings)
+            units.append(unit)
+            meta[str(key)] = groups
+        elif isinstance(part, Tensor):
+            unit = _Unit({prefix: part._data}, {prefix: part._data.sharding})
+            unit.apply = lambda values, t=part, path=prefix: path in values and _set_tensor(t, values[path])
+            units.append(unit)
+        else:
+            raise OpError(
+                f"checkpoint: {label!r} is a {type(part).__name__}; expected a Module, an Optimizer, an nn.Graph, "
+                "a Tensor or a dict of them"
+            )
+    return units, meta
+
+
+def _prefixed(unit: _Unit, prefix: tuple) -> _Unit:
+    if not prefix:
+        return unit
+    inner = unit.apply
+    out = _Unit(
+        {prefix + k: v for k, v in unit.arrays.items()},
+        {prefix + k: v for k, v in unit.shardings.items()},
+    )
+    out.apply = lambda values: inner({k[len(prefix) :]: v for k, v in values.items() if k[: len(prefix)] == prefix})
+    return out
+
+
+def _nest(flat: dict) -> dict:
+    """``{("a", "b"): x}`` -> ``{"a": {"b": x}}`` (orbax's tree; paths never contain dots)."""
+    out: dict = {}
+    for path, value in flat.items():
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return out
+
+
+def _flatten(tree, prefix: tuple = ()) -> dict:
+    if isinstance(tree, dict):
+        out = {}
+        for k, v in tree.items():
+            out.update(_flatten(v, prefix + (k,)))
+        return out
+    return {prefix: tree}
+
+
+def _manager(directory, max_to_keep: int | None = None, create: bool = True):
+    import orbax.checkpoint as ocp
+
+    options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=create, enable_async_checkpointing=False)
+    handlers = {"state": ocp.PyTreeCheckpointHandler(), "meta": ocp.JsonCheckpointHandler()}
+    return ocp.CheckpointManager(os.path.abspath(os.fspath(directory)), options=options, item_handlers=handlers)
+
+
+def save(directory: str | os.PathLike, target, step: int, *, max_to_keep: int | None = None) -> str:
+    """Write ``target``'s state as step ``step`` of ``directory``; every process writes its own shards.
+
+    Args:
+        directory: the checkpoint folder (one sub-folder per step).
+        target: a Module, an Optimizer, an nn.Graph, or a dict of them (and Tensors).
+        step: the step number; saving a step that exists raises.
+        max_to_keep: keep only the newest this many steps (None keeps all).
+
+    Returns:
+        The folder of the written step.
+    """
+    import orbax.checkpoint as ocp
+
+    units, meta = _units(target)
+    arrays = {path: array for unit in units for path, array in unit.arrays.items()}
+    _check_arrays(arrays)
+    manager = _manager(directory, max_to_keep)
+    try:
+        if step in manager.all_steps():
+            raise OpError(f"checkpoint.save: step {step} already exists in {os.fspath(directory)}")
+        manager.save(
+            int(step),
+            args=ocp.args.Composite(state=ocp.args.PyTreeSave(_nest(arrays)), meta=ocp.args.JsonSave(meta)),
+        )
+        manager.wait_until_finished()
+    finally:
+        manager.close()
+    return os.path.join(os.path.abspath(os.fspath(directory)), str(step))
+
+
+def _check_arrays(arrays: dict) -> None:
+    for path, a in arrays.items():
+        if not isinstance(a, jax.Array) or isinstance(a, jax.core.Tracer):
+            raise OpError(f"checkpoint.save: {'.'.join(path)} holds {type(a).__name__}, not a concrete jax.Array")
+
+
+def latest_step(directory: str | os.PathLike) -> int | None:
+    """The newest complete step in ``directory`` (None when there is none)."""
+    if not os.path.isdir(directory):
+        return None
+    manager = _manager(directory, create=False)
+    try:
+        return manager.latest_step()
+    finally:
+        manager.close()
+
+
+def load(directory: str | os.PathLike, target, step: int | None = None, *, strict: bool = True) -> int:
+    """Restore ``target`` in place from step ``step`` (default: the latest) of ``directory``.
+
+    Each tensor is read into the sharding the target gives it now, so the checkpoint may
+    come from a different mesh or number of processes. With ``strict=False``, keys that
+    only one side has are skipped (e.g. load a model's weights from a model + optimizer
+    checkpoint); shapes and dtypes must still match.
+
+    Returns:
+        The step that was loaded.
+    """
+    import orbax.checkpoint as ocp
+
+    if not os.path.isdir(directory):
+        raise OpError(f"checkpoint.load: no checkpoint folder {os.fspath(directory)!r}")
+    units, _ = _units(target)
+    arrays = {path: array for unit in units for path, array in unit.arrays.items()}
+    shardings = {path: s for unit in units for path, s in unit.shardings.items()}
+    manager = _manager(directory, create=False)
+    try:
+        steps = manager.all_steps()
+        if step is None:
+            if not steps:
+                raise OpError(f"checkpoint.load: {os.fspath(directory)!r} holds no complete step")
+            step = max(steps)
+        elif step not in steps:
+            raise OpError(f"checkpoint.load: step {step} is not in {os.fspath(directory)!r}; it has {sorted(steps)}")
+        saved = _flatten(manager.item_metadata(step)["state"].tree)
+        if not strict:
+            arrays = {path: a for path, a in arrays.items() if path in saved}
+            saved = {path: m for path, m in saved.items() if path in arrays}
+        _check_compatible(saved, arrays, step)
+        abstract = _nest(
+            {path: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=shardings[path]) for path, a in arrays.items()}
+        )
+        state = ocp.args.PyTreeRestore(
+            abstract, restore_args=ocp.checkpoint_utils.construct_restore_args(abstract), partial_restore=not strict
+        )
+        restored = manager.restore(step, args=ocp.args.Composite(state=state, meta=ocp.args.JsonRestore()))
+    finally:
+        manager.close()
+    values = _flatten(restored["state"])
+    for unit in units:
+        unit.apply(values)
+    _restore_meta(target, restored["meta"] or {}, strict)
+    return int(step)
+
+
+def _check_compatible(saved: dict, arrays: dict, step: int) -> None:
+    missing = sorted(".".join(p) for p in arrays.keys() - saved.keys())
+    unexpected = sorted(".".join(p) for p in saved.keys() - arrays.keys())
+    wrong = [
+        f"{'.'.join(p)}: saved {tuple(saved[p].shape)}:{saved[p].dtype}, expected {tuple(a.shape)}:{a.dtype}"
+        for p, a in arrays.items()
+        if p in saved and (tuple(saved[p].shape) != tuple(a.shape) or np.dtype(saved[p].dtype) != np.dtype(a.dtype))
+    ]
+    if missing or unexpected or wrong:
+        raise OpError(
+            f"checkpoint.load: step {step} does not match the target: missing keys {missing}, "
+            f"unexpected keys {unexpected}, mismatched {wrong}"
+        )
+
+
+def _restore_meta(target, meta: dict, strict: bool) -> None:
+    from ..graph.graph import Graph
+    from ..optim.optimizer import Optimizer
+
+    if isinstance(target, Graph):
+        parts = {f"optimizer{i}": opt for i, opt in enumerate(target._optimizers)}
+    elif isinstance(target, dict):
+        parts = target
+    else:
+        parts = {"": target}
+    for key, part in parts.items():
+        if isinstance(part, Optimizer) and (strict or str(key) in meta):
+            _load_groups(part, meta.get(str(key), {}).get("param_groups", []), str(key) or "the optimizer")
+        elif isinstance(part, (dict, Graph)):
+            _restore_meta(part, {k.split("/", 1)[1]: v for k, v in meta.items() if k.startswith(f"{key}/")}, strict)
