@@ -104,7 +104,11 @@ class _Entry:
     def vjp(self, diff_idx):
         f = self.vjps.get(diff_idx)
         if f is None:
-            f = self.vjps[diff_idx] = self._wrap(_vjp_of(self.pure, diff_idx))
+            f = self.vjps[diff_idx] = (
+                jax.jit(_vjp_without_inputs(self.pure, diff_idx))
+                if self._wrap is jax.jit
+                else (_vjp_of(self.pure, diff_idx))
+            )
         return f
 
 
@@ -119,6 +123,43 @@ def _vjp_of(pure, diff_idx):
         return jax.vjp(f, *[arrays[i] for i in diff_idx])
 
     return fwd
+
+
+@jax.tree_util.register_pytree_node_class
+class _Residuals:
+    """A VJP as it leaves jit, minus the residuals that are the op's own inputs.
+
+    jit cannot return an input without copying it, so a VJP that saves ``x`` and ``w`` (as
+    matmul's does) would hold a second copy of each; instead those slots record which input
+    they are, and ``rebuild`` puts the caller's arrays back.
+    """
+
+    def __init__(self, kept, treedef, src):
+        self.kept, self.treedef, self.src = kept, treedef, src
+
+    def tree_flatten(self):
+        return self.kept, (self.treedef, self.src)
+
+    @classmethod
+    def tree_unflatten(cls, aux, kept):
+        return cls(list(kept), *aux)
+
+    def rebuild(self, arrays):
+        it = iter(self.kept)
+        return jax.tree_util.tree_unflatten(self.treedef, [arrays[s] if s >= 0 else next(it) for s in self.src])
+
+
+def _vjp_without_inputs(pure, diff_idx):
+    fwd = _vjp_of(pure, diff_idx)
+
+    def fwd_jit(*arrays):
+        out, vjp = fwd(*arrays)
+        leaves, treedef = jax.tree_util.tree_flatten(vjp)
+        position = {id(a): i for i, a in enumerate(arrays)}
+        src = tuple(position.get(id(leaf), -1) for leaf in leaves)
+        return out, _Residuals([x for x, i in zip(leaves, src) if i < 0], treedef, src)
+
+    return fwd_jit
 
 
 def _describe(leaves):
@@ -190,6 +231,8 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         if not diff_idx:
             return _wrap_outputs(entry.jit(*arrays), None)
         out, vjp = entry.vjp(diff_idx)(*arrays)
+        if isinstance(vjp, _Residuals):
+            vjp = vjp.rebuild(arrays)
     except (TypeError, ValueError, IndexError) as err:
         raise _error(name, err, leaves) from None
     return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear, eager=entry.jit is entry.pure)

@@ -37,6 +37,8 @@ def test_50_layer_mlp_frees_everything_but_params_inputs_outputs_and_grads():
     loss = forward()
     during = _live_ids()
     assert len(during - before) >= depth, "the forward should hold residuals for backward"
+    copies = [a for a in jax.live_arrays() if id(a) in during - before and a.shape == (width, width)]
+    assert not copies, f"the tape holds {len(copies)} copies of weights: residuals that are inputs must be shared"
     loss.backward()
     after = _live_ids()
     expected = {id(loss._data)} | {id(p.grad._data) for p in params}
