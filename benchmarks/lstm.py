@@ -146,8 +146,13 @@ def _compile_row_unrolled(seq: int) -> dict:
     t2 = time.perf_counter()
     lowered.compile()
     t3 = time.perf_counter()
-    return {"trace": t1 - t0, "lower": t2 - t1, "compile": t3 - t2, "peak_rss_mb": _rss_mb(),
-            "rss_growth_mb": _rss_mb() - base}
+    return {
+        "trace": t1 - t0,
+        "lower": t2 - t1,
+        "compile": t3 - t2,
+        "peak_rss_mb": _rss_mb(),
+        "rss_growth_mb": _rss_mb() - base,
+    }
 
 
 COMPILE_ROWS = (
@@ -265,8 +270,10 @@ def step_time_table(configs=STEP_CONFIGS, repeats: int = 5, graph: bool = True) 
                 _sync(fn())
                 times[name].append(time.perf_counter() - t0)
         med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
-        row = f"| {(inp, hid, batch, seq)} | {layers} | {bidir} | {med['torch']:.1f} | {med['eager']:.1f} | " \
-              f"{med['torch'] / med['eager']:.2f} |"
+        row = (
+            f"| {(inp, hid, batch, seq)} | {layers} | {bidir} | {med['torch']:.1f} | {med['eager']:.1f} | "
+            f"{med['torch'] / med['eager']:.2f} |"
+        )
         if graph:
             row += f" {med['graph']:.1f} | {med['torch'] / med['graph']:.2f} |"
         print(row, flush=True)
@@ -285,9 +292,11 @@ def main():
         row = _compile_row_unrolled(seq) if kind == "unrolled" else _compile_row_graph(kind, seq)
         print(json.dumps(row))
         return
-    print(f"# benchmarks/lstm.py — {datetime.date.today()}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, jax {jax.__version__}, "
-          f"torch {torch.__version__}, fjax {fjax.__version__}")
+    print(
+        f"# benchmarks/lstm.py — {datetime.date.today()}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, jax {jax.__version__}, "
+        f"torch {torch.__version__}, fjax {fjax.__version__}"
+    )
     if "step" in args.tables:
         step_time_table(repeats=args.repeats)
     if "compile" in args.tables:

@@ -6,6 +6,7 @@ import pytest
 
 import fjax
 from fjax.dispatch import functions as F
+from fjax.nn import functional as F_nn
 
 x23 = fjax.ones(2, 3)
 
@@ -34,6 +35,7 @@ CASES = [
     (lambda: F.layer_norm(fjax.ones(4, 5), (6,)), fjax.OpError, ["layer_norm", "(4, 5)", "(6,)"]),
     (lambda: F.embedding(fjax.ones(4), fjax.ones(10, 3)), fjax.OpError, ["embedding", "float32"]),
     (lambda: x23[5], IndexError, ["index 5", "dimension 0", "size 2"]),
+    (lambda: F_nn.embedding(fjax.tensor([0, 5]), fjax.ones(5, 2)), IndexError, ["embedding", "index 5", "5 rows"]),
     (lambda: x23[:, fjax.tensor([0, 3])], IndexError, ["index 3", "dimension 1", "size 3"]),
     (lambda: x23[0, 0, 0], IndexError, ["too many indices", "(2, 3)"]),
     (lambda: x23[fjax.ones(2)], fjax.OpError, ["long, int or bool", "float32"]),

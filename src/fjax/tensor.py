@@ -266,8 +266,14 @@ class Tensor:
         return (tensor, (np.asarray(self._data),), None)
 
     def __deepcopy__(self, memo):
-        t = Tensor._wrap(self._data)
+        import copy
+
+        t = object.__new__(type(self))
+        Tensor._init(t, self._data)
         t._requires_grad = self._requires_grad
+        t.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        if self.grad is not None:
+            t.grad = copy.deepcopy(self.grad, memo)
         return t
 
     # -- conversion ---------------------------------------------------------------------

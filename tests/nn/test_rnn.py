@@ -125,7 +125,12 @@ def test_layer_matches_torch_padded(config):
 
 @pytest.mark.parametrize(
     "kind, bidir, with_hx, batch_first",
-    [("LSTM", True, True, True), ("LSTM", False, False, False), ("GRU", True, False, True), ("RNN", False, True, False)],
+    [
+        ("LSTM", True, True, True),
+        ("LSTM", False, False, False),
+        ("GRU", True, False, True),
+        ("RNN", False, True, False),
+    ],
 )
 def test_layer_matches_torch_packed(kind, bidir, with_hx, batch_first):
     """Unsorted variable lengths through pack_padded_sequence, the layer and pad_packed_sequence."""
@@ -166,8 +171,15 @@ def test_unbatched_input(kind):
     r = rng(11)
     fx, tx = _pair(r.standard_normal((T, IN)).astype(np.float32))
     pairs = [_pair(s) for s in _states(kind, r, 2, 2, None, 0, "float32", unbatched=True)]
-    _compare(fj, th, [fx, _hx(kind, pairs, 0)], [tx, _hx(kind, pairs, 1)], [fx] + [p[0] for p in pairs],
-             [tx] + [p[1] for p in pairs], f"{kind} unbatched")
+    _compare(
+        fj,
+        th,
+        [fx, _hx(kind, pairs, 0)],
+        [tx, _hx(kind, pairs, 1)],
+        [fx] + [p[0] for p in pairs],
+        [tx] + [p[1] for p in pairs],
+        f"{kind} unbatched",
+    )
 
 
 def test_dropout_between_layers():
@@ -248,7 +260,9 @@ def test_pad_and_pack_utilities_match_torch():
 
 def test_errors_name_the_module_and_shapes():
     lstm = LSTM(IN, H)
-    with pytest.raises(fjax.OpError, match=r"LSTM\(4, 6\): input.size\(-1\) must be equal to input_size. Expected 4, got 5"):
+    with pytest.raises(
+        fjax.OpError, match=r"LSTM\(4, 6\): input.size\(-1\) must be equal to input_size. Expected 4, got 5"
+    ):
         lstm(fjax.zeros(T, B, 5))
     with pytest.raises(fjax.OpError, match=r"Expected hidden size \(1, 3, 6\), got \(1, 2, 6\)"):
         lstm(fjax.zeros(T, B, IN), (fjax.zeros(1, 2, H), fjax.zeros(1, 2, H)))
@@ -290,8 +304,10 @@ def test_cudnn_wrapper_layout(monkeypatch):
         return jrnn.lstm_ref(x, h0, c0, *ws, lengths, input_size, hidden_size, num_layers, dropout, bidirectional)
 
     r = rng(17)
-    args = [r.standard_normal(s).astype(np.float32) for s in [(T, B, IN), (B, H), (B, H), (4 * H, IN), (4 * H, H),
-                                                             (4 * H,), (4 * H,)]]
+    args = [
+        r.standard_normal(s).astype(np.float32)
+        for s in [(T, B, IN), (B, H), (B, H), (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,)]
+    ]
     lengths = np.array([T, 2, 4])
     expected = [rnn_ops.lstm_layer(*args, lengths=lengths, reverse=rev) for rev in (False, True)]
     monkeypatch.setattr(rnn_ops, "_cudnn_applies", lambda x, w_hr: True)
@@ -324,3 +340,30 @@ def test_lowered_train_step_does_not_grow_with_length(op):
     short, long = text(150), text(20_000)
     assert len(short) == len(long), f"{op}: lowered text {len(short)} chars at T=150, {len(long)} at T=20000"
     assert short == long, f"{op}: the lowered programs at T=150 and T=20000 differ beyond their constants"
+
+
+def test_packed_sequence_inside_graph():
+    """Packing, masking and unpacking trace into nn.Graph (lengths stay on the host)."""
+    from fjax.graph import Graph
+
+    fj, th = _modules("LSTM", bidirectional=True, batch_first=True)
+    lengths = [3, T, 2]
+
+    class Packed(Graph):
+        def __init__(self):
+            super().__init__()
+            self.rnn = fj
+
+        def build(self, x):
+            packed = fj_utils.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            out, (h, _) = self.rnn(packed)
+            return fj_utils.pad_packed_sequence(out, batch_first=True)[0], h
+
+    x = rng(19).standard_normal((3, T, IN)).astype(np.float32)
+    fy, fh = Packed()(fjax.tensor(x))
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        torch.from_numpy(x), lengths, batch_first=True, enforce_sorted=False
+    )
+    out, (th_h, _) = th(packed)
+    close(fy, torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)[0], "graph packed output", *TOL["float32"])
+    close(fh, th_h, "graph packed h_n", *TOL["float32"])

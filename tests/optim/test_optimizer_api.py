@@ -17,6 +17,7 @@ from fjax.tensor import Tensor
 from .helper import Problem, assert_params_close, fresh_seed, run_both
 
 CONFIGS = [
+    ("SGD", dict(lr=0.1)),
     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)),
     ("Adam", dict(lr=0.05, amsgrad=True)),
     ("AdamW", dict(lr=0.05)),
@@ -40,7 +41,7 @@ def _train(problem, opt, params, loss_fn, batches):
         opt.step()
 
 
-@pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[c[0] for c in CONFIGS])
+@pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{'-'.join(k)}" for n, k in CONFIGS])
 def test_state_dict_has_torchs_layout_and_values(name, kwargs):
     problem = Problem(fresh_seed(), steps=3)
     fp, tp = problem.fjax_params(), problem.torch_params()
@@ -60,7 +61,7 @@ def test_state_dict_has_torchs_layout_and_values(name, kwargs):
             assert np.shape(_np(f_entry[key])) == np.shape(_np(value))
 
 
-@pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[c[0] for c in CONFIGS])
+@pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{'-'.join(k)}" for n, k in CONFIGS])
 def test_state_dict_loads_across_frameworks(name, kwargs):
     """torch's state_dict continues in fjax, and fjax's continues in torch, on the same trajectory."""
     problem = Problem(fresh_seed(), steps=12)
@@ -170,7 +171,9 @@ def test_repr_and_state_view_match_torch():
     assert repr(f_opt) == repr(t_opt)
     _train(problem, f_opt, fp, problem.fjax_loss, problem.batches)
     _train(problem, t_opt, tp, problem.torch_loss, problem.batches)
-    np.testing.assert_allclose(_np(f_opt.state[fp[0]]["exp_avg"]), _np(t_opt.state[tp[0]]["exp_avg"]), rtol=1e-5)
+    np.testing.assert_allclose(
+        _np(f_opt.state[fp[0]]["exp_avg"]), _np(t_opt.state[tp[0]]["exp_avg"]), rtol=1e-4, atol=1e-7
+    )
     with pytest.raises(TypeError):
         f_opt.state[fp[0]] = {}
 

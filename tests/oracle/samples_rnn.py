@@ -35,8 +35,9 @@ def _zeros(h, batch, size, like):
     return torch.zeros(batch, size, dtype=like.dtype) if h is None else h
 
 
-def _torch_lstm(input, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, lengths=None, reverse=False,
-                batch_first=False, unroll=1):
+def _torch_lstm(
+    input, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, lengths=None, reverse=False, batch_first=False, unroll=1
+):
     batch = input.shape[0 if batch_first else 1]
     hidden = w_hh.shape[0] // 4
 
@@ -57,8 +58,7 @@ def _torch_lstm(input, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, leng
 
 
 def _torch_single(cell):
-    def run(input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False,
-            unroll=1):
+    def run(input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False, unroll=1):
         batch = input.shape[0 if batch_first else 1]
 
         def step(x, s):
@@ -77,38 +77,112 @@ SAMPLES = {
     "lstm_layer": [
         S((T, B, IN), (B, H), (B, H), (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,), _torch=_torch_lstm),
         S((T, B, IN), None, None, (4 * H, IN), (4 * H, H), _torch=_torch_lstm),
-        S((B, T, IN), (B, H), None, (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,), reverse=True, batch_first=True,
-          _torch=_torch_lstm),
-        S((T, B, IN), (B, H), (B, H), (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,), lengths=LENGTHS,
-          _torch=_torch_lstm),
-        S((T, B, IN), (B, H), (B, H), (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,), lengths=LENGTHS, reverse=True,
-          unroll=2, _torch=_torch_lstm),
+        S(
+            (B, T, IN),
+            (B, H),
+            None,
+            (4 * H, IN),
+            (4 * H, H),
+            (4 * H,),
+            (4 * H,),
+            reverse=True,
+            batch_first=True,
+            _torch=_torch_lstm,
+        ),
+        S((T, B, IN), (B, H), (B, H), (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,), lengths=LENGTHS, _torch=_torch_lstm),
+        S(
+            (T, B, IN),
+            (B, H),
+            (B, H),
+            (4 * H, IN),
+            (4 * H, H),
+            (4 * H,),
+            (4 * H,),
+            lengths=LENGTHS,
+            reverse=True,
+            unroll=2,
+            _torch=_torch_lstm,
+        ),
         S((T, B, IN), (B, P), (B, H), (4 * H, IN), (4 * H, P), (4 * H,), (4 * H,), (P, H), _torch=_torch_lstm),
-        S((T, B, IN), None, None, (4 * H, IN), (4 * H, P), None, None, (P, H), lengths=LENGTHS, reverse=True,
-          _torch=_torch_lstm),
+        S(
+            (T, B, IN),
+            None,
+            None,
+            (4 * H, IN),
+            (4 * H, P),
+            None,
+            None,
+            (P, H),
+            lengths=LENGTHS,
+            reverse=True,
+            _torch=_torch_lstm,
+        ),
         S((1, 1, IN), None, None, (4 * H, IN), (4 * H, H), _torch=_torch_lstm),
     ],
     "gru_layer": [
         S((T, B, IN), (B, H), (3 * H, IN), (3 * H, H), (3 * H,), (3 * H,), _torch=_torch_single(torch.gru_cell)),
-        S((B, T, IN), None, (3 * H, IN), (3 * H, H), batch_first=True, reverse=True,
-          _torch=_torch_single(torch.gru_cell)),
-        S((T, B, IN), (B, H), (3 * H, IN), (3 * H, H), (3 * H,), (3 * H,), lengths=LENGTHS,
-          _torch=_torch_single(torch.gru_cell)),
-        S((T, B, IN), (B, H), (3 * H, IN), (3 * H, H), (3 * H,), (3 * H,), lengths=LENGTHS, reverse=True,
-          unroll=3, _torch=_torch_single(torch.gru_cell)),
+        S(
+            (B, T, IN),
+            None,
+            (3 * H, IN),
+            (3 * H, H),
+            batch_first=True,
+            reverse=True,
+            _torch=_torch_single(torch.gru_cell),
+        ),
+        S(
+            (T, B, IN),
+            (B, H),
+            (3 * H, IN),
+            (3 * H, H),
+            (3 * H,),
+            (3 * H,),
+            lengths=LENGTHS,
+            _torch=_torch_single(torch.gru_cell),
+        ),
+        S(
+            (T, B, IN),
+            (B, H),
+            (3 * H, IN),
+            (3 * H, H),
+            (3 * H,),
+            (3 * H,),
+            lengths=LENGTHS,
+            reverse=True,
+            unroll=3,
+            _torch=_torch_single(torch.gru_cell),
+        ),
     ],
     "rnn_tanh_layer": [
         S((T, B, IN), (B, H), (H, IN), (H, H), (H,), (H,), _torch=_torch_single(torch.rnn_tanh_cell)),
-        S((B, T, IN), None, (H, IN), (H, H), batch_first=True, reverse=True,
-          _torch=_torch_single(torch.rnn_tanh_cell)),
-        S((T, B, IN), (B, H), (H, IN), (H, H), (H,), (H,), lengths=LENGTHS, reverse=True,
-          _torch=_torch_single(torch.rnn_tanh_cell)),
+        S((B, T, IN), None, (H, IN), (H, H), batch_first=True, reverse=True, _torch=_torch_single(torch.rnn_tanh_cell)),
+        S(
+            (T, B, IN),
+            (B, H),
+            (H, IN),
+            (H, H),
+            (H,),
+            (H,),
+            lengths=LENGTHS,
+            reverse=True,
+            _torch=_torch_single(torch.rnn_tanh_cell),
+        ),
     ],
     "rnn_relu_layer": [
         S((T, B, IN), (B, H), (H, IN), (H, H), (H,), (H,), _torch=_torch_single(torch.rnn_relu_cell)),
         S((T, B, IN), None, (H, IN), (H, H), lengths=LENGTHS, _torch=_torch_single(torch.rnn_relu_cell)),
-        S((B, T, IN), (B, H), (H, IN), (H, H), (H,), (H,), lengths=LENGTHS, reverse=True, batch_first=True,
-          _torch=_torch_single(torch.rnn_relu_cell)),
+        S(
+            (B, T, IN),
+            (B, H),
+            (H, IN),
+            (H, H),
+            (H,),
+            (H,),
+            lengths=LENGTHS,
+            reverse=True,
+            batch_first=True,
+            _torch=_torch_single(torch.rnn_relu_cell),
+        ),
     ],
     "lstm_cell": [
         S((B, IN), L((B, H), (B, H)), (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,)),

@@ -91,6 +91,7 @@ class _TaskQueue:
         self._items: deque[Callable[[], None]] = deque()
         self._cond = threading.Condition()
         self._closed = False
+        self._done = False  # the thread has left its loop: nothing queued from now on would run
         self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
         with _lock:
             _serving.add(self)
@@ -123,7 +124,7 @@ class _TaskQueue:
         """Block until every task queued before this call has run."""
         done = threading.Event()
         with self._cond:
-            if self._closed and not self.thread.is_alive():
+            if self._done:
                 return
             self._items.append(done.set)  # a barrier ignores the bound: draining must not wait on itself
             self._cond.notify_all()
@@ -135,6 +136,7 @@ class _TaskQueue:
                 while not self._items and not self._closed:
                     self._cond.wait()
                 if not self._items:
+                    self._done = True
                     break
                 task = self._items.popleft()
                 self._cond.notify_all()

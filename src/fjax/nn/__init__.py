@@ -4,6 +4,8 @@ Mirrors ``torch.nn``: names, constructor arguments, parameter names and default
 initialisation match, so a model ports by changing the import.
 """
 
+from .. import graph
+from ..graph import Graph
 from . import functional, init, utils
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .module import Module
@@ -12,6 +14,7 @@ from .modules import __all__ as _layers
 from .parameter import Parameter
 
 __all__ = [
+    "Graph",
     "Module",
     "ModuleDict",
     "ModuleList",
@@ -20,6 +23,7 @@ __all__ = [
     "ParameterList",
     "Sequential",
     "functional",
+    "graph",
     "init",
     "utils",
     *_layers,

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..creation import eye, full_like
 from ..errors import OpError
 from ..random import Generator, default_generator
 from ..tensor import Tensor
@@ -131,7 +132,7 @@ def trunc_normal_(
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
-    return _fill(tensor, jnp.full(tensor.shape, val, tensor._data.dtype), "constant_")
+    return _fill(tensor, full_like(tensor, val)._data, "constant_")
 
 
 def ones_(tensor: Tensor) -> Tensor:
@@ -146,7 +147,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-d tensor with the identity matrix."""
     if tensor.ndim != 2:
         raise ValueError(f"init.eye_: only 2-d tensors are supported, got shape {tuple(tensor.shape)}")
-    return _fill(tensor, jnp.eye(*tensor.shape), "eye_")
+    return _fill(tensor, eye(*tensor.shape, dtype=tensor.dtype)._data, "eye_")
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:

@@ -250,15 +250,6 @@ class Module:
         keys = list(super().__dir__()) + list(self._parameters) + list(self._buffers) + list(self._modules)
         return sorted(k for k in set(keys) if not k[0].isdigit())
 
-    def __setstate__(self, state: dict) -> None:
-        # Tensor.__deepcopy__ returns a plain Tensor, so copy.deepcopy(module) hands us
-        # parameters that lost their class; restore it so they stay Parameters.
-        params = state.get("_parameters", {})
-        for name, p in params.items():
-            if p is not None and not isinstance(p, Parameter):
-                params[name] = Parameter(p, requires_grad=p.requires_grad)
-        self.__dict__.update(state)
-
     # -- traversal ----------------------------------------------------------------------
     def _named_members(self, get_members, prefix: str, recurse: bool, remove_duplicate: bool):
         seen = set()
@@ -351,8 +342,9 @@ class Module:
         """Set training mode on this module and its descendants (Dropout, BatchNorm care)."""
         if not isinstance(mode, bool):
             raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for module in self.children():
+            module.train(mode)  # children's own train() overrides run, as in torch
         return self
 
     def eval(self) -> "Module":

@@ -38,7 +38,8 @@ def leaky_relu(input, negative_slope=0.01):
 
 def _elu(x, alpha, scale=1.0, input_scale=1.0):
     x = to_float(x)
-    neg = alpha * jnp.expm1(jnp.minimum(x, 0) * input_scale)
+    # where, not minimum: at 0 torch takes the negative branch's slope (minimum would halve it)
+    neg = alpha * jnp.expm1(jnp.where(x > 0, 0, x) * input_scale)
     return scale * jnp.where(x > 0, x, neg.astype(x.dtype))
 
 

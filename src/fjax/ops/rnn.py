@@ -116,8 +116,16 @@ def _lstm_cudnn(x, h0, c0, w_ih, w_hh, b_ih, b_hh, lengths, reverse):
     if reverse:
         xb = _flip_valid(xb, lengths)
     y, hn, cn = rnn.lstm(
-        xb, h0[None], c0[None], weights, lengths, input_size=input_size, hidden_size=hidden,
-        num_layers=1, dropout=0.0, bidirectional=False,
+        xb,
+        h0[None],
+        c0[None],
+        weights,
+        lengths,
+        input_size=input_size,
+        hidden_size=hidden,
+        num_layers=1,
+        dropout=0.0,
+        bidirectional=False,
     )
     if reverse:
         y = _flip_valid(y, lengths)
@@ -130,7 +138,17 @@ def _lstm_cudnn(x, h0, c0, w_ih, w_hh, b_ih, b_hh, lengths, reverse):
 
 @defop(static=("reverse", "batch_first", "unroll"), method=False)
 def lstm_layer(
-    input, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, lengths=None, reverse=False, batch_first=False,
+    input,
+    h0,
+    c0,
+    w_ih,
+    w_hh,
+    b_ih=None,
+    b_hh=None,
+    w_hr=None,
+    lengths=None,
+    reverse=False,
+    batch_first=False,
     unroll=1,
 ):
     """One LSTM layer in one direction over a whole sequence: ``(output, h_n, c_n)``.
@@ -205,7 +223,9 @@ def rnn_tanh_layer(
 
     Arguments as :func:`lstm_layer` with 1 gate and no cell state or projection.
     """
-    return _rnn_layer("rnn_tanh_layer", "tanh", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll)
+    return _rnn_layer(
+        "rnn_tanh_layer", "tanh", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll
+    )
 
 
 @defop(static=("reverse", "batch_first", "unroll"), method=False)
@@ -213,7 +233,9 @@ def rnn_relu_layer(
     input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False, unroll=1
 ):
     """One Elman RNN layer ``h' = relu(W_ih x + b_ih + W_hh h + b_hh)``: ``(output, h_n)``."""
-    return _rnn_layer("rnn_relu_layer", "relu", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll)
+    return _rnn_layer(
+        "rnn_relu_layer", "relu", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll
+    )
 
 
 # -- cells (one time step; torch.lstm_cell, torch.gru_cell, torch.rnn_*_cell) -------------

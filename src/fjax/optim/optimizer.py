@@ -312,7 +312,8 @@ class Optimizer:
     @property
     def state(self) -> Mapping:
         """Per-parameter state under torch's names (a read-only snapshot; use load_state_dict to change it)."""
-        return MappingProxyType({p: self._to_torch(p) for p in self._state})
+        entries = ((p, self._to_torch(p)) for p in self._state)
+        return MappingProxyType({p: e for p, e in entries if e})
 
     def state_dict(self) -> dict:
         """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` as torch."""
@@ -324,8 +325,8 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
-        state = {index[id(p)]: self._to_torch(p) for p in self._state}
-        return {"state": state, "param_groups": groups}
+        entries = ((index[id(p)], self._to_torch(p)) for p in self._state)
+        return {"state": {i: e for i, e in entries if e}, "param_groups": groups}  # torch keeps no empty entries
 
     def load_state_dict(self, state_dict: Mapping) -> None:
         """Restore hyper-parameters and state saved by ``state_dict()`` (fjax's or torch's)."""

@@ -76,6 +76,7 @@ from .pooling import (
     MaxPool2d,
     MaxPool3d,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -120,6 +121,8 @@ __all__ = [
     "Flatten",
     "GELU",
     "GLU",
+    "GRU",
+    "GRUCell",
     "GaussianNLLLoss",
     "GroupNorm",
     "Hardshrink",
@@ -134,6 +137,8 @@ __all__ = [
     "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
+    "LSTM",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -151,6 +156,8 @@ __all__ = [
     "PReLU",
     "PoissonNLLLoss",
     "RMSNorm",
+    "RNN",
+    "RNNCell",
     "RReLU",
     "ReLU",
     "ReLU6",

@@ -146,7 +146,9 @@ class RNNBase(Module):
         """Time/batch layout, lengths and initial states of a call; see ``forward``."""
         if isinstance(input, PackedSequence):
             if input.data.ndim != 2:
-                raise module_error(self, f"expected packed data of shape (N, {self.input_size}), got {tuple(input.data.shape)}")
+                raise module_error(
+                    self, f"expected packed data of shape (N, {self.input_size}), got {tuple(input.data.shape)}"
+                )
             batch_sizes = packed_batch_sizes(input)
             x, lengths = packed_to_padded(input.data, batch_sizes), packed_lengths(batch_sizes)
             batch_first = unbatched = False
@@ -179,7 +181,9 @@ class RNNBase(Module):
         for h, shape in zip(given, shapes):
             if unbatched:
                 if h.ndim != 2:
-                    raise module_error(self, f"For unbatched 2-D input, hx should also be 2-D but got {h.ndim}-D tensor")
+                    raise module_error(
+                        self, f"For unbatched 2-D input, hx should also be 2-D but got {h.ndim}-D tensor"
+                    )
                 h = h.unsqueeze(1)
             elif h.ndim != 3:
                 raise module_error(self, f"For batched 3-D input, hx should also be 3-D but got {h.ndim}-D tensor")
@@ -189,20 +193,16 @@ class RNNBase(Module):
         return states
 
     def _layer(self, x, states, weights, lengths_t, reverse: bool, batch_first: bool):
+        """One layer in one direction: ONE op call; returns ``(output, final states)``."""
+        w_ih, w_hh = weights[:2]
+        b_ih, b_hh = weights[2:4] if self.bias else (None, None)
+        static = dict(reverse=reverse, batch_first=batch_first, unroll=self.unroll)
         if self.mode == "LSTM":
-            w_ih, w_hh, *rest = weights
-            b_ih, b_hh = rest[:2] if self.bias else (None, None)
-            w_hr = rest[-1] if self.proj_size else None
-            out, h, c = _F.lstm_layer(
-                x, *states, w_ih, w_hh, b_ih, b_hh, w_hr, lengths_t, reverse=reverse, batch_first=batch_first,
-                unroll=self.unroll,
-            )
+            w_hr = weights[-1] if self.proj_size else None
+            out, h, c = _F.lstm_layer(x, *states, w_ih, w_hh, b_ih, b_hh, w_hr, lengths_t, **static)
             return out, (h, c)
         op = {"GRU": _F.gru_layer, "RNN_TANH": _F.rnn_tanh_layer, "RNN_RELU": _F.rnn_relu_layer}[self.mode]
-        w_ih, w_hh, *biases = weights
-        b_ih, b_hh = biases if self.bias else (None, None)
-        out, h = op(x, states[0], w_ih, w_hh, b_ih, b_hh, lengths_t, reverse=reverse, batch_first=batch_first,
-                    unroll=self.unroll)
+        out, h = op(x, states[0], w_ih, w_hh, b_ih, b_hh, lengths_t, **static)
         return out, (h,)
 
     def _run(self, input, hx):
@@ -380,8 +380,9 @@ class RNNCellBase(Module):
 class RNNCell(RNNCellBase):
     """One Elman step ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (``nonlinearity`` tanh or relu)."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 device=None, dtype=None):
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None, dtype=None
+    ):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: Unknown nonlinearity: {nonlinearity}")
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)

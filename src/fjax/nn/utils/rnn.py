@@ -51,10 +51,19 @@ class PackedSequence(NamedTuple):
         return self.data.is_cuda
 
 
+def _host_tensor(values: np.ndarray) -> Tensor:
+    """An int64 Tensor that stays concrete inside traces (nn.Graph), so its values stay readable."""
+    with jax.ensure_compile_time_eval():
+        return Tensor._wrap(jax.numpy.asarray(values, jax.numpy.int64))
+
+
 def _host_ints(name: str, values) -> np.ndarray:
     if isinstance(values, Tensor):
         if isinstance(values._data, jax.core.Tracer):
-            raise OpError(f"{name}: lengths must be known on the host, got a traced tensor; pass a list or array")
+            raise OpError(
+                f"{name}: lengths and batch sizes must be known on the host (a list, an array or a tensor "
+                "made outside the trace), got a traced tensor"
+            )
         values = np.asarray(values._data)
     out = np.asarray(values)
     if out.ndim != 1 or not (out.dtype.kind in "iu" or out.size == 0):
@@ -131,7 +140,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False, enfo
         sorted_indices = unsorted_indices = None
     else:
         order = np.argsort(-lengths, kind="stable")
-        sorted_indices, unsorted_indices = _tensor(order), _tensor(np.argsort(order))
+        sorted_indices, unsorted_indices = _host_tensor(order), _host_tensor(np.argsort(order))
     steps = input.shape[batch_dim ^ 1]
     if lengths.size and lengths.max() > steps:
         raise OpError(f"{name}: a length of {lengths.max()} exceeds the {steps} steps of the input")
@@ -141,7 +150,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False, enfo
     rows = b * steps + t if batch_first else t * lengths.size + b
     flat = input.reshape(steps * lengths.size, *input.shape[2:])
     data = _F.index_select(flat, 0, _tensor(rows))
-    return PackedSequence(data, _tensor(batch_sizes.astype(np.int64)), sorted_indices, unsorted_indices)
+    return PackedSequence(data, _host_tensor(batch_sizes), sorted_indices, unsorted_indices)
 
 
 def pad_packed_sequence(
@@ -161,10 +170,10 @@ def pad_packed_sequence(
     lengths = packed_lengths(batch_sizes)
     if sequence.unsorted_indices is not None:
         padded = _F.index_select(padded, 1, sequence.unsorted_indices)
-        lengths = lengths[np.asarray(sequence.unsorted_indices._data)]
+        lengths = lengths[_host_ints("pad_packed_sequence", sequence.unsorted_indices)]
     if batch_first:
         padded = padded.transpose(0, 1)
-    return padded, _tensor(lengths)
+    return padded, _host_tensor(lengths)
 
 
 def pad_sequence(
@@ -183,7 +192,7 @@ def pad_sequence(
         if s.ndim == 0 or tuple(s.shape[1:]) != trailing:
             raise OpError(f"{name}: expected sequences of shape (L, *{trailing}), got {tuple(s.shape)}")
     lengths = np.array([s.shape[0] for s in sequences], np.int64)
-    steps, batch = int(lengths.max()), len(sequences)
+    steps = int(lengths.max())
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     t = np.arange(steps)[:, None] - (steps - lengths[None, :] if padding_side == "left" else 0)
     valid = (t >= 0) & (t < lengths[None, :])
