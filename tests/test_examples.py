@@ -25,7 +25,9 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 def test_gpt_mesh_trains_three_steps_under_a_yaml_config(tmp_path):
     config = tmp_path / "mesh.yaml"
-    config.write_text("mesh: {data: 4, model: 2}\ntensor_parallel: {column: ['*.qkv', '*.fc1'], row: ['*.proj', '*.fc2']}\n")
+    config.write_text(
+        "mesh: {data: 4, model: 2}\ntensor_parallel: {column: ['*.qkv', '*.fc1'], row: ['*.proj', '*.fc2']}"
+    )
     proc = _run("--mesh", str(config), *SMALL)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "mesh {'data': 4, 'model': 2} (8 devices)" in proc.stdout
@@ -35,4 +37,3 @@ def test_gpt_mesh_trains_three_steps_under_a_yaml_config(tmp_path):
     assert "3/3" in proc.stderr  # the progress bar
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert abs(summary["last_loss"] - losses[-1]) <= 5e-5
-

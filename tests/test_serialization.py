@@ -17,6 +17,7 @@ import safetensors.torch
 import torch
 
 import fjax
+import fjax.optim
 from fjax import serialization
 from fjax.nn.parameter import Parameter
 from fjax.serialization import load, save
@@ -170,6 +171,8 @@ def test_save_rejects_what_it_cannot_store(tmp_path):
         save({"a": [1, {2}]}, tmp_path / "x")
     with pytest.raises(fjax.OpError, match=r"obj\['b'\] has a key of type object"):
         save({"b": {object(): 1}}, tmp_path / "x")
+    with pytest.raises(fjax.OpError, match=r"obj\['c'\] has dtype uint16, which fjax checkpoints do not store"):
+        save({"c": np.zeros(2, np.uint16)}, tmp_path / "x")
     with pytest.raises(NotImplementedError, match="weights_only=False"):
         load(tmp_path / "x", weights_only=False)
     with pytest.raises(NotImplementedError, match="map_location"):

@@ -85,5 +85,6 @@ globals().update(
 )
 
 from . import distributed, func, graph, nn, optim, sbp  # noqa: E402
+from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
 from .serialization import load, save  # noqa: E402

@@ -31,12 +31,7 @@ _NUMBERS = (int, float, bool, complex)
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
 
 
-class _Trace:
-    depth = 0
-
-
-trace_state = _Trace()
-"""fjax transforms (nn.Graph, autograd.functional) raise ``depth`` while they trace."""
+from ._tracing import trace_state  # noqa: E402,F401 - re-exported for transforms
 
 
 def _static(value, op, name):

@@ -50,6 +50,8 @@ _SAFETENSORS_DTYPES = {
     "C64": np.complex64,
 }
 
+_SAVED_DTYPES = {np.dtype(d) for d in _SAFETENSORS_DTYPES.values()}
+
 
 # -- save -------------------------------------------------------------------------------------
 def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
@@ -99,6 +101,8 @@ def _encode(obj, path: tuple, arrays: dict):
         if arr.dtype == np.complex128:  # safetensors has no C128: store (re, im) pairs
             arr = np.stack([arr.real, arr.imag], axis=-1)
             tag["dtype"] = "complex128"
+        elif arr.dtype not in _SAVED_DTYPES:
+            raise OpError(f"fjax.save: {where} has dtype {arr.dtype}, which fjax checkpoints do not store")
         arrays[name] = arr
         return tag
     if isinstance(obj, np.generic):
@@ -113,7 +117,11 @@ def _encode(obj, path: tuple, arrays: dict):
                     f"fjax.save: {where} has a key of type {type(k).__name__}; "
                     "keys must be str, int, float, bool, None or tuple"
                 )
-            pairs.append([_encode(k, (), {}) if isinstance(k, tuple) else k, _encode(v, (*path, k), arrays)])
+            key_arrays: dict = {}
+            key = _encode(k, (), key_arrays) if isinstance(k, tuple) else k
+            if key_arrays:
+                raise OpError(f"fjax.save: {where} has a tuple key holding tensors; keys must hold Python scalars")
+            pairs.append([key, _encode(v, (*path, k), arrays)])
         return {"$d": pairs}
     if isinstance(obj, tuple):
         return {"$tu": [_encode(v, (*path, i), arrays) for i, v in enumerate(obj)]}

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import dtypes as _dt
+from ._tracing import log_inplace
 from .device import device as _device
 from .device import from_jax as _device_of
 from .errors import OpError
@@ -68,7 +69,7 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """The same values, detached from the tape."""
-        return Tensor._wrap(self._data)
+        return Tensor._wrap(_stop_gradient(self._data))
 
     @data.setter
     def data(self, value: "Tensor"):
@@ -99,6 +100,16 @@ class Tensor:
         if not -max(n, 1) <= dim < max(n, 1):
             raise OpError(f"fjax.{op}: dim {dim} is out of range for a {n}-d tensor of shape {tuple(self.shape)}")
         return dim % max(n, 1)
+
+    @property
+    def T(self) -> "Tensor":  # noqa: N802 - torch's name
+        """Dimensions reversed."""
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The last two dimensions swapped (batched matrix transpose)."""
+        return self.transpose(-2, -1)
 
     @property
     def ndim(self) -> int:
@@ -195,8 +206,8 @@ class Tensor:
         return bool(r) and self._idx in r
 
     def detach(self) -> "Tensor":
-        """The same values, without history (a new leaf)."""
-        return Tensor._wrap(self._data)
+        """The same values, without history (a new leaf); inside transforms too."""
+        return Tensor._wrap(_stop_gradient(self._data))
 
     def detach_(self) -> "Tensor":
         self._node = None
@@ -210,8 +221,9 @@ class Tensor:
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
-        a = np.asarray(self._data)
-        return a if dtype is None else a.astype(dtype)
+        if copy is False:
+            raise ValueError("Tensor.__array__: a jax array cannot be viewed without a copy")
+        return np.array(self._data, dtype=dtype)  # writable, as numpy expects
 
     def item(self):
         if self.numel() != 1:
@@ -367,6 +379,7 @@ class Tensor:
             raise OpError(
                 f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape {tuple(result.shape)}"
             )
+        log_inplace(self)
         self._data = result._data
         self._version[0] += 1
         if result._node is not None:
@@ -421,6 +434,11 @@ class Tensor:
     def __getitem__(self, index):
         arrays, template = _index(self, index)
         return _f().getitem(self, arrays, template)
+
+
+def _stop_gradient(data):
+    """Inside a JAX transform the tape is not what differentiates: tell JAX too."""
+    return jax.lax.stop_gradient(data) if isinstance(data, jax.core.Tracer) else data
 
 
 class Size(tuple):

@@ -34,7 +34,8 @@ def _launch(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "fjax.distributed.launch", "--nproc_per_node", "2"]
     command += ["--master_port", str(_free_port()), *args]
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}  # one CPU device per process
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    cwd = pathlib.Path(__file__).parent  # where `-m launch_worker` is found
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
 
 
 def test_two_process_data_parallel_matches_one_process(tmp_path):
@@ -64,7 +65,7 @@ def test_two_process_data_parallel_matches_one_process(tmp_path):
 
 def test_a_failing_rank_stops_the_others_and_sets_the_exit_status(tmp_path):
     start = time.monotonic()
-    proc = _launch(WORKER, "--fail", str(tmp_path), timeout=120)
+    proc = _launch("-m", "launch_worker", "--fail", str(tmp_path), timeout=120)  # run as a module
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert "rank 1" in proc.stderr and "exited with status 3" in proc.stderr
     assert time.monotonic() - start < 50  # rank 0 would sleep for 60 s

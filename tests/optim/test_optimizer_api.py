@@ -148,6 +148,8 @@ def test_bad_params_are_rejected_with_clear_errors():
         optim.Adam([w], betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="invalid lr value: -1"):
         optim.RMSprop([w], lr=-1)
+    with pytest.raises(NotImplementedError, match="param 0 is complex .* complex parameters are not supported"):
+        optim.Adam([fjax.tensor(np.array([1j]), requires_grad=True)])
     with pytest.raises(NotImplementedError, match="differentiable=True"):
         optim.Adam([w], differentiable=True)
     frozen = Parameter(fjax.zeros(3), requires_grad=False)  # frozen Parameters are allowed, as in torch

@@ -118,6 +118,7 @@ SAMPLES = {
             _torch=_torch_lstm,
         ),
         S((1, 1, IN), None, None, (4 * H, IN), (4 * H, H), _torch=_torch_lstm),
+        S((T, 0, IN), None, None, (4 * H, IN), (4 * H, H), (4 * H,), (4 * H,), _torch=_torch_lstm),
     ],
     "gru_layer": [
         S((T, B, IN), (B, H), (3 * H, IN), (3 * H, H), (3 * H,), (3 * H,), _torch=_torch_single(torch.gru_cell)),

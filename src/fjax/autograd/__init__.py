@@ -1,4 +1,8 @@
-"""Reverse-mode autograd on the tape: backward, grad, grad modes, custom Functions."""
+"""Reverse-mode autograd on the tape: backward, grad, grad modes, custom Functions.
+
+``fjax.autograd.functional`` (jvp, vjp, hvp, vhp, jacobian, hessian) is imported by
+``fjax/__init__.py`` once dispatch exists (it builds on it).
+"""
 
 from __future__ import annotations
 

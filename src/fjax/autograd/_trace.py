@@ -20,7 +20,7 @@ from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
 from jax.extend import core as jcore
 from jax.extend import linear_util as lu
 
-from ..dispatch import trace_state
+from .._tracing import tracing
 from ..errors import OpError
 from ..tensor import Tensor
 from .grad_mode import no_grad
@@ -48,13 +48,9 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
     """
 
     def flat(*arrays):
-        trace_state.depth += 1
-        try:
-            with no_grad():
-                outs = call([Tensor._wrap(a) for a in arrays])
-        finally:
-            trace_state.depth -= 1
-        return [t._data for t in outs]
+        with tracing(), no_grad():
+            outs = call([Tensor._wrap(a) for a in arrays])
+            return [t._data for t in outs]
 
     fun = lu.wrap_init(flat, debug_info=jcore.DebugInfo(where, where, None, None))
     try:

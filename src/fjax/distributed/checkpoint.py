@@ -35,11 +35,13 @@ from ..tensor import Tensor
 
 @dataclass
 class _Unit:
-    """One object's arrays by path, the shardings to restore them with, and how to put them back."""
+    """One object's arrays by path, the shardings to read them into, its JSON metadata, and how
+    to put restored values back (``apply(values, meta, strict)``)."""
 
     arrays: dict = field(default_factory=dict)
     shardings: dict = field(default_factory=dict)
-    apply: Callable[[dict], None] | None = None
+    meta: dict = field(default_factory=dict)
+    apply: Callable[[dict, dict, bool], None] | None = None
 
 
 def _set_tensor(t: Tensor, value) -> None:
@@ -47,22 +49,26 @@ def _set_tensor(t: Tensor, value) -> None:
     t._version[0] += 1
 
 
-def _module_unit(module, prefix: tuple, storage: dict) -> _Unit:
-    tensors = module.state_dict(keep_vars=True)
-    unit = _Unit()
-    for name, t in tensors.items():
-        path = prefix + tuple(name.split("."))
-        unit.arrays[path] = t._data
-        unit.shardings[path] = storage.get(id(t), t._data.sharding)
+def _tensor_unit(t: Tensor, prefix: tuple) -> _Unit:
+    def apply(values, meta, strict):
+        if prefix in values:
+            _set_tensor(t, values[prefix])
 
-    def apply(values):
-        for name, t in tensors.items():
-            path = prefix + tuple(name.split("."))
+    return _Unit({prefix: t._data}, {prefix: t._data.sharding}, apply=apply)
+
+
+def _module_unit(module, prefix: tuple, storage: dict) -> _Unit:
+    """Parameters and persistent buffers, by their state_dict names."""
+    tensors = {prefix + tuple(name.split(".")): t for name, t in module.state_dict(keep_vars=True).items()}
+
+    def apply(values, meta, strict):
+        for path, t in tensors.items():
             if path in values:
                 _set_tensor(t, values[path])
 
-    unit.apply = apply
-    return unit
+    arrays = {path: t._data for path, t in tensors.items()}
+    shardings = {path: storage.get(id(t), t._data.sharding) for path, t in tensors.items()}
+    return _Unit(arrays, shardings, apply=apply)
 
 
 def _path_key(entry) -> str:
@@ -72,12 +78,11 @@ def _path_key(entry) -> str:
     return str(entry)
 
 
-def _optimizer_units(opt, prefix: tuple, opt_shardings: dict) -> tuple[_Unit, dict]:
-    """The optimizer's per-parameter states (indexed as in ``state_dict``) and its hyper-parameters."""
+def _optimizer_unit(opt, prefix: tuple, opt_shardings: dict) -> _Unit:
+    """Per-parameter states (indexed as in ``state_dict``) and the groups' hyper-parameters."""
     opt._init_state()
     params = list(dict.fromkeys(p for group in opt.param_groups for p in group["params"]))
-    unit = _Unit()
-    trees = {}
+    unit, trees = _Unit(), {}
     for index, p in enumerate(params):
         leaves, treedef = jax.tree_util.tree_flatten_with_path(opt._state[p])
         target = opt_shardings.get(id(p))
@@ -85,19 +90,23 @@ def _optimizer_units(opt, prefix: tuple, opt_shardings: dict) -> tuple[_Unit, di
         paths = []
         for (key_path, array), sharding in zip(leaves, target_leaves):
             path = prefix + ("state", str(index)) + tuple(_path_key(k) for k in key_path)
-            unit.arrays[path] = array
-            unit.shardings[path] = sharding
+            unit.arrays[path], unit.shardings[path] = array, sharding
             paths.append(path)
         trees[p] = (treedef, paths)
+    key = "/".join(prefix)
+    unit.meta[key] = [{k: _json_value(v, k) for k, v in g.items() if k != "params"} for g in opt.param_groups]
 
-    def apply(values):
+    def apply(values, meta, strict):
         for p, (treedef, paths) in trees.items():
             if all(path in values for path in paths):
                 opt._state[p] = jax.tree_util.tree_unflatten(treedef, [values[path] for path in paths])
+        if key in meta:
+            _load_groups(opt, meta[key], key or "the optimizer")
+        elif strict:
+            raise OpError(f"checkpoint.load: the checkpoint has no hyper-parameters for optimizer {key!r}")
 
     unit.apply = apply
-    groups = [{k: _json_value(v, k) for k, v in group.items() if k != "params"} for group in opt.param_groups]
-    return unit, {"param_groups": groups}
+    return unit
 
 
 def _json_value(value, key: str):
@@ -144,56 +153,27 @@ def _graph_layout(graph) -> tuple[dict, dict]:
     return storage, opt
 
 
-def _units(target, name: str = "") -> tuple[list, dict]:
-    """Every array of ``target`` with its restore sharding, and the JSON metadata (hyper-parameters)."""
+def _units(target, prefix: tuple = (), layout: tuple = ({}, {})) -> list[_Unit]:
+    """Every array of ``target``, keyed by path, with the sharding to restore it into."""
     from ..graph.graph import Graph
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
 
     if isinstance(target, Graph):
-        storage, opt_shardings = _graph_layout(target)
-        parts = dict(target._modules)
-        parts.update({f"optimizer{i}": opt for i, opt in enumerate(target._optimizers)})
-    elif isinstance(target, dict):
-        storage, opt_shardings, parts = {}, {}, target
-    else:
-        storage, opt_shardings, parts = {}, {}, {"": target}
-    units, meta = [], {}
-    for key, part in parts.items():
-        prefix = (str(key),) if key != "" else ()
-        label = ".".join(filter(None, (name, str(key)))) or type(part).__name__
-        if isinstance(part, Graph) or isinstance(part, dict):
-            sub_units, sub_meta = _units(part, label)
-            units += [_prefixed(u, prefix) for u in sub_units]
-            meta.update({f"{key}/{k}" if key != "" else k: v for k, v in sub_meta.items()})
-        elif isinstance(part, Module):
-            units.append(_module_unit(part, prefix, storage))
-        elif isinstance(part, Optimizer):
-            unit, groups = _optimizer_units(part, prefix, opt_shardings)
-            units.append(unit)
-            meta[str(key)] = groups
-        elif isinstance(part, Tensor):
-            unit = _Unit({prefix: part._data}, {prefix: part._data.sharding})
-            unit.apply = lambda values, t=part, path=prefix: path in values and _set_tensor(t, values[path])
-            units.append(unit)
-        else:
-            raise OpError(
-                f"checkpoint: {label!r} is a {type(part).__name__}; expected a Module, an Optimizer, an nn.Graph, "
-                "a Tensor or a dict of them"
-            )
-    return units, meta
-
-
-def _prefixed(unit: _Unit, prefix: tuple) -> _Unit:
-    if not prefix:
-        return unit
-    inner = unit.apply
-    out = _Unit(
-        {prefix + k: v for k, v in unit.arrays.items()},
-        {prefix + k: v for k, v in unit.shardings.items()},
+        layout = _graph_layout(target)
+        target = {**target._modules, **{f"optimizer{i}": opt for i, opt in enumerate(target._optimizers)}}
+    if isinstance(target, dict):
+        return [u for k, part in target.items() for u in _units(part, prefix + (str(k),), layout)]
+    if isinstance(target, Module):
+        return [_module_unit(target, prefix, layout[0])]
+    if isinstance(target, Optimizer):
+        return [_optimizer_unit(target, prefix, layout[1])]
+    if isinstance(target, Tensor):
+        return [_tensor_unit(target, prefix)]
+    raise OpError(
+        f"checkpoint: {'.'.join(prefix) or 'the target'} is a {type(target).__name__}; expected a Module, "
+        "an Optimizer, an nn.Graph, a Tensor or a dict of them"
     )
-    out.apply = lambda values: inner({k[len(prefix) :]: v for k, v in values.items() if k[: len(prefix)] == prefix})
-    return out
 
 
 def _nest(flat: dict) -> dict:
@@ -238,8 +218,9 @@ def save(directory: str | os.PathLike, target, step: int, *, max_to_keep: int | 
     """
     import orbax.checkpoint as ocp
 
-    units, meta = _units(target)
+    units = _units(target)
     arrays = {path: array for unit in units for path, array in unit.arrays.items()}
+    meta = {k: v for unit in units for k, v in unit.meta.items()}
     _check_arrays(arrays)
     manager = _manager(directory, max_to_keep)
     try:
@@ -287,7 +268,7 @@ def load(directory: str | os.PathLike, target, step: int | None = None, *, stric
 
     if not os.path.isdir(directory):
         raise OpError(f"checkpoint.load: no checkpoint folder {os.fspath(directory)!r}")
-    units, _ = _units(target)
+    units = _units(target)
     arrays = {path: array for unit in units for path, array in unit.arrays.items()}
     shardings = {path: s for unit in units for path, s in unit.shardings.items()}
     manager = _manager(directory, create=False)
@@ -313,10 +294,9 @@ def load(directory: str | os.PathLike, target, step: int | None = None, *, stric
         restored = manager.restore(step, args=ocp.args.Composite(state=state, meta=ocp.args.JsonRestore()))
     finally:
         manager.close()
-    values = _flatten(restored["state"])
+    values, meta = _flatten(restored["state"]), restored["meta"] or {}
     for unit in units:
-        unit.apply(values)
-    _restore_meta(target, restored["meta"] or {}, strict)
+        unit.apply(values, meta, strict)
     return int(step)
 
 
@@ -333,20 +313,3 @@ def _check_compatible(saved: dict, arrays: dict, step: int) -> None:
             f"checkpoint.load: step {step} does not match the target: missing keys {missing}, "
             f"unexpected keys {unexpected}, mismatched {wrong}"
         )
-
-
-def _restore_meta(target, meta: dict, strict: bool) -> None:
-    from ..graph.graph import Graph
-    from ..optim.optimizer import Optimizer
-
-    if isinstance(target, Graph):
-        parts = {f"optimizer{i}": opt for i, opt in enumerate(target._optimizers)}
-    elif isinstance(target, dict):
-        parts = target
-    else:
-        parts = {"": target}
-    for key, part in parts.items():
-        if isinstance(part, Optimizer) and (strict or str(key) in meta):
-            _load_groups(part, meta.get(str(key), {}).get("param_groups", []), str(key) or "the optimizer")
-        elif isinstance(part, (dict, Graph)):
-            _restore_meta(part, {k.split("/", 1)[1]: v for k, v in meta.items() if k.startswith(f"{key}/")}, strict)

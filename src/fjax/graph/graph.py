@@ -23,7 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..dispatch import call_pure, trace_state
+from .._tracing import trace_state, tracing
+from ..dispatch import call_pure
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
@@ -347,63 +348,64 @@ class Graph:
             key, counter = rng
             saved = [(t, t._data, t.grad, t._node) for t in state_tensors]
             saved_rng = (default_generator._key, default_generator._counter, default_generator._offset)
-            trace_state.depth += 1
             checkpointed = [(m, o.name) for m, o in self._module_options.values() if o.activation_checkpointing]
-            try:
-                for m, name in checkpointed:
-                    object.__setattr__(m, "_graph_call", _checkpointer(name))
-                default_generator._key = jax.random.wrap_key_data(key)
-                default_generator._counter, default_generator._offset = 0, counter
-                masters = list(state)
-                for t, a in zip(state_tensors, state):
-                    t._data, t.grad, t._node = a, None, None
-                    if amp is not None and t.requires_grad and jnp.issubdtype(a.dtype, jnp.floating):
-                        t._data = a.astype(amp.dtype)
-                if n_acc == 1:
-                    outputs = run_build(cast_inputs(inputs))
-                    grads = [None if t.grad is None else t.grad._data for t in state_tensors]
-                else:
-                    grads, outputs = self._accumulate(state_tensors, inputs, n_acc, run_build, cast_inputs)
-                record["draws"] = default_generator._counter
-                new_state = []
-                for t, master in zip(state_tensors, masters):
-                    if amp is not None and t.requires_grad and t._data.dtype == amp.dtype:
-                        new_state.append(master)  # parameters: the float32 master copy
+            with tracing():
+                try:
+                    for m, name in checkpointed:
+                        object.__setattr__(m, "_graph_call", _checkpointer(name))
+                    default_generator._key = jax.random.wrap_key_data(key)
+                    default_generator._counter, default_generator._offset = 0, counter
+                    masters = list(state)
+                    for t, a in zip(state_tensors, state):
+                        t._data, t.grad, t._node = a, None, None
+                        if amp is not None and t.requires_grad and jnp.issubdtype(a.dtype, jnp.floating):
+                            t._data = a.astype(amp.dtype)
+                    if n_acc == 1:
+                        outputs = run_build(cast_inputs(inputs))
+                        grads = [None if t.grad is None else t.grad._data for t in state_tensors]
                     else:
-                        new_state.append(t._data)
-                if layout is not None:
-                    grads = [
-                        g if g is None or sh is None else constrain(g, sh) for g, sh in zip(grads, layout["grads"])
-                    ]
-                new_opt_states = list(opt_states)
-                for gi, (opt, group, idx) in enumerate(plan):
-                    live = [i for i in idx if grads[i] is not None]
-                    if not live:
-                        continue
-                    g = [grads[i].astype(new_state[i].dtype) for i in live]
-                    g = _clip(group, g)
-                    pos = {i: k for k, i in enumerate(idx)}
-                    sub_states = [opt_states[gi][pos[i]] for i in live]
-                    new_p, new_s = opt._functional_step(group, [new_state[i] for i in live], g, sub_states, hyper[gi])
-                    group_states = list(opt_states[gi])
-                    for i, p_new, s_new in zip(live, new_p, new_s):
-                        new_state[i] = p_new
-                        group_states[pos[i]] = s_new
-                    new_opt_states[gi] = group_states
-                if layout is not None:
-                    new_state = [constrain(a, sh) for a, sh in zip(new_state, layout["storage"])]
-                    new_opt_states = [
-                        [jax.tree.map(constrain, st, sh) for st, sh in zip(group_st, group_sh)]
-                        for group_st, group_sh in zip(new_opt_states, layout["opt"])
-                    ]
-                return new_state, new_opt_states, outputs
-            finally:
-                trace_state.depth -= 1
-                for m, _ in checkpointed:
-                    object.__delattr__(m, "_graph_call")
-                default_generator._key, default_generator._counter, default_generator._offset = saved_rng
-                for t, data, grad, node in saved:
-                    t._data, t.grad, t._node = data, grad, node
+                        grads, outputs = self._accumulate(state_tensors, inputs, n_acc, run_build, cast_inputs)
+                    record["draws"] = default_generator._counter
+                    new_state = []
+                    for t, master in zip(state_tensors, masters):
+                        if amp is not None and t.requires_grad and t._data.dtype == amp.dtype:
+                            new_state.append(master)  # parameters: the float32 master copy
+                        else:
+                            new_state.append(t._data)
+                    if layout is not None:
+                        grads = [
+                            g if g is None or sh is None else constrain(g, sh) for g, sh in zip(grads, layout["grads"])
+                        ]
+                    new_opt_states = list(opt_states)
+                    for gi, (opt, group, idx) in enumerate(plan):
+                        live = [i for i in idx if grads[i] is not None]
+                        if not live:
+                            continue
+                        g = [grads[i].astype(new_state[i].dtype) for i in live]
+                        g = _clip(group, g)
+                        pos = {i: k for k, i in enumerate(idx)}
+                        sub_states = [opt_states[gi][pos[i]] for i in live]
+                        new_p, new_s = opt._functional_step(
+                            group, [new_state[i] for i in live], g, sub_states, hyper[gi]
+                        )
+                        group_states = list(opt_states[gi])
+                        for i, p_new, s_new in zip(live, new_p, new_s):
+                            new_state[i] = p_new
+                            group_states[pos[i]] = s_new
+                        new_opt_states[gi] = group_states
+                    if layout is not None:
+                        new_state = [constrain(a, sh) for a, sh in zip(new_state, layout["storage"])]
+                        new_opt_states = [
+                            [jax.tree.map(constrain, st, sh) for st, sh in zip(group_st, group_sh)]
+                            for group_st, group_sh in zip(new_opt_states, layout["opt"])
+                        ]
+                    return new_state, new_opt_states, outputs
+                finally:
+                    for m, _ in checkpointed:
+                        object.__delattr__(m, "_graph_call")
+                    default_generator._key, default_generator._counter, default_generator._offset = saved_rng
+                    for t, data, grad, node in saved:
+                        t._data, t.grad, t._node = data, grad, node
 
         return step, state_tensors, plan, layout
 

@@ -26,16 +26,25 @@ def _zero_masked(mask, a):
     return a if mask is None else jnp.where(mask, a, jnp.zeros((), a.dtype))
 
 
-def _prev(states, s0, reverse):
-    """The state each step started from, given the stacked states after each step."""
-    if reverse:
-        return jnp.concatenate([states[1:], s0[None]], axis=0)
-    return jnp.concatenate([s0[None], states[:-1]], axis=0)
+def _prev_at(states, s0, t, reverse):
+    """In a backward scan body: the state step ``t`` started from, read from the stacked states
+    after each step (no shifted copy of them is materialised)."""
+    last = states.shape[0] - 1
+    i = jnp.clip(t + 1 if reverse else t - 1, 0, last)
+    return jnp.where(t == (last if reverse else 0), s0, lax.dynamic_index_in_dim(states, i, keepdims=False))
 
 
 def _wgrad(d, x):
-    """``sum_t d[t].T @ x[t]``: one matmul over all time steps and batch rows."""
-    return lax.dot_general(d, x, (((0, 1), (0, 1)), ((), ())))
+    """``sum_t d[t].T @ x[t]``: ONE 2-d matmul over all time steps and batch rows (XLA:CPU runs a
+    dot with two contracting dims several times slower)."""
+    return d.reshape(-1, d.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+
+
+def _wgrad_prev(d, states, s0, reverse):
+    """``sum_t d[t].T @ prev_state[t]``: one matmul against the states shifted by one step."""
+    if reverse:
+        return _wgrad(d[:-1], states[1:]) + d[-1].T @ s0
+    return _wgrad(d[1:], states[:-1]) + d[0].T @ s0
 
 
 def _scan(step, carry, xs, reverse, unroll):
@@ -86,13 +95,12 @@ def _lstm_fwd(xp, h0, c0, w_hh, w_hr, mask, reverse, unroll):
 def _lstm_bwd(reverse, unroll, res, cts):
     gates, cs, hs, h0, c0, w_hh, w_hr, mask = res
     dy, dhn, dcn = cts
-    tanh_c = jnp.tanh(cs)
-    c_prev = _prev(cs, c0, reverse)
 
     def step(carry, inp):
         dh, dc = carry
-        dy_t, g_t, tc, cp, m = inp
+        t, dy_t, g_t, c_t, m = inp
         i, f, g, o = jnp.split(g_t, 4, axis=-1)
+        tc, cp = jnp.tanh(c_t), _prev_at(cs, c0, t, reverse)
         dh_t = dh + dy_t
         dhf = dh_t if w_hr is None else dh_t @ w_hr
         dc_t = dc + dhf * o * (1 - tc * tc)
@@ -104,11 +112,12 @@ def _lstm_bwd(reverse, unroll, res, cts):
         carry = (_where(m, dgates @ w_hh, dh), _where(m, dc_t * f, dc))
         return carry, (dgates, None if w_hr is None else _zero_masked(m, dh_t))
 
-    (dh0, dc0), (dxp, dh_all) = _scan(step, (dhn, dcn), (dy, gates, tanh_c, c_prev, mask), not reverse, unroll)
-    dw_hh = _wgrad(dxp, _prev(hs, h0, reverse))
+    steps = jnp.arange(cs.shape[0])
+    (dh0, dc0), (dxp, dh_all) = _scan(step, (dhn, dcn), (steps, dy, gates, cs, mask), not reverse, unroll)
+    dw_hh = _wgrad_prev(dxp, hs, h0, reverse)
     dw_hr = None
     if w_hr is not None:
-        dw_hr = _wgrad(dh_all, gates[..., 3 * cs.shape[-1] :] * tanh_c)
+        dw_hr = _wgrad(dh_all, gates[..., 3 * cs.shape[-1] :] * jnp.tanh(cs))
     return dxp, dh0, dc0, dw_hh, dw_hr, None
 
 
@@ -157,11 +166,11 @@ def _gru_fwd(xp, h0, w_hh, b_hh, mask, reverse, unroll):
 def _gru_bwd(reverse, unroll, res, cts):
     acts, hs, h0, w_hh, b_hh, mask = res
     dy, dhn = cts
-    h_prev = _prev(hs, h0, reverse)
 
     def step(dh, inp):
-        dy_t, a, hp, m = inp
+        t, dy_t, a, m = inp
         r, z, n, hn = jnp.split(a, 4, axis=-1)
+        hp = _prev_at(hs, h0, t, reverse)
         dh_t = dh + dy_t
         dn = dh_t * (1 - z) * (1 - n * n)
         dr = dn * hn * r * (1 - r)
@@ -170,11 +179,12 @@ def _gru_bwd(reverse, unroll, res, cts):
         dn = _zero_masked(m, dn)
         return _where(m, dh_t * z + dgh @ w_hh, dh), (dgh, dn)
 
-    dh0, (dgh, dn) = _scan(step, dhn, (dy, acts, h_prev, mask), not reverse, unroll)
+    steps = jnp.arange(hs.shape[0])
+    dh0, (dgh, dn) = _scan(step, dhn, (steps, dy, acts, mask), not reverse, unroll)
     hidden = hs.shape[-1]
     dxp = jnp.concatenate([dgh[..., : 2 * hidden], dn], axis=-1)
     db_hh = None if b_hh is None else dgh.sum(axis=(0, 1))
-    return dxp, dh0, _wgrad(dgh, h_prev), db_hh, None
+    return dxp, dh0, _wgrad_prev(dgh, hs, h0, reverse), db_hh, None
 
 
 gru_scan.defvjp(_gru_fwd, _gru_bwd)
@@ -219,7 +229,7 @@ def _rnn_bwd(nonlinearity, reverse, unroll, res, cts):
         return _where(m, dpre @ w_hh, dh), dpre
 
     dh0, dxp = _scan(step, dhn, (dy, deriv, mask), not reverse, unroll)
-    return dxp, dh0, _wgrad(dxp, _prev(hs, h0, reverse)), None
+    return dxp, dh0, _wgrad_prev(dxp, hs, h0, reverse), None
 
 
 rnn_scan.defvjp(_rnn_fwd, _rnn_bwd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from ._promote import promote, result_type, to_float
 from ._registry import defop
@@ -205,12 +206,14 @@ def frac(input):
 
 
 def _clamp(x, lo, hi):
-    # torch's rule: min(max(x, lo), hi); the gradient reaches x on the closed interval.
-    if lo is not None:
-        x = jnp.where(x < lo, lo, x)
-    if hi is not None:
-        x = jnp.where(x > hi, hi, x)
-    return x
+    """``min(max(x, lo), hi)`` with torch's gradients: ``x`` gets it on ``lo <= x <= hi``, ``lo``
+    where ``x < lo < hi``, ``hi`` where ``x > hi`` or ``lo > hi``, and nobody where ``x < lo == hi``."""
+    if hi is None:
+        return jnp.where(x < lo, lo, x)
+    if lo is None:
+        return jnp.where(x > hi, hi, x)
+    below = jnp.where(lo < hi, lo, lax.stop_gradient(lo))
+    return jnp.where((x > hi) | (lo > hi), hi, jnp.where(x < lo, below, x))
 
 
 @defop()

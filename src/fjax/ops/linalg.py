@@ -44,8 +44,10 @@ def matmul(input, other):
     if input.ndim == 0 or other.ndim == 0:
         raise ValueError(f"matmul: expected operands of at least 1-D, got {input.shape} and {other.shape}")
     _contract("matmul", input, other, -1, 0 if other.ndim == 1 else -2)
-    if input.ndim > 2 and other.ndim > 2:
-        _broadcast("matmul", input.shape[:-2], other.shape[:-2])
+    try:
+        np.broadcast_shapes(input.shape[:-2], other.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: batch dims of {input.shape} and {other.shape} do not broadcast") from None
     return jnp.matmul(input, other)
 
 
@@ -249,6 +251,8 @@ def tensordot(a, b, dims=2):
     """Contract the last ``dims`` dims of ``a`` with the first of ``b``, or the listed pairs."""
     _same_dtype("tensordot", a, b)
     if isinstance(dims, int):
+        if not 0 <= dims <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: cannot contract {dims} dims of shapes {a.shape} and {b.shape}")
         pairs = (tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims)))
     else:
         pairs = tuple((d,) if isinstance(d, int) else tuple(d) for d in dims)

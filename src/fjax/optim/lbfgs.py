@@ -11,7 +11,9 @@ Differences from torch, all below float32 rounding in practice:
   accepted pair instead (the memory and the initial scaling ``H_diag`` stay torch's), which
   reconstructs that pair as ``g - (g - y)``: the direction of such a step differs from
   torch's by that rounding.
-- the strong-Wolfe interpolation runs in float64 Python scalars (torch: float32 tensors).
+- the strong-Wolfe interpolation runs in float64 Python scalars (torch: float32 tensors), so
+  a float32 step length can differ from torch's in its last digits.
+- ``state_dict()`` has torch's keys except ``al`` (torch's scratch buffer for the two loops).
 """
 
 from __future__ import annotations

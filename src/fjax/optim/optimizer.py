@@ -36,8 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .._tracing import trace_state
 from ..autograd.grad_mode import enable_grad
-from ..dispatch import trace_state
 from ..errors import OpError
 from ..tensor import Tensor
 
@@ -181,6 +181,10 @@ class Optimizer:
             )
         if not p.is_leaf:
             raise OpError(f"{self._name()}: can't optimize a non-leaf Tensor (param {index}, shape {tuple(p.shape)})")
+        if p.is_complex():  # torch updates (re, im) as separate reals; optax treats them as one complex
+            raise NotImplementedError(
+                f"{self._name()}: param {index} is complex ({p.dtype}); complex parameters are not supported"
+            )
         if not p.is_floating_point():
             raise OpError(
                 f"{self._name()}: param {index} has dtype {p.dtype}; only floating point tensors can be optimized"
