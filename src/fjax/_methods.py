@@ -116,6 +116,25 @@ def _operators():
     return ops
 
 
+def _extremum(reduce_name: str, pairwise_name: str):
+    """torch.max/min: a reduction, or the elementwise maximum/minimum when given a tensor."""
+    reduce, pairwise = getattr(F, reduce_name), getattr(F, pairwise_name)
+
+    def extremum(input, *args, **kwargs):
+        other = args[0] if args else kwargs.get("other")
+        if isinstance(other, Tensor):
+            return pairwise(input, other)
+        return reduce(input, *args, **kwargs)
+
+    extremum.__name__ = reduce_name
+    extremum.__doc__ = reduce.__doc__
+    return extremum
+
+
+max = _extremum("max", "maximum")  # noqa: A001 - torch's name
+min = _extremum("min", "minimum")  # noqa: A001 - torch's name
+
+
 def install() -> None:
     """Bind every op-table method, the varargs shape methods and the operators onto Tensor."""
     for name, op in OPS.items():
@@ -124,6 +143,7 @@ def install() -> None:
     for name, fn in {**_varargs_methods(), **_operators()}.items():
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)
+    Tensor.max, Tensor.min = max, min
 
     def fill_(self, value):
         from .creation import full_like
