@@ -4,7 +4,8 @@ import os as _os
 
 from .compile import ENV_CACHE, enable_persistent_cache, memory_report
 from .config import GraphConfig
-from .graph import Graph, GraphModule
+from .graph import Graph
+from .modules import GraphModule
 
 if _os.environ.get(ENV_CACHE):
     enable_persistent_cache()

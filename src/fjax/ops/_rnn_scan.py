@@ -40,11 +40,11 @@ def _wgrad(d, x):
     return d.reshape(-1, d.shape[-1]).T @ x.reshape(-1, x.shape[-1])
 
 
-def _wgrad_prev(d, states, s0, reverse):
-    """``sum_t d[t].T @ prev_state[t]``: one matmul against the states shifted by one step."""
+def _prev(states, s0, reverse):
+    """The state each step started from, stacked: the states after each step shifted by one."""
     if reverse:
-        return _wgrad(d[:-1], states[1:]) + d[-1].T @ s0
-    return _wgrad(d[1:], states[:-1]) + d[0].T @ s0
+        return jnp.concatenate([states[1:], s0[None]], axis=0)
+    return jnp.concatenate([s0[None], states[:-1]], axis=0)
 
 
 def _scan(step, carry, xs, reverse, unroll):
@@ -114,7 +114,7 @@ def _lstm_bwd(reverse, unroll, res, cts):
 
     steps = jnp.arange(cs.shape[0])
     (dh0, dc0), (dxp, dh_all) = _scan(step, (dhn, dcn), (steps, dy, gates, cs, mask), not reverse, unroll)
-    dw_hh = _wgrad_prev(dxp, hs, h0, reverse)
+    dw_hh = _wgrad(dxp, _prev(hs, h0, reverse))
     dw_hr = None
     if w_hr is not None:
         dw_hr = _wgrad(dh_all, gates[..., 3 * cs.shape[-1] :] * jnp.tanh(cs))
@@ -167,10 +167,11 @@ def _gru_bwd(reverse, unroll, res, cts):
     acts, hs, h0, w_hh, b_hh, mask = res
     dy, dhn = cts
 
+    h_prev = _prev(hs, h0, reverse)
+
     def step(dh, inp):
-        t, dy_t, a, m = inp
+        dy_t, a, hp, m = inp
         r, z, n, hn = jnp.split(a, 4, axis=-1)
-        hp = _prev_at(hs, h0, t, reverse)
         dh_t = dh + dy_t
         dn = dh_t * (1 - z) * (1 - n * n)
         dr = dn * hn * r * (1 - r)
@@ -179,12 +180,11 @@ def _gru_bwd(reverse, unroll, res, cts):
         dn = _zero_masked(m, dn)
         return _where(m, dh_t * z + dgh @ w_hh, dh), (dgh, dn)
 
-    steps = jnp.arange(hs.shape[0])
-    dh0, (dgh, dn) = _scan(step, dhn, (steps, dy, acts, mask), not reverse, unroll)
+    dh0, (dgh, dn) = _scan(step, dhn, (dy, acts, h_prev, mask), not reverse, unroll)
     hidden = hs.shape[-1]
     dxp = jnp.concatenate([dgh[..., : 2 * hidden], dn], axis=-1)
     db_hh = None if b_hh is None else dgh.sum(axis=(0, 1))
-    return dxp, dh0, _wgrad_prev(dgh, hs, h0, reverse), db_hh, None
+    return dxp, dh0, _wgrad(dgh, h_prev), db_hh, None
 
 
 gru_scan.defvjp(_gru_fwd, _gru_bwd)
@@ -229,7 +229,7 @@ def _rnn_bwd(nonlinearity, reverse, unroll, res, cts):
         return _where(m, dpre @ w_hh, dh), dpre
 
     dh0, dxp = _scan(step, dhn, (dy, deriv, mask), not reverse, unroll)
-    return dxp, dh0, _wgrad_prev(dxp, hs, h0, reverse), None
+    return dxp, dh0, _wgrad(dxp, _prev(hs, h0, reverse)), None
 
 
 rnn_scan.defvjp(_rnn_fwd, _rnn_bwd)
