@@ -43,9 +43,8 @@ def _measure(n: int, repeats: int, dim: int, layers: int, batch: int, seq: int) 
     import fjax
     import fjax.nn as nn
     import fjax.optim as optim
-    from fjax.graph import Graph
 
-    class TrainGraph(Graph):
+    class TrainGraph(nn.Graph):
         def __init__(self, model, mesh):
             super().__init__()
             self.model = model

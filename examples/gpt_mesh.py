@@ -29,10 +29,9 @@ import fjax  # noqa: E402
 import fjax.nn as nn  # noqa: E402
 import fjax.optim as optim  # noqa: E402
 from fjax.distributed.mesh import MeshConfig  # noqa: E402
-from fjax.graph import Graph  # noqa: E402
 
 
-class TrainGraph(Graph):
+class TrainGraph(nn.Graph):
     def __init__(self, model: GPT, lr: float, mesh):
         super().__init__()
         self.model = model

@@ -84,6 +84,7 @@ globals().update(
     {name: fn for name, fn in vars(_functions).items() if not name.startswith("_") and name not in globals()}
 )
 max, min = _methods.max, _methods.min  # noqa: A001 - reduction or elementwise, as torch
+einsum = _methods.einsum
 
 from . import distributed, func, graph, nn, optim, sbp  # noqa: E402
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional

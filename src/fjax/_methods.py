@@ -131,6 +131,18 @@ def _extremum(reduce_name: str, pairwise_name: str):
     return extremum
 
 
+def einsum(equation: str, *operands):
+    """``einsum("ij,jk->ik", a, b)``; operands may also come as one list, as torch allows."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return F.einsum(equation, list(operands))
+
+
+def _where_method(self, condition, other):
+    """``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+    return F.where(condition, self, other)
+
+
 max = _extremum("max", "maximum")  # noqa: A001 - torch's name
 min = _extremum("min", "minimum")  # noqa: A001 - torch's name
 
@@ -144,6 +156,7 @@ def install() -> None:
         setattr(Tensor, name, fn)
     Tensor.__hash__ = lambda self: id(self)
     Tensor.max, Tensor.min = max, min
+    Tensor.where = _where_method
 
     def fill_(self, value):
         from .creation import full_like

@@ -5,12 +5,10 @@ A run of several processes (``python -m fjax.distributed.launch``, or any launch
 ``jax.distributed`` job: every process sees every device (``jax.devices()``), owns its local
 ones, and compiles only its own program; a placement or mesh spans all processes' devices.
 
-``init()`` must run before JAX touches a device. The launcher calls it before your script
-starts; a script started by another launcher calls it before ``import fjax``, e.g. by
-importing fjax only after ``jax.distributed.initialize`` or by running under
-``python -m fjax.distributed.launch --nnodes ...``.
-
-This module imports nothing from fjax, so the launcher can run it before fjax is imported.
+``init()`` must run before JAX starts its devices, and ``import fjax`` starts them (it seeds
+the default generator). The launcher therefore runs ``init()`` in each process before the
+script starts; under another launcher, call ``jax.distributed.initialize(...)`` before
+``import fjax``. This module imports nothing from fjax, so the launcher can load it first.
 """
 
 from __future__ import annotations
@@ -73,7 +71,7 @@ def init(
         raise RuntimeError(
             "fjax.env.init: JAX already started its devices in this process, so it can no longer join a "
             f"{world}-process run; start the script with `python -m fjax.distributed.launch`, or call "
-            "fjax.env.init() / jax.distributed.initialize() before the first JAX computation"
+            "jax.distributed.initialize() before `import fjax`"
         )
     if hasattr(jax.config, "jax_cpu_collectives_implementation"):
         jax.config.update("jax_cpu_collectives_implementation", "gloo")

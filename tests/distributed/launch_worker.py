@@ -18,12 +18,11 @@ import fjax.env
 import fjax.nn as nn
 import fjax.optim as optim
 from fjax.distributed import checkpoint
-from fjax.graph import Graph
 
 BATCH, STEPS = 8, 4
 
 
-class TrainGraph(Graph):
+class TrainGraph(nn.Graph):
     def __init__(self, model, mesh):
         super().__init__()
         self.model = model

@@ -10,7 +10,7 @@ from fjax.dispatch import functions
 
 from .spec import B, D, F, I, L, S
 
-TOLERANCES = {  # (rtol, atol) for values; gradients get 10x atol
+TOLERANCES = {  # (rtol, atol) by output dtype; gradients get 10x both
     "float16": (1e-2, 1e-2),
     "bfloat16": (2e-2, 2e-2),
     "float32": (1e-4, 1e-5),
@@ -74,12 +74,15 @@ def _np(t):
     return a.astype(np.float32) if a.dtype.name == "bfloat16" else a
 
 
-def _close(a, b, rtol, atol, what):
+def _close(a, b, rtol, atol, what, dtype_name=None):
+    """Exact for integers; for floats the given tolerance, or the output dtype's when None."""
     assert a.shape == b.shape, f"{what}: shape {a.shape} != torch {b.shape}"
     if a.dtype.kind in "biu":
         np.testing.assert_array_equal(a, b, err_msg=what)
-    else:
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+        return
+    if rtol is None:
+        rtol, atol = TOLERANCES.get(dtype_name or a.dtype.name, TOLERANCES["float32"])
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
 def run_case(name: str, sample: S, dtype: str, seed: int) -> None:
@@ -100,9 +103,10 @@ def run_case(name: str, sample: S, dtype: str, seed: int) -> None:
     where = f"{name}{sample!r} dtype={dtype} seed={seed}"
     assert len(fj_out) == len(th_out), f"{where}: {len(fj_out)} outputs, torch has {len(th_out)}"
     rtol, atol = opts.get("_rtol"), opts.get("_atol")
-    base_rtol, base_atol = TOLERANCES.get(dtype, TOLERANCES["float32"])
-    rtol = base_rtol if rtol is None else rtol
-    atol = base_atol if atol is None else atol
+    if rtol is not None and atol is None:
+        atol = TOLERANCES.get(dtype, TOLERANCES["float32"])[1]
+    if atol is not None and rtol is None:
+        rtol = TOLERANCES.get(dtype, TOLERANCES["float32"])[0]
     cmp = opts.get("_cmp")
     for i, (a, b) in enumerate(zip(fj_out, th_out)):
         if not isinstance(b, torch.Tensor):
@@ -114,7 +118,7 @@ def run_case(name: str, sample: S, dtype: str, seed: int) -> None:
         if cmp is not None:
             cmp(_np(a), _np(b))
         else:
-            _close(_np(a), _np(b), rtol, atol, f"{where}: output {i}")
+            _close(_np(a), _np(b), rtol, atol, f"{where}: output {i}", str(a.dtype).split(".")[1])
 
     if not grad or not fj_leaves:
         return
@@ -129,4 +133,5 @@ def run_case(name: str, sample: S, dtype: str, seed: int) -> None:
     for i, (ga, gb) in enumerate(zip(fj_grads, th_grads)):
         a = np.zeros(fj_leaves[i].shape) if ga is None else _np(ga)
         b = np.zeros(tuple(th_leaves[i].shape)) if gb is None else _np(gb)
-        _close(a, b, rtol * 10, atol * 10, f"{where}: grad of float input {i}")
+        g_rtol, g_atol = (rtol, atol) if rtol is not None else TOLERANCES.get(a.dtype.name, TOLERANCES["float32"])
+        _close(a, b, g_rtol * 10, g_atol * 10, f"{where}: grad of float input {i}")

@@ -13,7 +13,11 @@ class Numbered(fud.Dataset):
 
     def __getitem__(self, i):
         info = fud.get_worker_info()
-        return {"x": np.full(2, i, np.float32), "worker": -1 if info is None else info.id, "r": np.random.randint(2**31)}
+        return {
+            "x": np.full(2, i, np.float32),
+            "worker": -1 if info is None else info.id,
+            "r": np.random.randint(2**31),
+        }
 
 
 def seed_numpy(worker_id):

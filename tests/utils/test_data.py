@@ -139,8 +139,7 @@ def test_default_collate_matches_torch(seed):
     rng = np.random.default_rng(seed)
     Point = collections.namedtuple("Point", "x y")
     samples = [
-        (rng.standard_normal(2), int(rng.integers(9)), Point(np.float32(rng.random()), [True, False]))
-        for _ in range(3)
+        (rng.standard_normal(2), int(rng.integers(9)), Point(np.float32(rng.random()), [True, False])) for _ in range(3)
     ]
     _assert_same(fud.default_collate(samples), tud.default_collate(samples), f"seed={seed}")
     _assert_same(fud.default_convert(samples[0]), tud.default_convert(samples[0]), f"seed={seed}")

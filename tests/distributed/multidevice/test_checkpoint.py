@@ -16,7 +16,6 @@ import fjax
 import fjax.nn as nn
 import fjax.optim as optim
 from fjax.distributed import checkpoint
-from fjax.graph import Graph
 
 SEED = random.randrange(2**31)
 
@@ -31,7 +30,7 @@ class MLP(nn.Module):
         return self.fc2(self.fc1(x).relu())
 
 
-class TrainGraph(Graph):
+class TrainGraph(nn.Graph):
     def __init__(self, model, opt, mesh=None):
         super().__init__()
         self.model = model

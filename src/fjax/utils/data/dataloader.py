@@ -106,7 +106,9 @@ class DataLoader:
                 "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None"
             )
         if prefetch_factor is not None and (not isinstance(prefetch_factor, int) or prefetch_factor < 1):
-            raise ValueError(f"DataLoader: prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
+            raise ValueError(
+                f"DataLoader: prefetch_factor option should be a positive integer, got {prefetch_factor!r}"
+            )
         if persistent_workers:
             raise NotImplementedError("DataLoader: persistent_workers=True is not supported; workers start per epoch")
         if pin_memory_device:
