@@ -1,6 +1,6 @@
 """Logging and NaN checks that do not stall training: plain host reads vs fjax.asyncs vs none.
 
-    python benchmarks/asyncs.py [--steps 50] [--repeats 21] [--hidden 768] [--batch 128]
+    python benchmarks/asyncs.py [--steps 50] [--repeats 21] [--hidden 1024] [--batch 128]
 
 A training loop (MLP, SGD) prints the loss and checks that the gradients' total norm is
 finite every step, written three ways, in eager mode and as an nn.Graph step:
@@ -94,7 +94,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=21)
-    parser.add_argument("--hidden", type=int, default=768)
+    parser.add_argument("--hidden", type=int, default=1024)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--d-in", type=int, default=256)
     args = parser.parse_args()
@@ -112,7 +112,7 @@ def main():
     variants = ("a", "b", "c")
     rates = {(m, v): [] for m in steps for v in variants}
     with open(os.devnull, "w") as sink:
-        for mode, step in steps.items():  # warm up: compile every path
+        for step in steps.values():  # warm up: compile every path
             for v in variants:
                 _steps_per_s(step, x, y, 10, v, sink)
         for r in range(args.repeats):  # short blocks, interleaved in a rotating order, against drift

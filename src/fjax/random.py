@@ -27,7 +27,7 @@ class Generator:
 
     def manual_seed(self, seed: int) -> "Generator":
         self._seed = int(seed)
-        self._key = jax.random.key(self._seed)
+        self._key = None  # made on first use: creating a key starts JAX's backend
         self._counter = 0
         self._offset = 0  # nn.Graph sets a traced offset so compiled draws continue this stream
         return self
@@ -49,9 +49,15 @@ class Generator:
         self._counter = counter
         return self
 
+    def base_key(self):
+        """The stream's root key (``jax.random.key(seed)``)."""
+        if self._key is None:
+            self._key = jax.random.key(self._seed)
+        return self._key
+
     def next_key(self):
         """A fresh jax PRNG key; advances the stream."""
-        key = jax.random.fold_in(self._key, self._counter + self._offset)
+        key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
         self._counter += 1
         return key
 

@@ -73,6 +73,8 @@ _errors = _Errors()
 
 def raise_pending() -> None:
     """Re-raise the first error recorded by any worker task (and forget it)."""
+    if _errors.first is None:  # the common case, without taking the lock
+        return
     first, more = _errors.take()
     if first is None:
         return

@@ -15,6 +15,11 @@ A configuration is a dict, a JSON/YAML file or a ``MeshConfig``::
 - ``zero_stage``: 1 shards optimizer state over ``data``, 2 also the gradients, 3 also the
   parameters (OneFlow's ``enable_zero``); XLA inserts the reduce-scatters and all-gathers.
 - ``batch_axis`` (default ``data``): inputs are split on dim 0 over it.
+
+With several processes (``jax.distributed``), the graph places each process's parameters and
+inputs with ``jax.device_put``, which assumes every process holds the same values: seed all
+processes alike (inputs that differ per process should be made global first with
+``Tensor.to_global``, which treats them as this process's piece).
 """
 
 from __future__ import annotations

@@ -368,7 +368,7 @@ class Graph:
         opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
         hyper = [opt._hyper(group) for opt, group, _ in plan]
         counter = default_generator._counter + default_generator._offset
-        rng = (jax.random.key_data(default_generator._key), jnp.asarray(counter, jnp.uint32))
+        rng = (jax.random.key_data(default_generator.base_key()), jnp.asarray(counter, jnp.uint32))
         return state, opt_states, rng, hyper, arrays
 
     def _compile(self, key, in_tree, statics, arrays) -> _Compiled:
