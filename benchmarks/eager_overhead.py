@@ -131,19 +131,19 @@ def _grad_binary_cases(shape):
 
 
 def _first_call(repeats):
-    """Seconds for the first call of a binary op at a never-seen shape (median of repeats)."""
+    """Microseconds for the first call of three ops at a never-seen shape (median of repeats)."""
     rows = {"fjax": [], "jnp": [], "torch": []}
     for i in range(repeats):
         n = 1000 + 17 * i + int(time.time_ns() % 997)
         a = np.ones((n, 3), np.float32)
         fa, ja, ta = fjax.tensor(a), jnp.asarray(a), torch.tensor(a)
-        for name, fn, sync in [
-            ("fjax", lambda: (fa * 2 + 1).tanh(), _sync_fjax),
-            ("jnp", lambda: jnp.tanh(ja * 2 + 1), _sync_jax),
-            ("torch", lambda: (ta * 2 + 1).tanh(), _sync_torch),
+        for name, x, fn, sync in [
+            ("fjax", fa, lambda x: (x * 2 + 1).tanh(), _sync_fjax),
+            ("jnp", ja, lambda x: jnp.tanh(x * 2 + 1), _sync_jax),
+            ("torch", ta, lambda x: (x * 2 + 1).tanh(), _sync_torch),
         ]:
             start = time.perf_counter()
-            sync(fn())
+            sync(fn(x))
             rows[name].append((time.perf_counter() - start) * 1e6)
     return {k: statistics.median(v) for k, v in rows.items()}
 
