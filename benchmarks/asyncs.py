@@ -1,6 +1,6 @@
 """Logging and NaN checks that do not stall training: plain host reads vs fjax.asyncs vs none.
 
-    python benchmarks/asyncs.py [--steps 50] [--repeats 21] [--hidden 1024] [--batch 128]
+    python benchmarks/asyncs.py [--steps 50] [--repeats 21] [--hidden 896] [--batch 128]
 
 A training loop (MLP, SGD) prints the loss and checks that the gradients' total norm is
 finite every step, written three ways, in eager mode and as an nn.Graph step:
@@ -94,7 +94,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=21)
-    parser.add_argument("--hidden", type=int, default=1024)
+    parser.add_argument("--hidden", type=int, default=896)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--d-in", type=int, default=256)
     args = parser.parse_args()

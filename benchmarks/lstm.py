@@ -87,7 +87,16 @@ def _train_graph(model):
 # -- table 1: compile time ------------------------------------------------------------------
 
 
-def _rss_mb() -> float:
+def _status_mb(field: str) -> float:
+    """``VmHWM`` (peak RSS of this process image; unlike ru_maxrss not inherited across exec) or
+    ``VmRSS`` (current) from /proc, in MB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -99,14 +108,14 @@ def _compile_row_graph(model_name: str, seq: int) -> dict:
     x = fjax.zeros(batch, seq, 16)
     y = fjax.zeros(batch, seq, out_size)
     graph = _train_graph(model)
-    base = _rss_mb()
+    base = _status_mb("VmRSS")
     graph.warmup((x, y), threads=1)
     stages = graph.compile_report()[-1]["stages"]
     return {
         "trace+lower": stages["trace+lower"]["seconds"],
         "compile": stages["XLA compile"]["seconds"],
-        "peak_rss_mb": _rss_mb(),
-        "rss_growth_mb": _rss_mb() - base,
+        "peak_rss_mb": _status_mb("VmHWM"),
+        "rss_growth_mb": _status_mb("VmHWM") - base,
     }
 
 
@@ -136,7 +145,7 @@ def _compile_row_unrolled(seq: int) -> dict:
         updates = [g + SGD["momentum"] * m for g, m in zip(grads, moments)]
         return [p - SGD["lr"] * u for p, u in zip(params, updates)], moments, value
 
-    base = _rss_mb()
+    base = _status_mb("VmRSS")
     jitted = jax.jit(step, donate_argnums=(0, 1))
     t0 = time.perf_counter()
     lowered = jitted.trace(params, moments, x, y).lower()
@@ -146,8 +155,8 @@ def _compile_row_unrolled(seq: int) -> dict:
     return {
         "trace+lower": t1 - t0,
         "compile": t2 - t1,
-        "peak_rss_mb": _rss_mb(),
-        "rss_growth_mb": _rss_mb() - base,
+        "peak_rss_mb": _status_mb("VmHWM"),
+        "rss_growth_mb": _status_mb("VmHWM") - base,
     }
 
 
@@ -219,7 +228,7 @@ def _fjax_eager_step(cfg, state_dict, x, y):
         loss = F.mse_loss(model(fx)[0], fy)
         loss.backward()
         opt.step()
-        return loss
+        return [p._data for p in model.parameters()]  # eager work is asynchronous: wait for all of it
 
     return step, model
 
@@ -233,9 +242,12 @@ def _fjax_graph_step(cfg, state_dict, x, y):
     return lambda: graph(fx, fy), model
 
 
-def _sync(loss):
-    if isinstance(loss, fjax.Tensor):
-        jax.block_until_ready(loss._data)
+def _sync(out):
+    """Wait until a step's results exist (torch runs synchronously; fjax dispatches asynchronously)."""
+    if isinstance(out, fjax.Tensor):
+        out = out._data
+    if not isinstance(out, torch.Tensor):
+        jax.block_until_ready(out)
 
 
 def step_time_table(configs=STEP_CONFIGS, repeats: int = 5, graph: bool = True) -> list[tuple]:

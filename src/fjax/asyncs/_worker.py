@@ -25,7 +25,7 @@ ENV_QUEUE_SIZE = "FJAX_WORKER_QUEUE_SIZE"
 _DEFAULT_THREAD_LIMIT = 16
 _DEFAULT_QUEUE_SIZE = 64
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a handle's finalizer may run (GC) while this thread holds it
 _default_lock = threading.Lock()
 _live_handles = 0  # user Threads whose handle is still referenced
 _serving: set["_TaskQueue"] = set()  # queues whose thread still runs (a dropped handle drains first)
@@ -274,7 +274,7 @@ class thread:
 
     As a context manager it is thread-local and nestable. As a decorator, calling the function
     queues it on ``t`` and returns a ``concurrent.futures.Future`` for its result; its errors are
-    delivered through that future.
+    delivered through that future. The decorated function keeps ``t`` alive.
 
     Example::
 

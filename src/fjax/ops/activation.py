@@ -235,7 +235,7 @@ def vector_norm(x, p, axis, keepdims=False):
     if p == 1:
         return jnp.sum(ax, axis=axis, keepdims=keepdims)
     s = jnp.sum(ax**p if p != 2 else x * x, axis=axis, keepdims=keepdims)
-    nonzero = s > 0
+    nonzero = s != 0  # NaN must stay NaN
     root = jnp.where(nonzero, s, 1) ** (1.0 / p) if p != 2 else jnp.sqrt(jnp.where(nonzero, s, 1))
     return jnp.where(nonzero, root, 0)
 

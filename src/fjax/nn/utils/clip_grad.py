@@ -8,8 +8,8 @@ from typing import Iterable
 import jax
 import jax.numpy as jnp
 
+from ...asyncs import check_finite
 from ...autograd.grad_mode import no_grad
-from ...errors import OpError
 from ...ops.activation import vector_norm
 from ...tensor import Tensor
 
@@ -56,11 +56,12 @@ def clip_grad_norm_(
     if not grads:
         return Tensor._wrap(jnp.zeros((), jnp.float32))
     total = _total_norm([g._data for g in grads], norm_type=norm_type)
-    if error_if_nonfinite and not bool(jnp.isfinite(total)):
-        raise OpError(
+    if error_if_nonfinite:  # checked on a worker thread: the error surfaces at fjax.asyncs.wait()
+        check_finite(
+            total,
             f"clip_grad_norm_: the total norm of order {norm_type} for gradients from `parameters` is non-finite, "
             "so it cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
-            "anyway, set `error_if_nonfinite=False`"
+            "anyway, set `error_if_nonfinite=False`",
         )
     clipped = _scale([g._data for g in grads], total, max_norm)
     with no_grad():
