@@ -35,7 +35,7 @@ import torch
 
 import fjax
 import fjax.nn.functional as F
-from fjax.nn.modules.rnn import LSTM
+from fjax.nn import LSTM
 
 STEP_CONFIGS = [  # (input, hidden, batch, seq, num_layers, bidirectional)
     (16, 8, 100, 150, 1, False),
@@ -45,10 +45,6 @@ STEP_CONFIGS = [  # (input, hidden, batch, seq, num_layers, bidirectional)
     (256, 256, 32, 200, 2, True),
 ]
 SGD = dict(lr=1e-3, momentum=0.99, nesterov=True, weight_decay=1e-5)
-
-
-def _graph_class():
-    return getattr(fjax.nn, "Graph", None) or __import__("fjax.graph", fromlist=["Graph"]).Graph
 
 
 class _Residual12(fjax.nn.Module):
@@ -67,9 +63,8 @@ class _Residual12(fjax.nn.Module):
 
 def _train_graph(model):
     optimizer = fjax.optim.SGD(model.parameters(), **SGD)
-    Graph = _graph_class()
 
-    class TrainGraph(Graph):
+    class TrainGraph(fjax.nn.Graph):
         def __init__(self):
             super().__init__()
             self.model = model

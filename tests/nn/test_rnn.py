@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import fjax
-from fjax.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from fjax.nn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from fjax.nn.utils import rnn as fj_utils
 from fjax.ops import rnn as rnn_ops
 
@@ -268,6 +268,8 @@ def test_errors_name_the_module_and_shapes():
         lstm(fjax.zeros(T, B, IN), (fjax.zeros(1, 2, H), fjax.zeros(1, 2, H)))
     with pytest.raises(fjax.OpError, match="Expected input to be 2D or 3D, got 4D input"):
         GRU(IN, H)(fjax.zeros(1, T, B, IN))
+    with pytest.raises(fjax.OpError, match="gru_layer: expected a sequence length larger than 0"):
+        GRU(IN, H)(fjax.zeros(0, B, IN))
     with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
         LSTM(IN, H, proj_size=H)
     with pytest.raises(fjax.OpError, match="lstm_layer: expected w_hh of shape"):
@@ -344,12 +346,10 @@ def test_lowered_train_step_does_not_grow_with_length(op):
 
 def test_packed_sequence_inside_graph():
     """Packing, masking and unpacking trace into nn.Graph (lengths stay on the host)."""
-    from fjax.graph import Graph
-
     fj, th = _modules("LSTM", bidirectional=True, batch_first=True)
     lengths = [3, T, 2]
 
-    class Packed(Graph):
+    class Packed(fjax.nn.Graph):
         def __init__(self):
             super().__init__()
             self.rnn = fj

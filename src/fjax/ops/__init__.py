@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     nn,
     pool,
     reduce,
+    rnn,
     shape,
     transcendental,
 )

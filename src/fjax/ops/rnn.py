@@ -57,6 +57,8 @@ def _layer_prologue(op, input, batch_first, lengths):
     if input.ndim != 3:
         raise _fail(op, f"expected a 3-d input (seq, batch, feature), got shape {input.shape}")
     x = jnp.swapaxes(input, 0, 1) if batch_first else input
+    if x.shape[0] == 0:
+        raise _fail(op, f"expected a sequence length larger than 0, got input of shape {input.shape}")
     if lengths is None:
         return x, None
     steps, batch = x.shape[:2]
