@@ -55,8 +55,14 @@ def test_state_dict_has_torchs_layout_and_values(name, kwargs):
         f_entry = f_sd["state"][idx]
         assert sorted(f_entry) == sorted(t_entry), f"seed={problem.seed} param {idx}"
         for key, value in t_entry.items():
+            want = _np(value)
+            scale = float(np.max(np.abs(want))) if np.size(want) else 1.0  # float32 error grows with magnitude
             np.testing.assert_allclose(
-                _np(f_entry[key]), _np(value), rtol=1e-4, atol=1e-6, err_msg=f"seed={problem.seed} {idx}.{key}"
+                _np(f_entry[key]),
+                want,
+                rtol=1e-4,
+                atol=1e-6 * max(1.0, scale),
+                err_msg=f"seed={problem.seed} {idx}.{key}",
             )
             assert np.shape(_np(f_entry[key])) == np.shape(_np(value))
 
