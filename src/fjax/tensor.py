@@ -388,6 +388,14 @@ class Tensor:
                 result._node.versions = [v for v in result._node.versions if v[0] is not self._version]
         return self
 
+    def copy_(self, src, non_blocking: bool = False) -> "Tensor":
+        """Overwrite with ``src``, broadcast to this shape and cast to this dtype (in place)."""
+        from .creation import as_tensor
+
+        src = as_tensor(src) if not isinstance(src, Tensor) else src
+        result = _f().broadcast_to(_f()._cast(src, dtype=self._data.dtype), tuple(self.shape))
+        return self._set_(result, "copy_")
+
     @property
     def _version_count(self) -> int:
         return self._version[0]

@@ -407,6 +407,8 @@ class Graph:
         state_tensors, plan = entry.state_tensors, entry.plan
         call_args = self._args(state_tensors, plan, arrays, entry.layout)
         first = not entry.first_run_done
+        if first:
+            call_args = _distinct_buffers(call_args)
         start = _compile.time.perf_counter()
         new_state, new_opt, outputs = entry.compiled(*call_args)
         if first:
@@ -513,6 +515,22 @@ class _TensorSlot:
 
 
 _TENSOR = _TensorSlot()
+
+
+def _distinct_buffers(call_args):
+    """Donated state must not share a device buffer (PJRT refuses ``f(donate(a), donate(a))``);
+    freshly made state sometimes does, so the first call of a step copies any repeat."""
+    seen = set()
+
+    def distinct(a):
+        ptr = a.unsafe_buffer_pointer()
+        if ptr in seen:
+            return jnp.array(a, copy=True)
+        seen.add(ptr)
+        return a
+
+    state, opt_states, *rest = call_args
+    return (jax.tree.map(distinct, state), jax.tree.map(distinct, opt_states), *rest)
 
 
 def _clip(group, grads):
