@@ -162,8 +162,10 @@ def main():
         ("3-layer MLP forward, no grad", _mlp_cases(False), args.iters // 4),
         ("3-layer MLP fwd+bwd+SGD step", _mlp_cases(True), args.iters // 10),
     ]
-    print(f"# eager overhead — {platform.node()} {platform.machine()}, {time.strftime('%Y-%m-%d')}, "
-          f"jax {jax.__version__} ({jax.default_backend()}), torch {torch.__version__}")
+    print(
+        f"# eager overhead — {platform.node()} {platform.machine()}, {time.strftime('%Y-%m-%d')}, "
+        f"jax {jax.__version__} ({jax.default_backend()}), torch {torch.__version__}"
+    )
     print(f"{'case':34s} {'fjax us':>9s} {'jnp us':>9s} {'torch us':>9s} {'fjax/jnp':>9s} {'fjax/torch':>10s}")
     for name, (f_fjax, f_jax, f_torch), iters in cases:
         tf = _time(f_fjax, iters, args.repeats, _sync_fjax)

@@ -10,21 +10,35 @@ SMALL = D(I((3, 4), -2, 3), "float32")
 
 
 def _cmp():
-    return [S((3, 4), (4,), _grad=False), S(SMALL, D(I((4,), -2, 3), "float32"), _grad=False),
-            S((3, 4), 0.0, _grad=False), S((), (2,), _grad=False), S((0, 2), (2,), _grad=False),
-            S(I((5,), -3, 3), I((5,), -3, 3), **INT), S(I((5,), -3, 3), 0.5, **INT),
-            S(I((5,), -3, 3), 1, **INT), S(B((4,)), B((4,)), **INT)]
+    return [
+        S((3, 4), (4,), _grad=False),
+        S(SMALL, D(I((4,), -2, 3), "float32"), _grad=False),
+        S((3, 4), 0.0, _grad=False),
+        S((), (2,), _grad=False),
+        S((0, 2), (2,), _grad=False),
+        S(I((5,), -3, 3), I((5,), -3, 3), **INT),
+        S(I((5,), -3, 3), 0.5, **INT),
+        S(I((5,), -3, 3), 1, **INT),
+        S(B((4,)), B((4,)), **INT),
+    ]
 
 
 def _logical():
-    return [S((3, 4), SMALL, _grad=False), S(B((3, 4)), B((4,)), **INT),
-            S(I((5,), -2, 2), (5,), _grad=False), S((), B((2,)), _grad=False)]
+    return [
+        S((3, 4), SMALL, _grad=False),
+        S(B((3, 4)), B((4,)), **INT),
+        S(I((5,), -2, 2), (5,), _grad=False),
+        S((), B((2,)), _grad=False),
+    ]
 
 
 def _bitwise():
-    return [S(I((3, 4), 0, 16), I((4,), 0, 16), **INT), S(I((5,), -8, 8), 5, **INT),
-            S(B((3, 4)), B((3, 4)), **INT),
-            S(D(I((4,), 0, 100), "int32"), D(I((4,), 0, 100), "int32"), **INT)]
+    return [
+        S(I((3, 4), 0, 16), I((4,), 0, 16), **INT),
+        S(I((5,), -8, 8), 5, **INT),
+        S(B((3, 4)), B((3, 4)), **INT),
+        S(D(I((4,), 0, 100), "int32"), D(I((4,), 0, 100), "int32"), **INT),
+    ]
 
 
 SAMPLES = {
@@ -35,9 +49,15 @@ SAMPLES = {
     "isneginf": [S((3, 4), _grad=False), S(I((3,)), **INT)],
     "isfinite": [S((3, 4), _grad=False), S(I((3,)), **INT), S((0,), _grad=False)],
     "signbit": [S((3, 4), _grad=False), S(I((5,), -3, 3), **INT)],
-    "isclose": [S(SMALL, SMALL, _grad=False), S((3, 4), (4,), _grad=False), S((3, 4), (3, 4), rtol=10.0, _grad=False),
-                S((3, 4), (3, 4), atol=1.0, rtol=0.0, _grad=False), S((3, 4), (3, 4), rtol=0.0, atol=0.0, _grad=False),
-                S(I((5,), 0, 3), I((5,), 0, 3), **INT), S((2,), (2,), equal_nan=True, _grad=False)],
+    "isclose": [
+        S(SMALL, SMALL, _grad=False),
+        S((3, 4), (4,), _grad=False),
+        S((3, 4), (3, 4), rtol=10.0, _grad=False),
+        S((3, 4), (3, 4), atol=1.0, rtol=0.0, _grad=False),
+        S((3, 4), (3, 4), rtol=0.0, atol=0.0, _grad=False),
+        S(I((5,), 0, 3), I((5,), 0, 3), **INT),
+        S((2,), (2,), equal_nan=True, _grad=False),
+    ],
     "logical_and": _logical(),
     "logical_or": _logical(),
     "logical_xor": _logical(),
@@ -46,7 +66,13 @@ SAMPLES = {
     "bitwise_or": _bitwise(),
     "bitwise_xor": _bitwise(),
     "bitwise_not": [S(I((3, 4), -8, 8), **INT), S(B((4,)), **INT), S(D(I((4,), 0, 100), "int32"), **INT)],
-    "where": [S(B((3, 4)), (3, 4), (4,)), S(B((4,)), (3, 1), ()), S(B((3, 4)), (3, 4), 0.0), S(B(()), (), ()),
-              S(B((3, 4)), I((3, 4)), I((4,)), **INT), S(B((3, 4)), I((3, 4)), 0.5, **INT),
-              S(B((0, 2)), (0, 2), (2,))],
+    "where": [
+        S(B((3, 4)), (3, 4), (4,)),
+        S(B((4,)), (3, 1), ()),
+        S(B((3, 4)), (3, 4), 0.0),
+        S(B(()), (), ()),
+        S(B((3, 4)), I((3, 4)), I((4,)), **INT),
+        S(B((3, 4)), I((3, 4)), 0.5, **INT),
+        S(B((0, 2)), (0, 2), (2,)),
+    ],
 }

@@ -24,6 +24,7 @@ for path in sorted(pathlib.Path(__file__).parent.glob("samples_*.py")):
         assert name not in SAMPLES, f"op {name!r} has samples in two files"
         SAMPLES[name] = cases
 
+
 def _dtypes(index, case):
     """float32 for every sample; float64 too for each op's first sample (it doubles compile time)."""
     return case.options.get("_dtypes", ("float32", "float64") if index == 0 else ("float32",))

@@ -168,8 +168,7 @@ def prelu(input, weight):
         channels = input.shape[1] if input.ndim >= 2 else 1
         if weight.ndim != 1 or weight.size != channels:
             raise ValueError(
-                f"prelu: expected a weight of 1 or {channels} elements for input "
-                f"{input.shape}, got {weight.shape}"
+                f"prelu: expected a weight of 1 or {channels} elements for input {input.shape}, got {weight.shape}"
             )
         weight = weight.reshape((-1,) + (1,) * (input.ndim - 2))
     elif input.ndim < weight.ndim:

@@ -27,10 +27,7 @@ def _batched(name, input, nd):
     if input.ndim == nd + 1:
         return input[None], True
     if input.ndim != nd + 2:
-        raise ValueError(
-            f"{name}: expected a {nd + 1}-d (unbatched) or {nd + 2}-d (batched) input, "
-            f"got {input.shape}"
-        )
+        raise ValueError(f"{name}: expected a {nd + 1}-d (unbatched) or {nd + 2}-d (batched) input, got {input.shape}")
     return input, False
 
 
@@ -92,9 +89,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _conv_transpose(
-    name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation
-):
+def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     x, unbatched = _batched(name, input, nd)
     c_in = x.shape[1]
     if weight.ndim != nd + 2 or weight.shape[0] != c_in or c_in % groups:
@@ -109,8 +104,7 @@ def _conv_transpose(
     dilation = _tup(name, "dilation", dilation, nd)
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
         raise ValueError(
-            f"{name}: output_padding {output_padding} must be smaller than stride {stride} "
-            f"or dilation {dilation}"
+            f"{name}: output_padding {output_padding} must be smaller than stride {stride} or dilation {dilation}"
         )
     kernel = weight.shape[2:]
     # The transpose of a strided conv is a conv over the stride-dilated input with the
@@ -118,10 +112,7 @@ def _conv_transpose(
     w = weight.reshape((groups, c_in // groups, weight.shape[1]) + kernel)
     w = jnp.swapaxes(w, 1, 2).reshape((groups * weight.shape[1], c_in // groups) + kernel)
     w = jnp.flip(w, axis=tuple(range(2, nd + 2)))
-    pads = [
-        (d * (k - 1) - p, d * (k - 1) - p + op)
-        for k, d, p, op in zip(kernel, dilation, padding, output_padding)
-    ]
+    pads = [(d * (k - 1) - p, d * (k - 1) - p + op) for k, d, p, op in zip(kernel, dilation, padding, output_padding)]
     out = lax.conv_general_dilated(
         x,
         w,
@@ -141,9 +132,7 @@ _TRANSPOSE_STATIC = ("stride", "padding", "output_padding", "groups", "dilation"
 
 
 @defop(static=_TRANSPOSE_STATIC, method=False)
-def conv_transpose1d(
-    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
-):
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 1-d convolution; ``weight`` is ``(C_in, C_out / groups, k)``."""
     return _conv_transpose(
         "conv_transpose1d",
@@ -160,9 +149,7 @@ def conv_transpose1d(
 
 
 @defop(static=_TRANSPOSE_STATIC, method=False)
-def conv_transpose2d(
-    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
-):
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 2-d convolution; ``weight`` is ``(C_in, C_out / groups, kh, kw)``."""
     return _conv_transpose(
         "conv_transpose2d",
@@ -179,9 +166,7 @@ def conv_transpose2d(
 
 
 @defop(static=_TRANSPOSE_STATIC, method=False)
-def conv_transpose3d(
-    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
-):
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 3-d convolution; ``weight`` is ``(C_in, C_out / groups, kd, kh, kw)``."""
     return _conv_transpose(
         "conv_transpose3d",
@@ -234,21 +219,11 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     kernel = _tup("col2im", "kernel_size", kernel_size, 2)
     size = _tup("col2im", "output_size", output_size, 2)
     if cols.ndim != 3 or cols.shape[1] % (kernel[0] * kernel[1]):
-        raise ValueError(
-            f"col2im: expected input (N, C * {kernel[0] * kernel[1]}, L), got {input.shape}"
-        )
-    image = jax.ShapeDtypeStruct(
-        (cols.shape[0], cols.shape[1] // (kernel[0] * kernel[1])) + size, cols.dtype
-    )
-    unfold = jax.linear_transpose(
-        lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image
-    )
-    expected = jax.eval_shape(
-        lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image
-    )
+        raise ValueError(f"col2im: expected input (N, C * {kernel[0] * kernel[1]}, L), got {input.shape}")
+    image = jax.ShapeDtypeStruct((cols.shape[0], cols.shape[1] // (kernel[0] * kernel[1])) + size, cols.dtype)
+    unfold = jax.linear_transpose(lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image)
+    expected = jax.eval_shape(lambda x: _im2col("col2im", x, kernel, dilation, padding, stride), image)
     if expected.shape != cols.shape:
-        raise ValueError(
-            f"col2im: input {input.shape} does not match {expected.shape} blocks of output_size {size}"
-        )
+        raise ValueError(f"col2im: input {input.shape} does not match {expected.shape} blocks of output_size {size}")
     (out,) = unfold(cols)
     return out[0] if unbatched else out

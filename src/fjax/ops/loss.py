@@ -39,9 +39,7 @@ def _pair(name, input, target):
     try:
         return jnp.broadcast_arrays(input, target)
     except ValueError:
-        raise ValueError(
-            f"{name}: target {target.shape} does not broadcast with input {input.shape}"
-        ) from None
+        raise ValueError(f"{name}: target {target.shape} does not broadcast with input {input.shape}") from None
 
 
 def _class_dim(name, input, target):
@@ -74,9 +72,7 @@ def _nll(name, logp, target, weight, ignore_index, reduction):
 
 
 @defop(static=("ignore_index",) + _LEGACY, method=False)
-def nll_loss(
-    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
-):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """``-weight[t] * input[t]`` for log-probabilities ``(N, C, ...)`` and class indices ``t``.
 
     ``mean`` divides by the summed weights of the targets that are not ``ignore_index``.
@@ -107,16 +103,13 @@ def cross_entropy(
     dim = _class_dim("cross_entropy", input, target)
     n_classes = input.shape[dim]
     if weight is not None and weight.shape != (n_classes,):
-        raise ValueError(
-            f"cross_entropy: expected weight of shape ({n_classes},), got {weight.shape}"
-        )
+        raise ValueError(f"cross_entropy: expected weight of shape ({n_classes},), got {weight.shape}")
     logp = jax.nn.log_softmax(input, axis=dim)
     wshape = (n_classes,) + (1,) * (input.ndim - dim - 1)
     if jnp.issubdtype(target.dtype, jnp.floating):
         if target.shape != input.shape:
             raise ValueError(
-                f"cross_entropy: probability targets must have the input's shape {input.shape}, "
-                f"got {target.shape}"
+                f"cross_entropy: probability targets must have the input's shape {input.shape}, got {target.shape}"
             )
         if ignore_index >= 0:
             raise ValueError("cross_entropy: ignore_index is not supported for probability targets")
@@ -136,9 +129,7 @@ def cross_entropy(
     ignored = target == ignore_index
     smooth = jnp.where(ignored, jnp.zeros((), smooth.dtype), smooth)
     if reduction == "mean":
-        denom = (
-            jnp.sum(jnp.broadcast_to(w, smooth.shape)) if weight is not None else jnp.sum(~ignored)
-        )
+        denom = jnp.sum(jnp.broadcast_to(w, smooth.shape)) if weight is not None else jnp.sum(~ignored)
         smooth = jnp.sum(smooth) / denom.astype(smooth.dtype)
     else:
         smooth = _reduce(smooth, reduction)
@@ -218,21 +209,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 @defop(static=_LEGACY, method=False)
-def binary_cross_entropy(
-    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
-):
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``; logs clamped at -100."""
     reduction = _reduction("binary_cross_entropy", size_average, reduce, reduction)
     if input.shape != target.shape:
-        raise ValueError(
-            f"binary_cross_entropy: target {target.shape} must have the input's shape {input.shape}"
-        )
+        raise ValueError(f"binary_cross_entropy: target {target.shape} must have the input's shape {input.shape}")
     input, target = promote(to_float(input), to_float(target))
     low = jnp.asarray(-100, input.dtype)
-    loss = -(
-        target * jnp.maximum(jnp.log(input), low)
-        + (1 - target) * jnp.maximum(jnp.log1p(-input), low)
-    )
+    loss = -(target * jnp.maximum(jnp.log(input), low) + (1 - target) * jnp.maximum(jnp.log1p(-input), low))
     return _reduce(_weighted("binary_cross_entropy", loss, weight), reduction)
 
 
@@ -247,8 +231,7 @@ def binary_cross_entropy_with_logits(
     reduction = _reduction("binary_cross_entropy_with_logits", size_average, reduce, reduction)
     if input.shape != target.shape:
         raise ValueError(
-            f"binary_cross_entropy_with_logits: target {target.shape} must have the input's "
-            f"shape {input.shape}"
+            f"binary_cross_entropy_with_logits: target {target.shape} must have the input's shape {input.shape}"
         )
     input, target = promote(to_float(input), to_float(target))
     log_sig = jax.nn.log_sigmoid(input)
@@ -276,16 +259,13 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 @defop(static=_LEGACY, method=False)
-def cosine_embedding_loss(
-    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
-):
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos - margin)`` where it is -1."""
     reduction = _reduction("cosine_embedding_loss", size_average, reduce, reduction)
     input1, input2 = promote(to_float(input1), to_float(input2))
     if input1.ndim not in (1, 2) or input1.shape != input2.shape:
         raise ValueError(
-            f"cosine_embedding_loss: expected inputs of one shape (N, D) or (D,), "
-            f"got {input1.shape} and {input2.shape}"
+            f"cosine_embedding_loss: expected inputs of one shape (N, D) or (D,), got {input1.shape} and {input2.shape}"
         )
     dim = input1.ndim - 1
     eps = jnp.asarray(1e-12, input1.dtype)
@@ -299,9 +279,7 @@ def cosine_embedding_loss(
 
 
 @defop(static=_LEGACY, method=False)
-def margin_ranking_loss(
-    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
-):
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``."""
     reduction = _reduction("margin_ranking_loss", size_average, reduce, reduction)
     input1, input2, target = promote(to_float(input1), to_float(input2), target)
@@ -309,9 +287,7 @@ def margin_ranking_loss(
 
 
 @defop(static=_LEGACY, method=False)
-def hinge_embedding_loss(
-    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
-):
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """``input`` where ``target != -1`` plus ``max(0, margin - input)`` where ``target != 1``."""
     reduction = _reduction("hinge_embedding_loss", size_average, reduce, reduction)
     input = to_float(input)
@@ -329,9 +305,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 
 @defop(static=_LEGACY, method=False)
-def multilabel_soft_margin_loss(
-    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
-):
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Per-class binary logistic loss of ``(N, C)`` logits, averaged over classes."""
     reduction = _reduction("multilabel_soft_margin_loss", size_average, reduce, reduction)
     input, target = _pair("multilabel_soft_margin_loss", input, target)

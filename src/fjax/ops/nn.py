@@ -34,9 +34,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
     shape = _as_shape(normalized_shape)
     if not shape or input.shape[input.ndim - len(shape) :] != shape:
-        raise ValueError(
-            f"layer_norm: input {input.shape} does not end with normalized_shape {shape}"
-        )
+        raise ValueError(f"layer_norm: input {input.shape} does not end with normalized_shape {shape}")
     input, weight, bias = promote(input, weight, bias)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     return _affine(_normalize(input, axes, eps), weight, bias, shape)
@@ -47,9 +45,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
     shape = _as_shape(normalized_shape)
     if not shape or input.shape[input.ndim - len(shape) :] != shape:
-        raise ValueError(
-            f"rms_norm: input {input.shape} does not end with normalized_shape {shape}"
-        )
+        raise ValueError(f"rms_norm: input {input.shape} does not end with normalized_shape {shape}")
     input, weight = promote(input, weight)
     eps = jnp.finfo(input.dtype).eps if eps is None else eps
     axes = tuple(range(input.ndim - len(shape), input.ndim))
@@ -70,8 +66,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     shape = _channel_shape("group_norm", input)
     if input.shape[1] % num_groups:
         raise ValueError(
-            f"group_norm: {input.shape[1]} channels of input {input.shape} are not divisible "
-            f"by num_groups={num_groups}"
+            f"group_norm: {input.shape[1]} channels of input {input.shape} are not divisible by num_groups={num_groups}"
         )
     input, weight, bias = promote(input, weight, bias)
     grouped = input.reshape(input.shape[0], num_groups, -1)
@@ -128,8 +123,7 @@ def batch_norm(
     if training:
         if input.size // input.shape[1] <= 1:
             raise ValueError(
-                f"batch_norm: expected more than 1 value per channel when training, "
-                f"got input {input.shape}"
+                f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}"
             )
         out = _normalize(input, (0,) + tuple(range(2, input.ndim)), eps)
     elif running_mean is None or running_var is None:
@@ -160,9 +154,7 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
     return new_mean, new_var
 
 
-@defop(
-    static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"), method=False
-)
+@defop(static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"), method=False)
 def embedding(
     input,
     weight,
@@ -188,9 +180,7 @@ def embedding(
         return out
     pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
     if not 0 <= pad < weight.shape[0]:
-        raise ValueError(
-            f"embedding: padding_idx {padding_idx} out of range for weight {weight.shape}"
-        )
+        raise ValueError(f"embedding: padding_idx {padding_idx} out of range for weight {weight.shape}")
     return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
 
 
@@ -204,9 +194,7 @@ def one_hot(tensor, num_classes=-1):
         raise TypeError(f"one_hot: expected an integer tensor, got {tensor.dtype}")
     if num_classes < 0:
         if isinstance(tensor, jax.core.Tracer):
-            raise ValueError(
-                "one_hot: num_classes=-1 depends on the data; pass num_classes inside a trace"
-            )
+            raise ValueError("one_hot: num_classes=-1 depends on the data; pass num_classes inside a trace")
         num_classes = int(jnp.max(tensor)) + 1 if tensor.size else 0
     return (tensor[..., None] == jnp.arange(num_classes, dtype=tensor.dtype)).astype(jnp.int64)
 
@@ -297,9 +285,7 @@ def pixel_unshuffle(input, downscale_factor):
     """``(*, C, H * r, W * r) -> (*, C * r**2, H, W)``, the inverse of ``pixel_shuffle``."""
     r = downscale_factor
     if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
-        raise ValueError(
-            f"pixel_unshuffle: expected input (*, C, H * {r}, W * {r}), got {input.shape}"
-        )
+        raise ValueError(f"pixel_unshuffle: expected input (*, C, H * {r}, W * {r}), got {input.shape}")
     *batch, c, h, w = input.shape
     n = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)

@@ -114,33 +114,21 @@ _MAX_STATIC = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "ret
 
 
 @defop(static=_MAX_STATIC, method=False)
-def max_pool1d(
-    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
-):
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over sliding windows of ``(N, C, L)``; ``return_indices`` adds flat argmax indices."""
-    return _max_pool(
-        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-    )
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 @defop(static=_MAX_STATIC, method=False)
-def max_pool2d(
-    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
-):
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over sliding windows of ``(N, C, H, W)``; indices are flat over ``H * W``."""
-    return _max_pool(
-        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-    )
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 @defop(static=_MAX_STATIC, method=False)
-def max_pool3d(
-    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
-):
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over sliding windows of ``(N, C, D, H, W)``; indices are flat over ``D * H * W``."""
-    return _max_pool(
-        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-    )
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def _avg_divisor(size, k, s, p, out, count_include_pad):
@@ -155,10 +143,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     x, unbatched = _batched(name, to_float(input), nd)
     kernel, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
     spatial = x.shape[2:]
-    geo = [
-        _pool_geometry(name, n, k, s, p, 1, ceil_mode)
-        for n, k, s, p in zip(spatial, kernel, stride, padding)
-    ]
+    geo = [_pool_geometry(name, n, k, s, p, 1, ceil_mode) for n, k, s, p in zip(spatial, kernel, stride, padding)]
     out = lax.reduce_window(
         x,
         0.0,
@@ -186,9 +171,7 @@ _AVG_STATIC = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_p
 @defop(static=_AVG_STATIC, method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """Mean over sliding windows of ``(N, C, L)``."""
-    return _avg_pool(
-        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
-    )
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
 @defop(static=_AVG_STATIC + ("divisor_override",), method=False)
@@ -378,9 +361,7 @@ def interpolate(
     if antialias:
         raise NotImplementedError("interpolate: antialias=True")
     if mode in _MODE_DIMS and _MODE_DIMS[mode] != nd:
-        raise ValueError(
-            f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}"
-        )
+        raise ValueError(f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}")
     if mode not in _MODE_DIMS and mode not in ("nearest", "nearest-exact", "area"):
         raise ValueError(f"interpolate: unknown mode {mode!r}")
     if align_corners is not None and mode not in _MODE_DIMS:
