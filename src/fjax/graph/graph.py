@@ -523,7 +523,7 @@ def _distinct_buffers(call_args):
     seen = set()
 
     def distinct(a):
-        ptr = a.unsafe_buffer_pointer()
+        ptr = a.addressable_shards[0].data.unsafe_buffer_pointer()  # sharded arrays: the first shard
         if ptr in seen:
             return jnp.array(a, copy=True)
         seen.add(ptr)
