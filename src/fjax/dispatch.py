@@ -31,9 +31,6 @@ _NUMBERS = (int, float, bool, complex)
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
 
 
-from ._tracing import trace_state  # noqa: E402,F401 - re-exported for transforms
-
-
 def _static(value, op, name):
     if isinstance(value, list):
         value = tuple(_static(v, op, name) for v in value)

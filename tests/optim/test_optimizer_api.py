@@ -9,7 +9,7 @@ import torch
 
 import fjax
 import fjax.optim as optim
-from fjax.dispatch import trace_state
+from fjax._tracing import trace_state
 from fjax.nn.parameter import Parameter
 from fjax.optim.optimizer import _jit_step
 from fjax.tensor import Tensor

@@ -523,7 +523,10 @@ def _distinct_buffers(call_args):
     seen = set()
 
     def distinct(a):
-        ptr = a.addressable_shards[0].data.unsafe_buffer_pointer()  # sharded arrays: the first shard
+        try:
+            ptr = a.addressable_shards[0].data.unsafe_buffer_pointer()  # sharded arrays: the first shard
+        except (ValueError, RuntimeError):  # JaxRuntimeError is a RuntimeError
+            return a  # multi-process layouts hide the buffer: nothing to compare
         if ptr in seen:
             return jnp.array(a, copy=True)
         seen.add(ptr)

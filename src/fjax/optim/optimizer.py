@@ -8,7 +8,7 @@ key). Each parameter keeps its own state ``(step, optax_state)``, so a parameter
 gradient on some step keeps its own step count, exactly as in torch.
 
 Eager ``step()`` runs each group's update as ONE cached ``jax.jit`` call over the pytree of
-that group's params, grads and states. Inside an fjax trace (``dispatch.trace_state.depth >
+that group's params, grads and states. Inside an fjax trace (``_tracing.trace_state.depth >
 0``, e.g. nn.Graph) it calls the same pure function directly on tracers.
 
 Protocol for nn.Graph (trace a step that includes ``optimizer.step()``):
