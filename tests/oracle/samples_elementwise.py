@@ -148,7 +148,13 @@ SAMPLES = {
     "erfinv": [S(F((3, 4), -0.9, 0.9)), S(I((3,), 0, 1), **INT)],
     "lgamma": [S(F((3, 4), 0.2, 5.0)), S(F((3,), -2.9, -2.1)), S(I((3,), 1, 6), **INT)],
     "digamma": [S(F((3, 4), 0.2, 5.0)), S(I((3,), 1, 6), **INT)],
-    "sinc": [S((3, 4)), S(D(I((5,), -2, 3), "float32")), S(I((3,), -3, 3), **INT)],
+    # away from tiny |x|: there float32 derivatives of sin(pi x)/(pi x) cancel differently in each library
+    "sinc": [
+        S(F((3, 4), 0.05, 3.0)),
+        S(F((4,), -3.0, -0.05)),
+        S(D(I((5,), -2, 3), "float32")),
+        S(I((3,), -3, 3), **INT),
+    ],
     "deg2rad": [S((3, 4)), S(I((3,), -90, 90), **INT)],
     "rad2deg": [S((3, 4)), S(I((3,), -3, 3), **INT)],
     "atan2": [S((3, 4), (4,)), S((), (2, 1)), S(I((3,), -3, 3), I((3,), 1, 3), **INT)],
