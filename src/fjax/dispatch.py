@@ -77,7 +77,7 @@ def _rebuild(t, it):
 
 
 class _Entry:
-    __slots__ = ("pure", "jit", "vjps", "_wrap")
+    __slots__ = ("pure", "jit", "vjps")
 
     def __init__(self, op: OpDef, args_t, kwargs_t):
         fn = op.fn
@@ -91,16 +91,15 @@ class _Entry:
         self.pure = pure
         self.jit = jax.jit(pure) if op.jit else pure
         self.vjps = {}
-        self._wrap = jax.jit if op.jit else (lambda f: f)
 
     def vjp(self, diff_idx):
         f = self.vjps.get(diff_idx)
         if f is None:
-            f = self.vjps[diff_idx] = (
-                jax.jit(_vjp_without_inputs(self.pure, diff_idx))
-                if self._wrap is jax.jit
-                else (_vjp_of(self.pure, diff_idx))
-            )
+            if self.jit is self.pure:  # an op registered with jit=False (device transfers)
+                f = _vjp_of(self.pure, diff_idx)
+            else:
+                f = jax.jit(_vjp_without_inputs(self.pure, diff_idx))
+            self.vjps[diff_idx] = f
         return f
 
 
