@@ -17,6 +17,9 @@ from .creation import _np_dtype, _place, _size
 from .errors import OpError
 from .tensor import Tensor
 
+draws = [0]
+"""Keys drawn from any generator so far (a traced program that drew one cannot be reused)."""
+
 
 class Generator:
     """``fjax.Generator().manual_seed(0)``: an independent random stream."""
@@ -52,13 +55,15 @@ class Generator:
     def base_key(self):
         """The stream's root key (``jax.random.key(seed)``)."""
         if self._key is None:
-            self._key = jax.random.key(self._seed)
+            with jax.ensure_compile_time_eval():  # a concrete key even when first asked for in a trace
+                self._key = jax.random.key(self._seed)
         return self._key
 
     def next_key(self):
         """A fresh jax PRNG key; advances the stream."""
         key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
         self._counter += 1
+        draws[0] += 1
         return key
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from jax import tree_util
 
 from ..tensor import Tensor
-from . import _trace
+from . import _reuse, _trace
 from ._compiled import evaluate
 
 
@@ -124,7 +124,16 @@ class Call:
         """The traced program and the Tensors it takes as inputs (``name``: the public function)."""
         tensors = [self.leaves[k] for k in self.inputs]
         where = f"fjax.func.{name or self.api.split('(')[0]}"
-        return _trace.trace(self, [_trace.aval(t) for t in tensors], where), tensors
+        avals = [_trace.aval(t) for t in tensors]
+        others = tuple(None if is_tensor(x) else x for x in self.leaves)
+        program, side = _reuse.trace(
+            (self.func, others, tuple(sorted(self.kwargs.items())), self.check),
+            (where, self.api, self.args_tree, tuple(self.diff), self.has_aux, *avals),
+            lambda: _trace.trace(self, avals, where),
+            lambda: (self.out_tree, self.n_out, self.aux_tree, self.aux_static),
+        )
+        self.out_tree, self.n_out, self.aux_tree, self.aux_static = side
+        return program, tensors
 
     def aux(self, aux_tensors):
         it = iter(aux_tensors)

@@ -63,12 +63,12 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
             f"instead ({str(err).splitlines()[0]})"
         ) from None
     jaxpr, lifted = _lift_literals(jaxpr)
-    return Program(jaxpr, list(consts) + lifted, _jaxpr_key(jaxpr))
+    return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)))
 
 
 def aval(x: Tensor):
-    """The abstract value (shape, dtype, weak type) of a Tensor's data."""
-    return jax.typeof(x._data)
+    """The abstract value (shape, dtype, weak type) of a Tensor's data (arrays cache it)."""
+    return x._data.aval
 
 
 # -- literals -------------------------------------------------------------------------------
@@ -96,6 +96,21 @@ def _lift_literals(jaxpr: jcore.Jaxpr):
 
 
 # -- program keys ---------------------------------------------------------------------------
+class _Key:
+    """A program key that hashes once (a reused program is looked up on every call)."""
+
+    __slots__ = ("parts", "hash")
+
+    def __init__(self, parts: tuple):
+        self.parts, self.hash = parts, hash(parts)
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return self is other or (type(other) is _Key and other.hash == self.hash and other.parts == self.parts)
+
+
 class _Identity:
     """Hash/compare an unhashable (or per-trace) object by identity, keeping it alive."""
 

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from ..tensor import Tensor
-from . import _trace
+from . import _reuse, _trace
 from ._compiled import cache_clear, cache_info, evaluate
 from ._deps import dependence
 
@@ -89,7 +89,8 @@ def _validate_v(v, shapes, is_other_tuple: bool) -> None:
 
 
 def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
-    """Trace ``func(*inputs)``; returns the program and whether it returned a tuple."""
+    """Trace ``func(*inputs)`` (or reuse its program, see ``_reuse``); returns the program and
+    whether it returned a tuple."""
     box = {}
 
     def call(tensors):
@@ -110,8 +111,13 @@ def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
                 )
         return outs
 
-    program = _trace.trace(call, [_trace.aval(x) for x in inputs], f"fjax.autograd.functional.{fn_name}")
-    return program, box["tuple"]
+    avals = [_trace.aval(x) for x in inputs]
+    return _reuse.trace(
+        (func,),
+        (fn_name, scalar, *avals),
+        lambda: _trace.trace(call, avals, f"fjax.autograd.functional.{fn_name}"),
+        lambda: box["tuple"],
+    )
 
 
 def _out_shapes(program) -> list[tuple]:

@@ -7,6 +7,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
 from .. import dtypes as _dt
+from ..autograd._reuse import modules_changed
 from ..autograd.grad_mode import no_grad
 from ..creation import tensor as _tensor
 from ..device import device as _device
@@ -26,6 +27,7 @@ class RemovableHandle:
         self._dicts = hook_dicts
 
     def remove(self) -> None:
+        modules_changed[0] += 1
         for d in self._dicts:
             d.pop(self.id, None)
 
@@ -118,6 +120,7 @@ class Module:
 
         The hook may return replacement ``args`` (or ``(args, kwargs)`` with ``with_kwargs``).
         """
+        modules_changed[0] += 1
         handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = hook
         if prepend:
@@ -133,6 +136,7 @@ class Module:
 
         The hook may return a replacement output.
         """
+        modules_changed[0] += 1
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         if prepend:
@@ -160,6 +164,7 @@ class Module:
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                 "(fjax.nn.Parameter or None required)"
             )
+        modules_changed[0] += 1
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -171,6 +176,7 @@ class Module:
             raise TypeError(
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (fjax Tensor or None required)"
             )
+        modules_changed[0] += 1
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -184,11 +190,13 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        modules_changed[0] += 1
         self._modules[name] = module
 
     register_module = add_module
 
     def __setattr__(self, name: str, value: Any) -> None:
+        modules_changed[0] += 1  # functional transforms re-trace functions that reach a changed module
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -238,6 +246,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
+        modules_changed[0] += 1
         d = self.__dict__
         for registry in ("_parameters", "_buffers", "_modules"):
             if name in d[registry]:
@@ -343,6 +352,7 @@ class Module:
         if not isinstance(mode, bool):
             raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
         object.__setattr__(self, "training", mode)
+        modules_changed[0] += 1
         for module in self.children():
             module.train(mode)  # children's own train() overrides run, as in torch
         return self

@@ -1,0 +1,282 @@
+"""Reuse a traced program while nothing the user's function reads can have changed.
+
+Tracing a Tensor function costs about 0.2 ms, more than a compiled call of a small function,
+so — like ``jax.jit`` — fjax's transforms keep the program traced for a function and reuse it.
+Unlike ``jax.jit``, they check on every call, by a *guard key*, that the function would trace
+to the same program:
+
+- a Python function by its code (by value: a freshly created identical lambda matches), its
+  defaults, closure cells and the globals its code names, recursively through the Python
+  functions it reaches; ints, floats, strings and tuples by value; Tensors, Python modules
+  and fjax/jax/numpy functions by identity;
+- an ``nn.Module`` by identity and a counter that every structural change of any module bumps
+  (attribute assignment, registration, hooks, ``train``/``eval``); its class's methods and its
+  hooks like functions;
+- the shapes and dtypes of the inputs and of every tensor the program captured.
+
+Captured tensors (parameters, closure tensors) are read afresh on each call, so new values
+reuse the program. A function that reaches anything else (a list, a dict, an arbitrary
+object), draws random numbers, changes a module while tracing, or captures an array no guarded
+Tensor holds is traced on every call instead. Python side effects of a reused function
+(``print``) happen when it is traced, as under ``jax.jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections import OrderedDict
+from typing import Callable, Hashable, NamedTuple
+
+import numpy as np
+
+from .. import random as _random
+from .._tracing import trace_state
+from ..device import device as _device
+from ..dtypes import dtype as _dtype
+from ..tensor import Tensor
+from ._trace import Program, _Identity
+
+modules_changed = [0]
+"""Bumped by every structural change of any nn.Module (see module.py)."""
+
+_LIBRARIES = frozenset({"fjax", "jax", "jaxlib", "numpy", "math", "cmath", "operator", "builtins"})
+_VALUES = (int, bool, str, bytes, type(None))
+_MODULE_STATE = frozenset(
+    {
+        "_parameters",
+        "_buffers",
+        "_modules",
+        "_non_persistent_buffers_set",
+        "_forward_pre_hooks",
+        "_forward_pre_hooks_with_kwargs",
+        "_forward_hooks",
+        "_forward_hooks_with_kwargs",
+        "training",
+    }
+)
+
+
+class Unguarded(Exception):
+    """The function reaches something whose changes a guard key cannot see."""
+
+
+def _library(obj) -> bool:
+    """Whether ``obj`` (a function or class) is fjax's, JAX's, numpy's or Python's own."""
+    module = getattr(obj, "__module__", None)
+    hit = _library_modules.get(module)
+    if hit is None:
+        hit = _library_modules[module] = (module or "").partition(".")[0] in _LIBRARIES
+    return hit
+
+
+_library_modules: dict = {}
+
+
+def _global_names(code: types.CodeType) -> tuple[str, ...]:
+    """Every name the code (and the functions defined in it) may look up as a global."""
+    hit = _names_memo.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(_global_names(const))
+    if len(_names_memo) > 4096:
+        _names_memo.clear()
+    _names_memo[id(code)] = (code, tuple(sorted(names)))
+    return _names_memo[id(code)][1]
+
+
+_names_memo: dict = {}
+
+
+_MISSING = ("missing",)
+
+
+class Guards:
+    """One walk over what a function reaches. ``collect=True`` (at trace time) also gathers
+    the Tensors it finds, by the identity of their arrays, to name the program's constants."""
+
+    def __init__(self, collect: bool = False):
+        self.sources: dict | None = {} if collect else None
+        self.seen: set = set()
+
+    def key(self, obj, lenient: bool = False) -> Hashable:
+        """``obj``'s guard key. ``lenient``: fjax's own state (an op's cache) by identity."""
+        t = type(obj)
+        if t in _VALUES:
+            return (t, obj)
+        if t is float:
+            return (t, obj.hex())  # tells -0.0 from 0.0
+        if t is tuple:
+            return ("tuple", *(self.key(x) for x in obj))
+        if isinstance(obj, Tensor):
+            if self.sources is not None:
+                self.sources[id(obj._data)] = obj
+            return _Identity(obj)
+        if t is types.FunctionType:
+            return self.function(obj)
+        if t is types.MethodType:
+            return ("method", self.key(obj.__func__), self.key(obj.__self__))
+        if t is functools.partial:
+            return ("partial", self.key(obj.func), self.key(obj.args), self.key(tuple(sorted(obj.keywords.items()))))
+        if t is types.ModuleType or isinstance(obj, (_dtype, _device, np.dtype)):
+            return _Identity(obj)
+        if t is types.BuiltinFunctionType and isinstance(obj.__self__, (types.ModuleType, type(None))):
+            return _Identity(obj)  # len, math.exp (not a bound method of a list)
+        if _is_module(obj):
+            return self.module(obj)
+        if isinstance(obj, type):
+            return ("class", _Identity(obj), *self.methods(obj))
+        if lenient or (callable(obj) and _library(t)):  # jax's custom_jvp functions, ufuncs, ...
+            return _Identity(obj)
+        raise Unguarded(t.__name__)
+
+    def function(self, fn: types.FunctionType):
+        library = _library(fn)
+        closure = fn.__closure__
+        if library and closure is None:
+            return _Identity(fn)
+        if id(fn) in self.seen:  # recursion
+            return ("seen", fn.__code__)
+        self.seen.add(id(fn))
+        if library:  # fjax's code and globals are fixed; its closures (fjax.func's) may hold user functions
+            return ("lib", _Identity(fn), *[self.cell(c, lenient=True) for c in closure])
+        code, env, key = fn.__code__, fn.__globals__, self.key
+        parts = ["fn", code, *[key(env[n]) if n in env else _MISSING for n in _global_names(code)]]
+        if closure:
+            parts.append(tuple([self.cell(c) for c in closure]))
+        if fn.__defaults__:
+            parts.append(key(fn.__defaults__))
+        if fn.__kwdefaults__:
+            parts.append(key(tuple(sorted(fn.__kwdefaults__.items()))))
+        return tuple(parts)
+
+    def cell(self, cell, lenient: bool = False):
+        try:
+            return self.key(cell.cell_contents, lenient)
+        except ValueError:  # an empty cell (a name assigned later)
+            return _MISSING
+
+    def methods(self, cls: type) -> tuple:
+        """The functions a user-defined class (and its user-defined bases) defines."""
+        return tuple(
+            self.function(v)
+            for klass in cls.__mro__
+            if not _library(klass) and klass is not object
+            for v in vars(klass).values()
+            if type(v) is types.FunctionType
+        )
+
+    def module(self, m) -> tuple:
+        callables = _module_callables(m, modules_changed[0])
+        if self.sources is not None:
+            for sub in m.modules():
+                for t in (*sub._parameters.values(), *sub._buffers.values(), *vars(sub).values()):
+                    if isinstance(t, Tensor):
+                        self.sources[id(t._data)] = t
+        return ("module", _Identity(m), modules_changed[0], *(self.key(c) for c in callables))
+
+
+def _is_module(obj) -> bool:
+    from ..nn.module import Module
+
+    return isinstance(obj, Module)
+
+
+_callables_memo: dict = {}
+
+
+def _module_callables(m, version: int) -> tuple:
+    """What of module ``m`` must be guarded on each call: its user-defined classes, function
+    attributes and hooks. Raises Unguarded where a user-defined module holds other state."""
+    hit = _callables_memo.get(id(m))
+    if hit is not None and hit[0] is m and hit[1] == version:
+        return hit[2]
+    found: list = []
+    for sub in m.modules():
+        found.extend((*sub._forward_pre_hooks.values(), *sub._forward_hooks.values()))
+        if _library(type(sub)):  # fjax's own modules change their containers only by registration
+            continue
+        found.append(type(sub))
+        for name, value in vars(sub).items():
+            if name in _MODULE_STATE or isinstance(value, Tensor) or type(value) in (*_VALUES, float, tuple):
+                continue
+            if callable(value) or isinstance(value, (_dtype, _device, np.dtype)):
+                found.append(value)
+            else:
+                raise Unguarded(f"{type(sub).__name__}.{name}: {type(value).__name__}")
+    if len(_callables_memo) > 1024:
+        _callables_memo.clear()
+    _callables_memo[id(m)] = (m, version, tuple(found))
+    return tuple(found)
+
+
+# -- the cache of traced programs -------------------------------------------------------------
+class _Entry(NamedTuple):
+    program: Program
+    side: object  # what the caller derived while tracing (output structure, ...)
+    slots: tuple  # per constant: the Tensor to read it from, or None (a fixed value)
+    avals: tuple  # per constant: its aval at trace time
+
+
+_entries: OrderedDict = OrderedDict()
+_MAX_ENTRIES = 512
+
+
+def _fresh(entry: _Entry) -> Program | None:
+    """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
+    consts = list(entry.program.consts)
+    i = 0
+    for tensor, aval in zip(entry.slots, entry.avals):
+        if tensor is not None:
+            data = consts[i] = tensor._data
+            if data.aval != aval:
+                return None
+        i += 1
+    return Program(entry.program.jaxpr, consts, entry.program.key)
+
+
+def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side: Callable[[], object]):
+    """``(program, side())`` for a call of the function(s) in ``roots``, traced or reused.
+
+    ``static``: everything else that selects the program (transform name, input avals, ...).
+    ``do_trace()`` traces; ``side()`` then returns what the caller derived while tracing, which
+    a reusing call gets back unchanged.
+    """
+    if trace_state.depth:  # inside another trace: tracing is part of that compile anyway
+        return do_trace(), side()
+    try:
+        key = (static, Guards().key(roots))
+    except Unguarded:
+        return do_trace(), side()
+    entry = _entries.get(key)
+    if entry is not None:
+        program = _fresh(entry)
+        if program is not None:
+            _entries.move_to_end(key)
+            return program, entry.side
+    guards = Guards(collect=True)
+    guards.key(roots)
+    draws, version = _random.draws[0], modules_changed[0]
+    program = do_trace()
+    result = side()
+    if _random.draws[0] != draws or modules_changed[0] != version:
+        return program, result  # random keys drawn or modules changed while tracing: not reusable
+    slots, avals = [], []
+    for c in program.consts:
+        tensor = guards.sources.get(id(c))
+        if tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
+            return program, result  # an array no guarded Tensor holds
+        slots.append(tensor)
+        avals.append(c.aval if tensor is not None else None)
+    _entries[key] = _Entry(program, result, tuple(slots), tuple(avals))
+    if len(_entries) > _MAX_ENTRIES:
+        _entries.popitem(last=False)
+    return program, result
+
+
+def clear() -> None:
+    _entries.clear()
+    _callables_memo.clear()

@@ -1,0 +1,170 @@
+"""Functional transforms reuse a traced program only while the function cannot have changed.
+
+Each test calls a transform, changes something the function reads (a captured tensor's value,
+a global, a closure, a module), calls again and compares with torch.autograd.functional on the
+same values; ``traces`` counts how often the user's function was actually traced.
+
+Set FJAX_TEST_SEED to replay a failure (the seed is in every failure message).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+import torch.autograd.functional as TAF
+
+import fjax
+import fjax.autograd.functional as FAF
+import fjax.func as FF
+from fjax.autograd import _reuse, _trace
+
+SEED = int(os.environ.get("FJAX_TEST_SEED", random.randrange(2**31)))
+rng = np.random.default_rng(SEED)
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """A list that grows by one each time a transform traces the user's function."""
+    calls = []
+    original = _trace.trace
+
+    def counting(*args, **kwargs):
+        calls.append(args[-1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_trace, "trace", counting)
+    _reuse.clear()
+    return calls
+
+
+def same(f, t, what=""):
+    tol = dict(rtol=1e-5, atol=1e-6) if t.dtype == torch.float32 else dict(rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(f.numpy(), t.detach().numpy(), **tol, err_msg=f"{what} (seed={SEED})")
+
+
+def arr(*shape):
+    return rng.standard_normal(shape)
+
+
+SCALE = 2.0
+W_GLOBAL = fjax.tensor(arr(3, 3))
+
+
+def g_global(x):
+    return fjax.tanh(W_GLOBAL @ x).sum() * SCALE
+
+
+def test_repeated_and_fresh_lambdas_trace_once(traces):
+    w, x = arr(4, 4), arr(4)
+    W, X = fjax.tensor(w), fjax.tensor(x)
+
+    def make():
+        return lambda x: fjax.tanh(W @ fjax.tanh(W @ x))
+
+    expected = TAF.jacobian(lambda x: torch.tanh(torch.tensor(w) @ torch.tanh(torch.tensor(w) @ x)), torch.tensor(x))
+    for _ in range(3):
+        same(FAF.jacobian(make(), X), expected, "jacobian")
+    assert len(traces) == 1, traces
+    for _ in range(2):  # the same lambda expression evaluated again (a re-run notebook cell)
+        FAF.hessian(lambda x: make()(x).sum(), X)
+    assert len(traces) == 2, "hessian traces once; jacobian's program is a separate entry"
+    FAF.jacobian(lambda x: fjax.tanh(W @ x), fjax.tensor(arr(4, 2)))
+    FAF.jacobian(lambda x: fjax.tanh(W @ x), fjax.tensor(arr(4, 3)))
+    assert len(traces) == 4, "a new input shape traces again"
+
+
+def test_captured_tensor_values_are_read_on_every_call(traces):
+    w, x = arr(3, 3), arr(3)
+    W, X = fjax.tensor(w), fjax.tensor(x)
+
+    def f(x):
+        return fjax.tanh(W @ x)
+
+    FAF.jacobian(f, X)
+    with fjax.no_grad():
+        W.mul_(3.0)  # in place: same Tensor, new array
+    same(FAF.jacobian(f, X), TAF.jacobian(lambda x: torch.tanh(torch.tensor(w * 3.0) @ x), torch.tensor(x)), "in place")
+    assert len(traces) == 1, traces
+
+
+def test_globals_and_closures_are_guarded(traces):
+    global SCALE, W_GLOBAL
+    x = arr(3)
+    X, TX = fjax.tensor(x), torch.tensor(x)
+    old_scale, old_w = SCALE, W_GLOBAL
+    try:
+        for scale in (2.0, -0.5):
+            SCALE = scale
+            W_GLOBAL = fjax.tensor(arr(3, 3))
+            tw = torch.tensor(W_GLOBAL.numpy())
+            expected = TAF.hessian(lambda x: torch.tanh(tw @ x).sum() * scale, TX)  # noqa: B023 - called here
+            same(FAF.hessian(g_global, X), expected, "global")
+        assert len(traces) == 2
+    finally:
+        SCALE, W_GLOBAL = old_scale, old_w
+
+    power = 2
+
+    def h(x):
+        return (x**power).sum()
+
+    for power in (2, 3):  # noqa: B007 - h's closure reads it
+        same(FAF.hessian(h, X), TAF.hessian(lambda x: (x**power).sum(), TX), f"power={power}")  # noqa: B023
+
+
+def test_modules_are_guarded(traces):
+    torch.manual_seed(SEED % 2**31)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    m = fjax.nn.Sequential(fjax.nn.Linear(3, 4), fjax.nn.Tanh(), fjax.nn.Linear(4, 2))
+    m.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = arr(3)
+    X, TX = fjax.tensor(x), torch.tensor(x, dtype=torch.float32)
+    same(FAF.jacobian(m, X.float()), TAF.jacobian(tm, TX), "module")
+    same(FAF.jacobian(m, X.float()), TAF.jacobian(tm, TX), "module again")
+    assert len(traces) == 1
+    m[1] = fjax.nn.Sigmoid()  # a structural change
+    tm[1] = torch.nn.Sigmoid()
+    same(FAF.jacobian(m, X.float()), TAF.jacobian(tm, TX), "after replacing a layer")
+    assert len(traces) == 2
+
+
+def test_what_cannot_be_guarded_is_traced_every_call(traces):
+    x = fjax.ones(4, dtype=fjax.float64)
+    factors = [2.0]
+
+    def listy(x):
+        return (x * factors[0]).sum()
+
+    first = FAF.hessian(lambda x: listy(x) ** 2, x)
+    factors[0] = 3.0  # a list mutated in place: no guard can see it, so it is never reused
+    second = FAF.hessian(lambda x: listy(x) ** 2, x)
+    np.testing.assert_allclose(second.numpy(), first.numpy() * 9 / 4)
+    assert len(traces) == 2
+
+    drop = fjax.nn.Dropout(0.5)
+    draws = {float(FAF.jacobian(lambda x: drop(x).sum(), x).sum()) for _ in range(12)}
+    assert len(draws) > 1, "random draws are fresh on every call"
+
+
+def test_func_wrappers_see_the_users_function(traces):
+    global SCALE
+    x = arr(3)
+    X = fjax.tensor(x)
+
+    def inner(x):
+        return (x**3).sum() * SCALE
+
+    grad_f = FF.grad(inner)
+    first = FAF.jacobian(grad_f, X).numpy()
+    np.testing.assert_allclose(first, np.diag(6 * x) * SCALE, rtol=1e-10)
+    old = SCALE
+    try:
+        SCALE = 5.0
+        np.testing.assert_allclose(FAF.jacobian(grad_f, X).numpy(), np.diag(6 * x) * 5.0, rtol=1e-10)
+    finally:
+        SCALE = old
+    assert len(traces) >= 2
