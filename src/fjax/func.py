@@ -28,7 +28,7 @@ import numpy as np
 from jax import tree_util
 
 from .autograd import _trace
-from .autograd._call import Call, argnums_tuple, flatten, is_tensor, on_inputs, run_compiled
+from .autograd._call import Call, argnums_tuple, check_forward_mode, flatten, is_tensor, on_inputs, run_compiled
 from .autograd._deps import dependence
 from .autograd._randomness import random_mode
 from .autograd._reparametrize import functional_call
@@ -166,6 +166,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
             raise RuntimeError(f"{api}: tangent of shape {tuple(t.shape)} for a primal of shape {tuple(p.shape)}")
     call = Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
     program, tensors = call.trace()
+    check_forward_mode(program, "fjax.func.jvp")
     n_out, n = call.n_out, len(tensors)
     if strict:
         deps = dependence(
@@ -204,6 +205,8 @@ def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, s
         call = Call(api, func, args, kwargs, nums, has_aux)
         program, tensors = call.trace(name)
         call.check_float_outputs(program, api.split("(")[0] + "(f, ...)")
+        if name != "jacrev":
+            check_forward_mode(program, f"fjax.func.{name}")
         diff, n_out, n_diff = tuple(call.diff), call.n_out, len(call.diff)
 
         def transform(program_fn, *xs):

@@ -148,6 +148,15 @@ class Call:
                 )
 
 
+def check_forward_mode(program, api: str) -> None:
+    """Forward-mode transforms cannot go through a custom autograd.Function (a custom VJP)."""
+    if _trace.uses_custom_vjp(program.jaxpr):
+        raise RuntimeError(
+            f"{api}: the function calls a custom fjax.autograd.Function, which has a backward but no "
+            "forward-mode (jvp) rule; use a reverse-mode transform (grad, vjp, jacrev) instead"
+        )
+
+
 def on_inputs(program_outputs, xs, diff):
     """The program as a function of the ``diff`` inputs only (others fixed to ``xs``)."""
 

@@ -66,6 +66,18 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
     return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)))
 
 
+def uses_custom_vjp(jaxpr: jcore.Jaxpr) -> bool:
+    """Whether the program calls a custom autograd.Function (a ``jax.custom_vjp``), which
+    forward-mode differentiation cannot go through."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name.startswith("custom_vjp"):
+            return True
+        for sub in jcore.jaxprs_in_params(eqn.params):
+            if uses_custom_vjp(sub):
+                return True
+    return False
+
+
 def aval(x: Tensor):
     """The abstract value (shape, dtype, weak type) of a Tensor's data (arrays cache it)."""
     return x._data.aval

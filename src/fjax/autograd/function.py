@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .._tracing import trace_state
 from .engine import Node
 from .grad_mode import is_grad_enabled, no_grad
 
@@ -72,6 +75,8 @@ class Function:
 
         record = is_grad_enabled()
         needs = tuple(isinstance(a, Tensor) and a.requires_grad and record for a in args)
+        if not any(needs) and trace_state.depth and any(isinstance(a, Tensor) for a in args):
+            return _custom_vjp_apply(cls, args)  # a functional transform: JAX differentiates it
         ctx = FunctionCtx(needs)
         with no_grad():
             out = cls.forward(ctx, *args)
@@ -90,3 +95,72 @@ class Function:
         node.args = [a._data if isinstance(a, Tensor) else None for a in args]
         wrapped = tuple(Tensor._wrap(o._data, node, i) for i, o in enumerate(outs))
         return wrapped if multi else wrapped[0]
+
+
+def _custom_vjp_apply(cls, args):
+    """``cls.apply(*args)`` inside a JAX transform (fjax.func, autograd.functional): a
+    ``jax.custom_vjp`` whose backward is ``cls.backward``, so transforms differentiate through
+    the user's backward as torch does, not through ``forward``.
+
+    Tensors the forward leaves on ``ctx`` (saved or as attributes) travel as residuals; other
+    attributes are carried over as they are. (Forward-mode transforms such as ``jvp`` and
+    ``jacfwd`` cannot go through it: torch needs a ``jvp`` staticmethod there too.)
+    """
+    from ..tensor import Tensor
+
+    pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    inexact = [jnp.issubdtype(args[i]._data.dtype, jnp.inexact) for i in pos]
+    needs = tuple(isinstance(a, Tensor) and jnp.issubdtype(a._data.dtype, jnp.inexact) for a in args)
+    box: dict = {}
+
+    def forward(arrays, ctx):
+        full = list(args)
+        for i, a in zip(pos, arrays):
+            full[i] = Tensor._wrap(a)
+        with no_grad():
+            out = cls.forward(ctx, *full)
+        box["multi"] = isinstance(out, tuple)
+        return tuple(o._data for o in (out if box["multi"] else (out,)))
+
+    @jax.custom_vjp
+    def fn(*arrays):
+        return forward(arrays, FunctionCtx(needs))
+
+    def fwd(*arrays):
+        ctx = FunctionCtx(needs)
+        forward(arrays, ctx)
+        # The outputs through ``fn`` again, so that an enclosing differentiation (a Hessian)
+        # also uses ``backward`` for them, as torch does; XLA merges the two forward passes.
+        outs = fn(*arrays)
+        tensors = {k: v._data for k, v in vars(ctx).items() if isinstance(v, Tensor)}
+        saved = tuple(None if t is None else t._data for t in ctx.saved_tensors)
+        box["ctx"] = {k: v for k, v in vars(ctx).items() if k not in tensors and k != "saved_tensors"}
+        return outs, (saved, tensors)
+
+    def bwd(residuals, cts):
+        saved, tensors = residuals
+        ctx = FunctionCtx(needs)
+        vars(ctx).update(box["ctx"])
+        vars(ctx).update({k: Tensor._wrap(v) for k, v in tensors.items()})
+        ctx.saved_tensors = tuple(None if t is None else Tensor._wrap(t) for t in saved)
+        with no_grad():
+            grads = cls.backward(ctx, *[Tensor._wrap(c) for c in cts])
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        if len(grads) != len(args):
+            raise RuntimeError(
+                f"{cls.__name__}.backward returned {len(grads)} gradients; expected {len(args)} "
+                "(one per forward argument, None for non-tensors)"
+            )
+        out = []
+        for i, ok in zip(pos, inexact):
+            x, g = args[i]._data, grads[i]
+            if not ok:
+                out.append(np.zeros(x.shape, jax.dtypes.float0))
+            else:
+                out.append(jnp.zeros(x.shape, x.dtype) if g is None else g._data.astype(x.dtype))
+        return tuple(out)
+
+    fn.defvjp(fwd, bwd)
+    outs = fn(*[args[i]._data for i in pos])
+    wrapped = tuple(Tensor._wrap(o) for o in outs)
+    return wrapped if box["multi"] else wrapped[0]

@@ -10,6 +10,9 @@ them again.
 
 ``vectorize`` is accepted and changes nothing (JAX always vectorizes); ``strategy=
 "forward-mode"`` works with or without it, with ``strict`` and with ``create_graph``.
+A custom ``autograd.Function`` in the function is differentiated through its ``backward``
+(a ``jax.custom_vjp``); having no forward-mode rule, it makes forward-mode strategies fall back
+to reverse mode and ``jvp``/``hvp`` use torch's double-backward trick.
 
 Example::
 
@@ -209,12 +212,21 @@ def _vjp_transform(n: int, has_v: bool):
     return transform
 
 
-def _jvp_transform(n: int, has_v: bool):
+def _jvp_transform(n: int, has_v: bool, by_vjp: bool):
+    """``jax.jvp``; or, ``by_vjp``, torch's double-backward trick (the VJP of the VJP), which
+    goes through custom Functions' backward where forward mode cannot."""
+
     def transform(program, *args):
         xs = args[:n]
         vs = args[n:] if has_v else (jnp.ones_like(xs[0]),)
-        outs, tangents = jax.jvp(lambda *a: tuple(program(*a)), xs, tuple(v.astype(x.dtype) for v, x in zip(vs, xs)))
-        return (*outs, *tangents)
+        vs = tuple(v.astype(x.dtype) for v, x in zip(vs, xs))
+        f = lambda *a: tuple(program(*a))  # noqa: E731
+        if not by_vjp:
+            outs, tangents = jax.jvp(f, xs, vs)
+            return (*outs, *tangents)
+        outs, pull = jax.vjp(f, *xs)
+        _, pull_t = jax.vjp(pull, tuple(jnp.zeros_like(o) for o in outs))
+        return (*outs, *pull_t(vs)[0])
 
     return transform
 
@@ -233,18 +245,23 @@ def _grad_with_value(program, n):
     return fn
 
 
-def _second_order_transform(n: int, has_v: bool, forward: bool):
+def _second_order_transform(n: int, has_v: bool, hvp: bool, by_vjp: bool):
+    """vhp: reverse-over-reverse. hvp: forward-over-reverse, or (``by_vjp``, for custom
+    Functions) torch's double-backward trick: the VJP of the linear map ``u -> u^T H``."""
+
     def transform(program, *args):
         xs = args[:n]
         vs = args[n:] if has_v else (jnp.ones_like(xs[0]),)
         vs = tuple(v.astype(x.dtype) for v, x in zip(vs, xs))
         grads = _grad_with_value(program, n)
-        if forward:  # hvp: forward-over-reverse
+        if hvp and not by_vjp:
             _, products, out = jax.jvp(grads, xs, vs, has_aux=True)
-        else:  # vhp: reverse-over-reverse
-            _, pull, out = jax.vjp(grads, *xs, has_aux=True)
-            products = pull(vs)
-        return (out, *products)
+            return (out, *products)
+        _, pull, out = jax.vjp(grads, *xs, has_aux=True)
+        if not hvp:
+            return (out, *pull(vs))
+        _, pull_t = jax.vjp(pull, tuple(jnp.zeros_like(x) for x in xs))
+        return (out, *pull_t(vs)[0])
 
     return transform
 
@@ -349,7 +366,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         )
     program, is_outputs_tuple = _trace_func(func, inputs, "jvp")
     n, n_out = len(inputs), len(program.jaxpr.outvars)
-    transform = _jvp_transform(n, v is not None)
+    by_vjp = _trace.uses_custom_vjp(program.jaxpr)
+    transform = _jvp_transform(n, v is not None, by_vjp)
     if strict:
         deps = _strict_outputs(program, inputs)
         _strict_each_input_used(
@@ -366,7 +384,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                 skip=_requires_grad(v),
             )
     outs, res = _finish(
-        "jvp", ("jvp", n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, n_out
+        "jvp", ("jvp", n, v is not None, by_vjp), program, transform, [*inputs, *(v or ())], create_graph, n_out
     )
     return _tuple_postprocess(outs, is_outputs_tuple), _tuple_postprocess(res, is_outputs_tuple)
 
@@ -407,7 +425,8 @@ def jacobian(
     _check_inputs(inputs, "jacobian")
     program, is_outputs_tuple = _trace_func(func, inputs, "jacobian")
     n, n_out = len(inputs), len(program.jaxpr.outvars)
-    forward = strategy == "forward-mode"
+    # A custom Function has no forward-mode rule; reverse mode gives the same Jacobian.
+    forward = strategy == "forward-mode" and not _trace.uses_custom_vjp(program.jaxpr)
     transform = _jacobian_transform(n, forward)
     if strict:
         deps = _strict_outputs(program, inputs)
@@ -463,7 +482,7 @@ def hessian(
     _check_inputs(inputs, "hessian")
     program, _ = _trace_func(func, inputs, "hessian", scalar=True)
     n = len(inputs)
-    forward = outer_jacobian_strategy == "forward-mode"
+    forward = outer_jacobian_strategy == "forward-mode" and not _trace.uses_custom_vjp(program.jaxpr)
     transform = _hessian_transform(n, forward)
     if strict:
         _strict_outputs(program, inputs)
@@ -493,7 +512,8 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
         )
     program, _ = _trace_func(func, inputs, name, scalar=True)
     n = len(inputs)
-    transform = _second_order_transform(n, v is not None, forward)
+    by_vjp = forward and _trace.uses_custom_vjp(program.jaxpr)
+    transform = _second_order_transform(n, v is not None, forward, by_vjp)
     if strict:
         deps = _strict_outputs(program, inputs)
         _strict_each_input_used(
@@ -516,7 +536,8 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
                 "strict mode when create_graph=True.",
                 skip=_requires_grad(v),
             )
-    (out,), res = _finish(name, (name, n, v is not None), program, transform, [*inputs, *(v or ())], create_graph, 1)
+    spec = (name, n, v is not None, by_vjp)
+    (out,), res = _finish(name, spec, program, transform, [*inputs, *(v or ())], create_graph, 1)
     return out, _tuple_postprocess(res, is_inputs_tuple)
 
 
