@@ -395,8 +395,7 @@ def vmap(
         batch = sizes[0]
         call = Call(f"vmap({name}, ...)", func, args, kwargs, check=partial(_tensor_outputs, name))
         in_axes = tuple(None if dims[k] is None else dims[k] % leaves[k].ndim for k in call.inputs)
-        tensors = [leaves[k] for k in call.inputs]
-        avals = [_example_aval(t, a) for t, a in zip(tensors, in_axes)]
+        avals = [_example_aval(leaves[k], a) for k, a in zip(call.inputs, in_axes)]
         index = [jax.core.ShapedArray((), jnp.dtype(jnp.uint32))] if randomness == "different" else []
 
         def traced(ts):
@@ -406,7 +405,7 @@ def vmap(
             with random_mode(randomness, ts[-1]._data):
                 return call(ts[:-1])
 
-        program = _trace.trace(traced, avals + index, f"fjax.func.vmap({name})")
+        program, tensors = call.trace(f"vmap({name})", traced, avals + index, (randomness, in_axes))
         out_axes = _out_axes(out_dims, call, name)
         axes = in_axes + ((0,) if index else ())
         transform = _vmap_transform(axes, out_axes, batch, chunk_size)

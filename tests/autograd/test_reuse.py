@@ -43,7 +43,7 @@ def traces(monkeypatch):
 
 def same(f, t, what=""):
     tol = dict(rtol=1e-5, atol=1e-6) if t.dtype == torch.float32 else dict(rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(f.numpy(), t.detach().numpy(), **tol, err_msg=f"{what} (seed={SEED})")
+    np.testing.assert_allclose(f.detach().numpy(), t.detach().numpy(), **tol, err_msg=f"{what} (seed={SEED})")
 
 
 def arr(*shape):
@@ -168,3 +168,26 @@ def test_func_wrappers_see_the_users_function(traces):
     finally:
         SCALE = old
     assert len(traces) >= 2
+
+
+def test_vmap_of_grad_over_a_module_traces_once(traces):
+    torch.manual_seed(SEED % 2**31)
+    tm = torch.nn.Linear(3, 1)
+    m = fjax.nn.Linear(3, 1)
+    m.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    xs, ys = arr(5, 3).astype(np.float32), arr(5, 1).astype(np.float32)
+
+    def loss(p, x, y):
+        return ((FF.functional_call(m, p, (x,)) - y) ** 2).sum()
+
+    def tloss(p, x, y):
+        return ((torch.func.functional_call(tm, p, (x,)) - y) ** 2).sum()
+
+    params = dict(m.named_parameters())
+    tparams = {k: v.detach() for k, v in tm.named_parameters()}
+    expected = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))(tparams, torch.tensor(xs), torch.tensor(ys))
+    for _ in range(3):
+        got = FF.vmap(FF.grad(loss), in_dims=(None, 0, 0))(params, fjax.tensor(xs), fjax.tensor(ys))
+        for k in expected:
+            same(got[k], expected[k], f"per-example grad {k}")
+    assert len([t for t in traces if "vmap" in t]) == 1, traces

@@ -120,16 +120,20 @@ class Call:
         self.aux_static = [None if is_tensor(a) else a for a in aux_flat]
         return flat + [a for a in aux_flat if is_tensor(a)]
 
-    def trace(self, name: str | None = None):
-        """The traced program and the Tensors it takes as inputs (``name``: the public function)."""
+    def trace(self, name: str | None = None, traced=None, avals=None, options=()):
+        """The traced program and the Tensors it takes as inputs (``name``: the public function).
+
+        vmap traces ``traced`` (default: this call) on ``avals`` (default: the inputs'); its
+        ``options`` select the program too. Reused while the function is unchanged (``_reuse``).
+        """
         tensors = [self.leaves[k] for k in self.inputs]
         where = f"fjax.func.{name or self.api.split('(')[0]}"
-        avals = [_trace.aval(t) for t in tensors]
+        avals = [_trace.aval(t) for t in tensors] if avals is None else avals
         others = tuple(None if is_tensor(x) else x for x in self.leaves)
         program, side = _reuse.trace(
             (self.func, others, tuple(sorted(self.kwargs.items())), self.check),
-            (where, self.api, self.args_tree, tuple(self.diff), self.has_aux, *avals),
-            lambda: _trace.trace(self, avals, where),
+            (where, self.api, self.args_tree, tuple(self.diff), self.has_aux, options, *avals),
+            lambda: _trace.trace(traced or self, avals, where),
             lambda: (self.out_tree, self.n_out, self.aux_tree, self.aux_static),
         )
         self.out_tree, self.n_out, self.aux_tree, self.aux_static = side

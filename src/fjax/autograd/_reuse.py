@@ -142,7 +142,7 @@ class Guards:
             return ("seen", fn.__code__)
         self.seen.add(id(fn))
         if library:  # fjax's code and globals are fixed; its closures (fjax.func's) may hold user functions
-            return ("lib", _Identity(fn), *[self.cell(c, lenient=True) for c in closure])
+            return ("lib", fn.__code__, *[self.cell(c, lenient=True) for c in closure])
         code, env, key = fn.__code__, fn.__globals__, self.key
         parts = ["fn", code, *[key(env[n]) if n in env else _MISSING for n in _global_names(code)]]
         if closure:
