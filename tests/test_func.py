@@ -318,10 +318,12 @@ def test_fresh_lambdas_do_not_recompile_composed_transforms():
     fb, _ = pair(5, 3)
     fw, _ = pair(3)
     FAF.cache_clear()
+    FF.vmap(FF.grad(lambda x: (x * fw).sin().sum()))(fb)
+    first = FAF.cache_info()
     for _ in range(3):
         FF.vmap(FF.grad(lambda x: (x * fw).sin().sum()))(fb)
     info = FAF.cache_info()
-    assert info.hits >= 2 * info.misses, info
+    assert info.misses == first.misses and info.hits >= first.hits + 3, (first, info)
 
 
 # -- functional_call ---------------------------------------------------------------------------

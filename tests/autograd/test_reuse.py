@@ -185,7 +185,8 @@ def test_vmap_of_grad_over_a_module_traces_once(traces):
 
     params = dict(m.named_parameters())
     tparams = {k: v.detach() for k, v in tm.named_parameters()}
-    expected = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))(tparams, torch.tensor(xs), torch.tensor(ys))
+    per_example = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))
+    expected = per_example(tparams, torch.tensor(xs), torch.tensor(ys))
     for _ in range(3):
         got = FF.vmap(FF.grad(loss), in_dims=(None, 0, 0))(params, fjax.tensor(xs), fjax.tensor(ys))
         for k in expected:
