@@ -154,7 +154,7 @@ class Call:
 
 def check_forward_mode(program, api: str) -> None:
     """Forward-mode transforms cannot go through a custom autograd.Function (a custom VJP)."""
-    if _trace.uses_custom_vjp(program.jaxpr):
+    if program.custom_vjp:
         raise RuntimeError(
             f"{api}: the function calls a custom fjax.autograd.Function, which has a backward but no "
             "forward-mode (jvp) rule; use a reverse-mode transform (grad, vjp, jacrev) instead"

@@ -235,7 +235,7 @@ def _fresh(entry: _Entry) -> Program | None:
             if data.aval != aval:
                 return None
         i += 1
-    return Program(entry.program.jaxpr, consts, entry.program.key)
+    return Program(entry.program.jaxpr, consts, entry.program.key, entry.program.custom_vjp)
 
 
 def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side: Callable[[], object]):

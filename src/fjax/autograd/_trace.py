@@ -33,11 +33,13 @@ _HOST_READS = (  # the function asked for a traced value on the host
 
 
 class Program(NamedTuple):
-    """A traced function: ``jaxpr(*consts, *inputs) -> outputs`` plus its cache key."""
+    """A traced function: ``jaxpr(*consts, *inputs) -> outputs``, its cache key, and whether
+    it calls a custom autograd.Function (a ``jax.custom_vjp``: forward mode cannot go through)."""
 
     jaxpr: jcore.Jaxpr
     consts: list
     key: tuple
+    custom_vjp: bool
 
 
 def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: str) -> Program:
@@ -63,17 +65,15 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
             f"instead ({str(err).splitlines()[0]})"
         ) from None
     jaxpr, lifted = _lift_literals(jaxpr)
-    return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)))
+    return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)), _uses_custom_vjp(jaxpr))
 
 
-def uses_custom_vjp(jaxpr: jcore.Jaxpr) -> bool:
-    """Whether the program calls a custom autograd.Function (a ``jax.custom_vjp``), which
-    forward-mode differentiation cannot go through."""
+def _uses_custom_vjp(jaxpr: jcore.Jaxpr) -> bool:
     for eqn in jaxpr.eqns:
         if eqn.primitive.name.startswith("custom_vjp"):
             return True
         for sub in jcore.jaxprs_in_params(eqn.params):
-            if uses_custom_vjp(sub):
+            if _uses_custom_vjp(sub):
                 return True
     return False
 

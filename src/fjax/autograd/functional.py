@@ -366,7 +366,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         )
     program, is_outputs_tuple = _trace_func(func, inputs, "jvp")
     n, n_out = len(inputs), len(program.jaxpr.outvars)
-    by_vjp = _trace.uses_custom_vjp(program.jaxpr)
+    by_vjp = program.custom_vjp
     transform = _jvp_transform(n, v is not None, by_vjp)
     if strict:
         deps = _strict_outputs(program, inputs)
@@ -426,7 +426,7 @@ def jacobian(
     program, is_outputs_tuple = _trace_func(func, inputs, "jacobian")
     n, n_out = len(inputs), len(program.jaxpr.outvars)
     # A custom Function has no forward-mode rule; reverse mode gives the same Jacobian.
-    forward = strategy == "forward-mode" and not _trace.uses_custom_vjp(program.jaxpr)
+    forward = strategy == "forward-mode" and not program.custom_vjp
     transform = _jacobian_transform(n, forward)
     if strict:
         deps = _strict_outputs(program, inputs)
@@ -482,7 +482,7 @@ def hessian(
     _check_inputs(inputs, "hessian")
     program, _ = _trace_func(func, inputs, "hessian", scalar=True)
     n = len(inputs)
-    forward = outer_jacobian_strategy == "forward-mode" and not _trace.uses_custom_vjp(program.jaxpr)
+    forward = outer_jacobian_strategy == "forward-mode" and not program.custom_vjp
     transform = _hessian_transform(n, forward)
     if strict:
         _strict_outputs(program, inputs)
@@ -512,7 +512,7 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
         )
     program, _ = _trace_func(func, inputs, name, scalar=True)
     n = len(inputs)
-    by_vjp = forward and _trace.uses_custom_vjp(program.jaxpr)
+    by_vjp = forward and program.custom_vjp
     transform = _second_order_transform(n, v is not None, forward, by_vjp)
     if strict:
         deps = _strict_outputs(program, inputs)
