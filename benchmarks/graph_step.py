@@ -1,6 +1,6 @@
 """nn.Graph training step vs a hand-written jax.jit step, fjax eager and torch eager.
 
-    python benchmarks/graph_step.py [--steps 30]
+    python benchmarks/graph_step.py [--steps 30] [--compile-reps 5] [--models mlp cnn transformer]
 
 For an MLP, a small CNN and a small Transformer (the same layer code builds the torch and the
 fjax model: fjax.nn mirrors torch.nn), one run measures:
@@ -9,11 +9,17 @@ fjax model: fjax.nn mirrors torch.nn), one run measures:
   model's pure function via ``fjax.func.functional_call``), donated state, same sizes;
 - fjax eager (tape autograd + optim.Adam) and torch eager, median step time.
 Ratios: graph/jax step and compile (the fjax overhead), eager/graph, torch/graph.
+
+Compile seconds are the median of ``--compile-reps`` compiles, graph and jax alternating, each
+from cleared JAX caches (so neither reuses the other's traces of the same ops) and with Python's
+garbage collector off while timed, as ``timeit`` does: a full collection of this process's heap
+(torch, jax, every model so far: ~0.25 s) otherwise lands in whichever compile trips it.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import platform
 import statistics
 import time
@@ -79,58 +85,80 @@ class TrainGraph(fnn.Graph):
         return loss
 
 
-def _median_step(step, steps, sync):
-    sync(step())
-    times = []
+def _median_steps(steps: int, **fns) -> dict:
+    """Median seconds per call of each ``fn`` (it must return once its work is done), measured
+    round-robin so that load changes on this shared machine hit every column alike."""
+    times: dict = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()  # warm up
     for _ in range(steps):
-        start = time.perf_counter()
-        sync(step())
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def bench(kind, steps):
+def _cold_compile(compile_fn):
+    """``compile_fn()`` (returns ``(result, seconds)``) from cleared JAX caches, GC off."""
+    jax.clear_caches()
+    gc.collect()
+    gc.disable()
+    try:
+        return compile_fn()
+    finally:
+        gc.enable()
+
+
+def bench(kind, steps, compile_reps):
     rng = np.random.default_rng(0)
     x, y = data(kind, rng)
     build = {"mlp": mlp, "cnn": cnn, "transformer": transformer}[kind]
     fx, fy = fjax.tensor(x), fjax.tensor(y)
 
-    # fjax nn.Graph
-    fjax.manual_seed(0)
-    model = build(fnn)
-    graph = TrainGraph(model, foptim.Adam(model.parameters(), lr=1e-3))
-    graph(fx, fy)
-    stages = graph.compile_report()[0]["stages"]
-    graph_compile = sum(v["seconds"] for k, v in stages.items() if k != "first run")
-    graph_step = _median_step(lambda: graph(fx, fy), steps, lambda t: jax.block_until_ready(t._data))
+    def compile_graph():  # fjax nn.Graph
+        fjax.manual_seed(0)
+        model = build(fnn)
+        graph = TrainGraph(model, foptim.Adam(model.parameters(), lr=1e-3))
+        graph(fx, fy)
+        stages = graph.compile_report()[0]["stages"]
+        return graph, sum(v["seconds"] for k, v in stages.items() if k != "first run")
 
-    # raw JAX over the same model
-    fjax.manual_seed(0)
-    jmodel = build(fnn)
-    params = {k: v._data for k, v in jmodel.named_parameters()}
-    tx = optax.adam(1e-3)
+    def compile_jax():  # raw JAX over the same model
+        fjax.manual_seed(0)
+        jmodel = build(fnn)
+        params = {k: v._data for k, v in jmodel.named_parameters()}
+        tx = optax.adam(1e-3)
 
-    def jax_step(params, opt_state, x, y):
-        def loss_fn(p):
-            with fjax.no_grad():
-                out = functional_call(jmodel, {k: Tensor._wrap(v) for k, v in p.items()}, (Tensor._wrap(x),))
-                return fnn.functional.cross_entropy(out, Tensor._wrap(y))._data
+        def jax_step(params, opt_state, x, y):
+            def loss_fn(p):
+                with fjax.no_grad():
+                    out = functional_call(jmodel, {k: Tensor._wrap(v) for k, v in p.items()}, (Tensor._wrap(x),))
+                    return fnn.functional.cross_entropy(out, Tensor._wrap(y))._data
 
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
+            loss, grads = jax.value_and_grad(loss_fn)(params)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state, loss
 
-    jitted = jax.jit(jax_step)  # no donation: PJRT refused it here ("same buffer twice") for optax state
-    state = [params, tx.init(params)]
-    start = time.perf_counter()
-    compiled = jitted.lower(state[0], state[1], fx._data, fy._data).compile()
-    jax_compile = time.perf_counter() - start
+        jitted = jax.jit(jax_step)  # no donation: PJRT refused it here ("same buffer twice") for optax state
+        state = [params, tx.init(params)]
+        start = time.perf_counter()
+        compiled = jitted.lower(state[0], state[1], fx._data, fy._data).compile()
+        seconds = time.perf_counter() - start
 
-    def run_jax():
-        state[0], state[1], loss = compiled(state[0], state[1], fx._data, fy._data)
-        return loss
+        def run_jax():
+            state[0], state[1], loss = compiled(state[0], state[1], fx._data, fy._data)
+            return loss
 
-    jax_step_s = _median_step(run_jax, steps, jax.block_until_ready)
+        return run_jax, seconds
+
+    graph_compiles, jax_compiles = [], []
+    for _ in range(compile_reps):
+        graph, seconds = _cold_compile(compile_graph)
+        graph_compiles.append(seconds)
+        run_jax, seconds = _cold_compile(compile_jax)
+        jax_compiles.append(seconds)
+    graph_compile, jax_compile = statistics.median(graph_compiles), statistics.median(jax_compiles)
 
     # fjax eager
     fjax.manual_seed(0)
@@ -142,9 +170,7 @@ def bench(kind, steps):
         loss.backward()
         eopt.step()
         eopt.zero_grad()
-        return [p._data for p in emodel.parameters()]
-
-    eager_step = _median_step(run_eager, max(5, steps // 3), jax.block_until_ready)
+        jax.block_until_ready([p._data for p in emodel.parameters()])
 
     # torch eager
     torch.manual_seed(0)
@@ -159,13 +185,21 @@ def bench(kind, steps):
         topt.zero_grad()
         return loss
 
-    torch_step = _median_step(run_torch, steps, lambda _: None)
-    return graph_step, graph_compile, jax_step_s, jax_compile, eager_step, torch_step
+    # graph and jax alternate; torch runs on its own (its idle OpenMP threads keep spinning for
+    # a while after each step and would slow whatever runs next on these 2 cores)
+    t = _median_steps(
+        steps, graph=lambda: jax.block_until_ready(graph(fx, fy)._data), jax=lambda: run_jax().block_until_ready()
+    )
+    t.update(_median_steps(max(5, steps // 3), eager=run_eager))
+    t.update(_median_steps(steps, torch=run_torch))
+    return t["graph"], graph_compile, t["jax"], jax_compile, t["eager"], t["torch"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--compile-reps", type=int, default=5, help="compiles per model and side (median)")
+    parser.add_argument("--models", nargs="+", default=["mlp", "cnn", "transformer"])
     args = parser.parse_args()
     print(
         f"# nn.Graph step — {platform.node()} {platform.machine()}, {time.strftime('%Y-%m-%d')}, "
@@ -175,9 +209,9 @@ def main():
     head = ("model", "graph ms", "jax ms", "graph/jax", "graph cmp s", "jax cmp s", "cmp ratio", "eager ms",
             "eager/graph", "torch ms", "torch/graph")  # fmt: skip
     print(" ".join(f"{h:>11s}" for h in head))
-    for kind in ("mlp", "cnn", "transformer"):
-        g, gc, j, jc, e, t = bench(kind, args.steps)
-        row = [kind, g * 1e3, j * 1e3, g / j, gc, jc, gc / jc, e * 1e3, e / g, t * 1e3, t / g]
+    for kind in args.models:
+        g, g_cmp, j, j_cmp, e, t = bench(kind, args.steps, args.compile_reps)
+        row = [kind, g * 1e3, j * 1e3, g / j, g_cmp, j_cmp, g_cmp / j_cmp, e * 1e3, e / g, t * 1e3, t / g]
         print(" ".join(f"{v:>11s}" if isinstance(v, str) else f"{v:11.3f}" for v in row), flush=True)
 
 

@@ -31,6 +31,7 @@ class Generator:
     def manual_seed(self, seed: int) -> "Generator":
         self._seed = int(seed)
         self._key = None  # made on first use: creating a key starts JAX's backend
+        self._key_data = None  # (key, its raw data), for nn.Graph's compiled steps
         self._counter = 0
         self._offset = 0  # nn.Graph sets a traced offset so compiled draws continue this stream
         return self
@@ -58,6 +59,13 @@ class Generator:
             with jax.ensure_compile_time_eval():  # a concrete key even when first asked for in a trace
                 self._key = jax.random.key(self._seed)
         return self._key
+
+    def base_key_data(self):
+        """The root key's raw uint32 data (cached: nn.Graph passes it to every step)."""
+        key = self.base_key()
+        if self._key_data is None or self._key_data[0] is not key:
+            self._key_data = (key, jax.random.key_data(key))
+        return self._key_data[1]
 
     def next_key(self):
         """A fresh jax PRNG key; advances the stream."""

@@ -38,7 +38,8 @@ from ..tensor import Tensor
 from ._trace import Program, _Identity
 
 modules_changed = [0]
-"""Bumped by every structural change of any nn.Module (see module.py)."""
+"""Bumped by every structural change of any nn.Module (see module.py); nn.Graph also reads it
+to know when its modules' training flags must be read again."""
 
 _LIBRARIES = frozenset({"fjax", "jax", "jaxlib", "numpy", "math", "cmath", "operator", "builtins"})
 _VALUES = (int, bool, str, bytes, type(None))

@@ -27,7 +27,8 @@ def save_graph(graph, path: str) -> None:
     _, in_tree, statics, _ = graph._last_call
     record: dict = {}
     step, state_tensors, plan, layout = graph._step_fn(in_tree, statics, record)
-    args = graph._args(state_tensors, plan, list(graph._last_call[3]))  # inputs: shape/dtype specs
+    specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in graph._last_call[3]]  # the inputs
+    args = graph._args(state_tensors, plan, specs)
     flat_args, args_tree = jax.tree_util.tree_flatten(args)
 
     def flat_step(*leaves):

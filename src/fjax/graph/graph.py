@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tracing import tracing
+from ..autograd._reuse import modules_changed
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import OpError
 from ..random import default_generator
@@ -350,9 +351,20 @@ class Graph:
                     raise OpError(f"nn.Graph {self.name}: input {x!r} is neither a Tensor nor hashable") from None
                 statics.append(x)
                 sig.append(x)
-        modes = tuple(m.training for module in self._modules.values() for m in module.modules())
+        modes = self._training_modes()
         key = (in_tree, tuple(sig), modes, self.config.amp_dtype, self.config.grad_acc_steps, id(self.config.mesh))
         return key, in_tree, statics, arrays
+
+    def _training_modes(self) -> tuple:
+        """Every submodule's ``training`` flag (part of the signature), recomputed only after a
+        module changed (``train``/``eval``, assignments: they bump ``modules_changed``)."""
+        version = modules_changed[0]
+        cached = self.__dict__.get("_modes")
+        if cached is None or cached[0] != version:
+            modes = tuple(m.training for module in self._modules.values() for m in module.modules())
+            cached = (version, modes)
+            object.__setattr__(self, "_modes", cached)
+        return cached[1]
 
     def _args(self, state_tensors, plan, arrays, layout=None):
         if layout is not None:
@@ -368,7 +380,7 @@ class Graph:
         opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
         hyper = [opt._hyper(group) for opt, group, _ in plan]
         counter = default_generator._counter + default_generator._offset
-        rng = (jax.random.key_data(default_generator.base_key()), jnp.asarray(counter, jnp.uint32))
+        rng = (default_generator.base_key_data(), np.uint32(counter))
         return state, opt_states, rng, hyper, arrays
 
     def _compile(self, key, in_tree, statics, arrays) -> _Compiled:
@@ -402,8 +414,7 @@ class Graph:
         key, in_tree, statics, arrays = self._signature(args, kwargs)
         entry = self._lookup(key, in_tree, statics, arrays)
         object.__setattr__(self, "_last_key", key)
-        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
-        object.__setattr__(self, "_last_call", (key, in_tree, statics, specs))
+        object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
         state_tensors, plan = entry.state_tensors, entry.plan
         call_args = self._args(state_tensors, plan, arrays, entry.layout)
         first = not entry.first_run_done
