@@ -140,8 +140,10 @@ def bench(kind, steps, compile_reps):
             updates, opt_state = tx.update(grads, opt_state, params)
             return optax.apply_updates(params, updates), opt_state, loss
 
-        jitted = jax.jit(jax_step)  # no donation: PJRT refused it here ("same buffer twice") for optax state
-        state = [params, tx.init(params)]
+        # Donated like nn.Graph's state. optax's init may hand out one zeros buffer for several
+        # leaves, which PJRT refuses to donate twice, so every leaf gets its own copy first.
+        jitted = jax.jit(jax_step, donate_argnums=(0, 1))
+        state = jax.tree.map(lambda a: jax.numpy.array(a, copy=True), [params, tx.init(params)])
         start = time.perf_counter()
         compiled = jitted.lower(state[0], state[1], fx._data, fy._data).compile()
         seconds = time.perf_counter() - start
