@@ -35,7 +35,7 @@ from .._tracing import trace_state
 from ..device import device as _device
 from ..dtypes import dtype as _dtype
 from ..tensor import Tensor
-from ._trace import Program, _Identity
+from ._trace import Program
 
 modules_changed = [0]
 """Bumped by every structural change of any nn.Module (see module.py); nn.Graph also reads it
@@ -97,11 +97,20 @@ _MISSING = ("missing",)
 
 class Guards:
     """One walk over what a function reaches. ``collect=True`` (at trace time) also gathers
-    the Tensors it finds, by the identity of their arrays, to name the program's constants."""
+    the Tensors it finds, by the identity of their arrays, to name the program's constants.
+
+    Objects compared by identity appear in the key as their ``id``; ``refs`` holds them, and a
+    cache entry keeps its refs alive, so no other object can take over one of its ids.
+    """
 
     def __init__(self, collect: bool = False):
         self.sources: dict | None = {} if collect else None
         self.seen: set = set()
+        self.refs: list = []
+
+    def ident(self, obj) -> int:
+        self.refs.append(obj)
+        return id(obj)
 
     def key(self, obj, lenient: bool = False) -> Hashable:
         """``obj``'s guard key. ``lenient``: fjax's own state (an op's cache) by identity."""
@@ -115,7 +124,7 @@ class Guards:
         if isinstance(obj, Tensor):
             if self.sources is not None:
                 self.sources[id(obj._data)] = obj
-            return _Identity(obj)
+            return self.ident(obj)
         if t is types.FunctionType:
             return self.function(obj)
         if t is types.MethodType:
@@ -123,22 +132,22 @@ class Guards:
         if t is functools.partial:
             return ("partial", self.key(obj.func), self.key(obj.args), self.key(tuple(sorted(obj.keywords.items()))))
         if t is types.ModuleType or isinstance(obj, (_dtype, _device, np.dtype)):
-            return _Identity(obj)
+            return self.ident(obj)
         if t is types.BuiltinFunctionType and isinstance(obj.__self__, (types.ModuleType, type(None))):
-            return _Identity(obj)  # len, math.exp (not a bound method of a list)
+            return self.ident(obj)  # len, math.exp (not a bound method of a list)
         if _is_module(obj):
             return self.module(obj)
         if isinstance(obj, type):
-            return ("class", _Identity(obj), *self.methods(obj))
+            return ("class", self.ident(obj), *self.methods(obj))
         if lenient or (callable(obj) and _library(t)):  # jax's custom_jvp functions, ufuncs, ...
-            return _Identity(obj)
+            return self.ident(obj)
         raise Unguarded(t.__name__)
 
     def function(self, fn: types.FunctionType):
         library = _library(fn)
         closure = fn.__closure__
         if library and closure is None:
-            return _Identity(fn)
+            return self.ident(fn)
         if id(fn) in self.seen:  # recursion
             return ("seen", fn.__code__)
         self.seen.add(id(fn))
@@ -177,7 +186,7 @@ class Guards:
                 for t in (*sub._parameters.values(), *sub._buffers.values(), *vars(sub).values()):
                     if isinstance(t, Tensor):
                         self.sources[id(t._data)] = t
-        return ("module", _Identity(m), modules_changed[0], *(self.key(c) for c in callables))
+        return ("module", self.ident(m), modules_changed[0], *(self.key(c) for c in callables))
 
 
 def _is_module(obj) -> bool:
@@ -220,6 +229,7 @@ class _Entry(NamedTuple):
     side: object  # what the caller derived while tracing (output structure, ...)
     slots: tuple  # per constant: the Tensor to read it from, or None (a fixed value)
     avals: tuple  # per constant: its aval at trace time
+    refs: list  # what the key names by id, kept alive
 
 
 _entries: OrderedDict = OrderedDict()
@@ -272,7 +282,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
             return program, result  # an array no guarded Tensor holds
         slots.append(tensor)
         avals.append(c.aval if tensor is not None else None)
-    _entries[key] = _Entry(program, result, tuple(slots), tuple(avals))
+    _entries[key] = _Entry(program, result, tuple(slots), tuple(avals), guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
     return program, result
