@@ -67,7 +67,8 @@ def test_matches_torch(kind, kwargs):
     for i in range(20):
         f_loss, t_loss = f_opt.step(f_closure), t_opt.step(t_closure)
         what = f"seed={problem.seed} step {i}"
-        np.testing.assert_allclose(float(f_loss), t_loss.item(), rtol=1e-10, err_msg=what)
+        # float64; the sums' order differs (XLA's threaded reductions vs torch): ~1e-10 apart
+        np.testing.assert_allclose(float(f_loss), t_loss.item(), rtol=1e-8, err_msg=what)
         _assert_close(fp, tp, what)
     assert f_opt.state[fp[0]]["n_iter"] == t_opt.state[tp[0]]["n_iter"]
 
