@@ -491,3 +491,25 @@ def test_custom_function_in_fjax_func():
         FF.jvp(lambda x: FFakeCube.apply(x, 2.0), (fx,), (fx,))
     with pytest.raises(RuntimeError, match="fjax.func.jacfwd: the function calls a custom"):
         FF.jacfwd(lambda x: FFakeCube.apply(x, 2.0))(fx)
+
+
+class _Dropout(fjax.autograd.Function):
+    """Dropout whose backward reuses the saved mask: outputs and gradients must agree."""
+
+    @staticmethod
+    def forward(ctx, x):
+        mask = (fjax.rand(*x.shape, dtype=x.dtype) > 0.5).to(x.dtype) * 2
+        ctx.save_for_backward(mask)
+        return x * mask
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        return g * mask
+
+
+def test_custom_function_drawing_random_numbers_keeps_outputs_and_saved_tensors_together():
+    fx, _ = pair(64)
+    out, grad = FAF.vjp(lambda x: _Dropout.apply(x), fx, fjax.ones(64, dtype=fjax.float64))
+    np.testing.assert_allclose(out.numpy(), fx.numpy() * grad.numpy(), err_msg=f"seed={SEED}")
+    assert 0 < (grad.numpy() == 0).sum() < 64

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import random as _random
 from .._tracing import trace_state
 from .engine import Node
 from .grad_mode import is_grad_enabled, no_grad
@@ -128,10 +129,13 @@ def _custom_vjp_apply(cls, args):
 
     def fwd(*arrays):
         ctx = FunctionCtx(needs)
-        forward(arrays, ctx)
-        # The outputs through ``fn`` again, so that an enclosing differentiation (a Hessian)
-        # also uses ``backward`` for them, as torch does; XLA merges the two forward passes.
-        outs = fn(*arrays)
+        draws = _random.draws[0]
+        outs = forward(arrays, ctx)
+        if _random.draws[0] == draws:
+            # The outputs through ``fn`` again, so that an enclosing differentiation (a Hessian)
+            # also uses ``backward`` for them, as torch does; XLA merges the two forward passes.
+            # Not when forward draws random numbers: the outputs must match what ctx saved.
+            outs = fn(*arrays)
         tensors = {k: v._data for k, v in vars(ctx).items() if isinstance(v, Tensor)}
         saved = tuple(None if t is None else t._data for t in ctx.saved_tensors)
         box["ctx"] = {k: v for k, v in vars(ctx).items() if k not in tensors and k != "saved_tensors"}
