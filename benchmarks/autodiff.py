@@ -33,15 +33,19 @@ def _medians_ms(fns: dict, budget: float, stat=np.median, min_reps: int = 3, max
     """``stat`` (median) ms per callable, measured round-robin so load bursts hit every column alike.
 
     Each round times one call of every callable that still needs samples (fewer than
-    ``min_reps``, or less than ``budget`` seconds spent on it so far).
+    ``min_reps``, or less than ``budget`` seconds spent on it so far), in a shuffled order: what
+    runs right after torch (whose idle OpenMP threads keep spinning) or after a cache-heavy
+    column would otherwise always be the same column.
     """
     for fn in fns.values():
         fn()  # warm-up (compiles, fills caches)
     times = {k: [] for k in fns}
+    order = np.random.default_rng(0)
     while True:
         todo = [k for k in fns if len(times[k]) < max_reps and (len(times[k]) < min_reps or sum(times[k]) < budget)]
         if not todo:
             return {k: float(stat(v)) * 1e3 for k, v in times.items()}
+        order.shuffle(todo)
         for k in todo:
             t0 = time.perf_counter()
             fns[k]()
