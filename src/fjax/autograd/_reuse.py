@@ -23,6 +23,7 @@ Tensor holds is traced on every call instead. Python side effects of a reused fu
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
 from collections import OrderedDict
@@ -266,7 +267,8 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     if entry is not None:
         program = _fresh(entry)
         if program is not None:
-            _entries.move_to_end(key)
+            with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+                _entries.move_to_end(key)
             return program, entry.side
     guards = Guards(collect=True)
     guards.key(roots)
