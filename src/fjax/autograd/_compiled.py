@@ -16,6 +16,7 @@ import jax
 
 from ..dispatch import _vjp_of, run
 from ..tensor import Tensor
+from . import _reuse
 from ._trace import Program
 
 
@@ -87,7 +88,9 @@ def cache_info() -> CacheInfo:
 
 
 def cache_clear() -> None:
-    """Drop every cached executable of the functional transforms."""
+    """Drop every cached executable and traced program of the functional transforms (the next
+    call of each function traces it again)."""
+    _reuse.clear()
     _cache.entries.clear()
     _cache.hits = _cache.misses = 0
 
