@@ -212,9 +212,15 @@ def _vjp_transform(n: int, has_v: bool):
     return transform
 
 
-def _jvp_transform(n: int, has_v: bool, by_vjp: bool):
-    """``jax.jvp``; or, ``by_vjp``, torch's double-backward trick (the VJP of the VJP), which
+def _transpose_vjp(pull, cotangent_like, vs):
+    """``J v`` from ``pull(u) = u^T J``: torch's double-backward trick (the VJP of a VJP), which
     goes through custom Functions' backward where forward mode cannot."""
+    _, pull_t = jax.vjp(pull, tuple(jnp.zeros_like(c) for c in cotangent_like))
+    return pull_t(vs)[0]
+
+
+def _jvp_transform(n: int, has_v: bool, by_vjp: bool):
+    """``jax.jvp``; or, ``by_vjp``, ``_transpose_vjp`` (for custom Functions)."""
 
     def transform(program, *args):
         xs = args[:n]
@@ -225,8 +231,7 @@ def _jvp_transform(n: int, has_v: bool, by_vjp: bool):
             outs, tangents = jax.jvp(f, xs, vs)
             return (*outs, *tangents)
         outs, pull = jax.vjp(f, *xs)
-        _, pull_t = jax.vjp(pull, tuple(jnp.zeros_like(o) for o in outs))
-        return (*outs, *pull_t(vs)[0])
+        return (*outs, *_transpose_vjp(pull, outs, vs))
 
     return transform
 
@@ -247,7 +252,7 @@ def _grad_with_value(program, n):
 
 def _second_order_transform(n: int, has_v: bool, hvp: bool, by_vjp: bool):
     """vhp: reverse-over-reverse. hvp: forward-over-reverse, or (``by_vjp``, for custom
-    Functions) torch's double-backward trick: the VJP of the linear map ``u -> u^T H``."""
+    Functions) ``_transpose_vjp`` of ``u -> u^T H``."""
 
     def transform(program, *args):
         xs = args[:n]
@@ -260,8 +265,7 @@ def _second_order_transform(n: int, has_v: bool, hvp: bool, by_vjp: bool):
         _, pull, out = jax.vjp(grads, *xs, has_aux=True)
         if not hvp:
             return (out, *pull(vs))
-        _, pull_t = jax.vjp(pull, tuple(jnp.zeros_like(x) for x in xs))
-        return (out, *pull_t(vs)[0])
+        return (out, *_transpose_vjp(pull, xs, vs))
 
     return transform
 
