@@ -23,20 +23,26 @@ class FunctionCtx:
         self.saved_tensors = tensors
 
 
+def _backward(cls, ctx, cts, n_args: int) -> tuple:
+    """``cls.backward`` on the output cotangents (arrays): one gradient (or None) per argument."""
+    from ..tensor import Tensor
+
+    grads = cls.backward(ctx, *[Tensor._wrap(c) for c in cts])
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    if len(grads) != n_args:
+        raise RuntimeError(
+            f"{cls.__name__}.backward returned {len(grads)} gradients; expected {n_args} "
+            "(one per forward argument, None for non-tensors)"
+        )
+    return grads
+
+
 class _FunctionNode(Node):
     __slots__ = ("cls", "ctx", "args")
 
     def apply(self, cts):
-        from ..tensor import Tensor
 
-        grads = self.cls.backward(self.ctx, *[Tensor._wrap(c) for c in cts])
-        if not isinstance(grads, tuple):
-            grads = (grads,)
-        if len(grads) != len(self.args):
-            raise RuntimeError(
-                f"{self.cls.__name__}.backward returned {len(grads)} gradients; expected {len(self.args)} "
-                "(one per forward argument, None for non-tensors)"
-            )
+        grads = _backward(self.cls, self.ctx, cts, len(self.args))
         out = []
         for g, needs, arg in zip(grads, self.ctx.needs_input_grad, self.args):
             if needs:
@@ -110,7 +116,6 @@ def _custom_vjp_apply(cls, args):
     from ..tensor import Tensor
 
     pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    inexact = [jnp.issubdtype(args[i]._data.dtype, jnp.inexact) for i in pos]
     needs = tuple(isinstance(a, Tensor) and jnp.issubdtype(a._data.dtype, jnp.inexact) for a in args)
     box: dict = {}
 
@@ -148,17 +153,11 @@ def _custom_vjp_apply(cls, args):
         vars(ctx).update({k: Tensor._wrap(v) for k, v in tensors.items()})
         ctx.saved_tensors = tuple(None if t is None else Tensor._wrap(t) for t in saved)
         with no_grad():
-            grads = cls.backward(ctx, *[Tensor._wrap(c) for c in cts])
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        if len(grads) != len(args):
-            raise RuntimeError(
-                f"{cls.__name__}.backward returned {len(grads)} gradients; expected {len(args)} "
-                "(one per forward argument, None for non-tensors)"
-            )
+            grads = _backward(cls, ctx, cts, len(args))
         out = []
-        for i, ok in zip(pos, inexact):
+        for i in pos:
             x, g = args[i]._data, grads[i]
-            if not ok:
+            if not needs[i]:  # an integer input: no gradient
                 out.append(np.zeros(x.shape, jax.dtypes.float0))
             else:
                 out.append(jnp.zeros(x.shape, x.dtype) if g is None else g._data.astype(x.dtype))
