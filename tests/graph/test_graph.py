@@ -80,8 +80,10 @@ def test_eager_and_graph_train_identically(kind):
             opt = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
         else:  # Adam would amplify rounding noise in gradients that are 0 in exact arithmetic (key bias)
             opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=0.01)
+        # a changing lr: the graph must see new hyper-parameter values on every call
+        sch = optim.lr_scheduler.ExponentialLR(opt, gamma=0.9) if kind == "mlp" else None
         loss_fn = nn.CrossEntropyLoss()
-        graph = TrainGraph(model, opt, loss_fn) if use_graph else None
+        graph = TrainGraph(model, opt, loss_fn, lr_sch=sch) if use_graph else None
         losses = []
         for x, y in batches:
             if use_graph:
@@ -91,6 +93,8 @@ def test_eager_and_graph_train_identically(kind):
                 loss.backward()
                 opt.step()
                 opt.zero_grad()
+                if sch is not None:
+                    sch.step()
                 losses.append(loss.item())
         return losses, model.state_dict()
 

@@ -379,9 +379,24 @@ class Graph:
         state = [t._data for t in state_tensors]
         opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
         hyper = [opt._hyper(group) for opt, group, _ in plan]
-        counter = default_generator._counter + default_generator._offset
-        rng = (default_generator.base_key_data(), np.uint32(counter))
-        return state, opt_states, rng, hyper, arrays
+        counter = np.uint32(default_generator._counter + default_generator._offset)
+        counter, hyper = self._on_device((counter, hyper))
+        return state, opt_states, (default_generator.base_key_data(), counter), hyper, arrays
+
+    def _on_device(self, scalars):
+        """The hyper-parameters and RNG counter as device arrays, reused while their values stay
+        the same: every Python or numpy scalar argument of a compiled call is a fresh
+        host-to-device copy, which made an MLP step 5% slower than a hand-written ``jax.jit``."""
+        leaves, tree = jax.tree.flatten(scalars)
+        if not all(isinstance(x, (float, int, np.generic)) for x in leaves):
+            return scalars  # a Tensor hyper-parameter: already on the device
+        key = (tree, tuple((type(x), x) for x in leaves))
+        cached = self.__dict__.get("_scalars")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        on_device = jax.device_put(scalars)
+        object.__setattr__(self, "_scalars", (key, on_device))
+        return on_device
 
     def _compile(self, key, in_tree, statics, arrays) -> _Compiled:
         record: dict = {}

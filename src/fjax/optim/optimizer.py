@@ -5,7 +5,9 @@ which optax chain implements its update (``_transform``), which group entries ar
 numbers (``_hyper``: lr, betas, ... so changing them between steps never recompiles) and which
 are structural flags (``_static``: nesterov, amsgrad, ``momentum != 0``, ... part of the jit
 key). Each parameter keeps its own state ``(step, optax_state)``, so a parameter that had no
-gradient on some step keeps its own step count, exactly as in torch.
+gradient on some step keeps its own step count, exactly as in torch. Where the optax state
+counts updates itself (Adam's ``count``) that count is the step and ``step`` is None: one
+counter a parameter, not two (each is an argument and an increment of a compiled step).
 
 Eager ``step()`` runs each group's update as ONE cached ``jax.jit`` call over the pytree of
 that group's params, grads and states. Inside an fjax trace (``_tracing.trace_state.depth >
@@ -14,7 +16,7 @@ that group's params, grads and states. Inside an fjax trace (``_tracing.trace_st
 Protocol for nn.Graph (trace a step that includes ``optimizer.step()``):
 
 - ``optimizer._init_state()`` gives every parameter its state eagerly (call before tracing);
-- ``optimizer._state`` maps each parameter to its state pytree ``(step, optax_state)``: swap
+- ``optimizer._state`` maps each parameter to its state pytree ``(step or None, optax_state)``: swap
   its values for tracers before ``build()``, read the updated tracers back after it;
 - ``optimizer.step()`` under trace reads ``p._data``/``p.grad._data`` tracers and writes
   ``p._data`` and ``optimizer._state[p]``; hyper-parameters come from ``param_groups`` as
@@ -46,13 +48,27 @@ def _pure_step(cls, static, params, grads, states, hyper):
     """One group's update: per parameter, build the optax chain and apply it."""
     new_params, new_states = [], []
     for p, g, (step, inner) in zip(params, grads, states):
-        tx = cls._transform(hyper, static, step)
+        tx = cls._transform(hyper, static, _step_of(step, inner))
         updates, new_inner = tx.update(g, inner, p)
         new_params.append(optax.apply_updates(p, updates))
         # traced hyper-parameters may be strong float64: keep every state leaf's dtype
         new_inner = jax.tree.map(lambda new, old: new.astype(old.dtype), new_inner, inner)
-        new_states.append((step + 1, new_inner))
+        new_states.append((None if step is None else step + 1, new_inner))
     return new_params, new_states
+
+
+def _step_of(step, inner):
+    """A parameter's update count: ``step``, or the optax state's own ``count`` when step is None."""
+    return optax.tree_utils.tree_get(inner, "count") if step is None else step
+
+
+def _new_state(step, inner) -> tuple:
+    """``(step, inner)`` with ``step`` None where ``inner`` counts its updates itself."""
+    counts = optax.tree_utils.tree_get_all_with_path(inner, "count")
+    if counts:
+        inner = optax.tree_utils.tree_set(inner, count=jnp.asarray(step, jnp.int32))
+        return None, inner
+    return jnp.asarray(step, jnp.int32), inner
 
 
 _jit_step = jax.jit(_pure_step, static_argnums=(0, 1))
@@ -264,7 +280,7 @@ class Optimizer:
         if state is not None and self._state_static[p] == static:
             return state
         if state is None:
-            state = (jnp.zeros((), jnp.int32), type(self)._transform(hyper, static, 0).init(p._data))
+            state = _new_state(0, type(self)._transform(hyper, static, 0).init(p._data))
         else:  # a structural flag changed (e.g. momentum 0 -> 0.9): keep what torch would keep
             state = self._from_torch(p, self._to_torch(p), static, hyper)
         self._state[p], self._state_static[p] = state, static
@@ -283,7 +299,7 @@ class Optimizer:
         step, inner = self._state[p]
         out = {}
         if self._has_step:
-            out["step"] = Tensor._wrap(jnp.asarray(step, jnp.float32))
+            out["step"] = Tensor._wrap(jnp.asarray(_step_of(step, inner), jnp.float32))
         for tname, oname in self._state_names.items():
             value = optax.tree_utils.tree_get(inner, oname)
             if value is not None:
@@ -307,11 +323,9 @@ class Optimizer:
             step = int(_scalar(entry.get("step", 0)))
         else:
             step = int(any(entry.get(t) is not None for t in self._state_names))
-        if optax.tree_utils.tree_get_all_with_path(inner, "count"):
-            values["count"] = jnp.asarray(step, jnp.int32)
         if values:
             inner = optax.tree_utils.tree_set(inner, **values)
-        return jnp.asarray(step, jnp.int32), inner
+        return _new_state(step, inner)
 
     @property
     def state(self) -> Mapping:
