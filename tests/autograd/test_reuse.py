@@ -116,6 +116,42 @@ def test_globals_and_closures_are_guarded(traces):
         same(FAF.hessian(h, X), TAF.hessian(lambda x: (x**power).sum(), TX), f"power={power}")  # noqa: B023
 
 
+def test_repeats_with_new_input_shapes_or_structure_are_checked_again(traces):
+    """A repeated call of the same function takes a fast path; new shapes, a tuple instead of
+    a Tensor, or a bad ``v`` must still give torch's results and errors."""
+    w = arr(4, 4)
+    W, TW = fjax.tensor(w), torch.tensor(w)
+
+    def f(x):
+        return fjax.tanh(W @ x).sum(0)
+
+    def tf(x):
+        return torch.tanh(TW @ x).sum(0)
+
+    def f_tuple(x):
+        return (f(x),)
+
+    def g(x):
+        return f(x).sum()
+
+    for shape in [(4,), (4,), (4, 2), (4, 2), (4,)]:
+        x, v = arr(*shape), arr(*shape)
+        X, TX, V, TV = fjax.tensor(x), torch.tensor(x), fjax.tensor(v), torch.tensor(v)
+        same(FAF.jacobian(f, X), TAF.jacobian(tf, TX), f"jacobian {shape}")
+        ((out,),), ((t_out,),) = FAF.jacobian(f_tuple, (X,)), TAF.jacobian(lambda x: (tf(x),), (TX,))
+        same(out, t_out, f"jacobian, tuples in and out, {shape}")
+        if len(shape) == 1:
+            for name in ("hvp", "vhp"):
+                got, want = getattr(FAF, name)(g, X, V), getattr(TAF, name)(lambda x: tf(x).sum(), TX, TV)
+                same(got[1], want[1], f"{name} {shape}")
+    def h(x):
+        return fjax.tanh(W @ x)
+
+    FAF.vjp(h, fjax.tensor(arr(4)), fjax.tensor(arr(4)))
+    with pytest.raises(RuntimeError, match="v has invalid size"):
+        FAF.vjp(h, fjax.tensor(arr(4)), fjax.tensor(arr(3)))
+
+
 def test_modules_are_guarded(traces):
     torch.manual_seed(SEED % 2**31)
     tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))

@@ -130,7 +130,7 @@ class Call:
         where = f"fjax.func.{name or self.api.split('(')[0]}"
         avals = [_trace.aval(t) for t in tensors] if avals is None else avals
         others = tuple(None if is_tensor(x) else x for x in self.leaves)
-        program, side = _reuse.trace(
+        program, side, _ = _reuse.trace(
             (self.func, others, tuple(sorted(self.kwargs.items())), self.check),
             (where, self.api, self.args_tree, tuple(self.diff), self.has_aux, options, *avals),
             lambda: _trace.trace(traced or self, avals, where),

@@ -81,6 +81,9 @@ class _Cache:
 
 _cache = _Cache(maxsize=512)
 
+plans: OrderedDict = OrderedDict()
+"""The public functions' plans for repeated calls (see ``functional._fast``), cleared with the cache."""
+
 
 def cache_info() -> CacheInfo:
     """Hits, misses and size of the functional-transform compile cache (like functools.lru_cache)."""
@@ -91,18 +94,28 @@ def cache_clear() -> None:
     """Drop every cached executable and traced program of the functional transforms (the next
     call of each function traces it again)."""
     _reuse.clear()
+    plans.clear()
     _cache.entries.clear()
     _cache.hits = _cache.misses = 0
 
 
+def compiled(spec, program: Program, transform: Callable) -> Compiled:
+    """The cached ``Compiled`` of ``transform`` (named by ``spec``) of ``program``."""
+    return _cache.get(spec, program, transform)
+
+
 def evaluate(name: str, spec, program: Program, transform: Callable, args: Sequence, record: bool = False):
-    """Run ``transform`` of ``program`` on ``args`` (Tensors) compiled; returns a tuple of Tensors.
+    """Run ``transform`` of ``program`` on ``args`` (Tensors) compiled; returns a tuple of Tensors."""
+    return call(name, _cache.get(spec, program, transform), program, args, record)
+
+
+def call(name: str, entry: Compiled, program: Program, args: Sequence, record: bool = False):
+    """Run ``entry`` (a transform of ``program``) on ``args`` (Tensors); returns a tuple of Tensors.
 
     With ``record=True`` the whole computation becomes one tape node (JAX's VJP of it), so
     the results can be differentiated again eagerly (``create_graph=True``). Without it the
     results are detached, also for an enclosing JAX transform (``stop_gradient`` on tracers).
     """
-    entry = _cache.get(spec, program, transform)
     if record:
         return run(name, entry, [*program.consts, *args])
     outs = entry.jit(*program.consts, *[a._data for a in args])

@@ -237,7 +237,7 @@ _entries: OrderedDict = OrderedDict()
 _MAX_ENTRIES = 512
 
 
-def _fresh(entry: _Entry) -> Program | None:
+def fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
     consts = list(entry.program.consts)
     i = 0
@@ -250,44 +250,63 @@ def _fresh(entry: _Entry) -> Program | None:
     return Program(entry.program.jaxpr, consts, entry.program.key, entry.program.custom_vjp)
 
 
+class Ticket(NamedTuple):
+    """A reusable program and the guard key of the roots it was traced from: a caller that
+    keeps it can later get the program back with ``current`` without the cache lookup."""
+
+    guard: Hashable
+    entry: _Entry
+
+
+def holds(ticket: Ticket, roots: tuple) -> bool:
+    """Whether ``roots`` would still trace to the ticket's program (``fresh(ticket.entry)``
+    gives it with its constants read now)."""
+    try:
+        return Guards().key(roots) == ticket.guard
+    except Unguarded:
+        return False
+
+
 def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side: Callable[[], object]):
-    """``(program, side())`` for a call of the function(s) in ``roots``, traced or reused.
+    """``(program, side(), ticket)`` for a call of the function(s) in ``roots``, traced or reused.
 
     ``static``: everything else that selects the program (transform name, input avals, ...).
     ``do_trace()`` traces; ``side()`` then returns what the caller derived while tracing, which
-    a reusing call gets back unchanged.
+    a reusing call gets back unchanged. ``ticket``: a ``Ticket`` where the program is
+    reusable, else None.
     """
     if trace_state.depth:  # inside another trace: tracing is part of that compile anyway
-        return do_trace(), side()
+        return do_trace(), side(), None
     try:
-        key = (static, Guards().key(roots))
+        guard = Guards().key(roots)
     except Unguarded:
-        return do_trace(), side()
+        return do_trace(), side(), None
+    key = (static, guard)
     entry = _entries.get(key)
     if entry is not None:
-        program = _fresh(entry)
+        program = fresh(entry)
         if program is not None:
             with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
                 _entries.move_to_end(key)
-            return program, entry.side
+            return program, entry.side, Ticket(guard, entry)
     guards = Guards(collect=True)
     guards.key(roots)
     draws, version = _random.draws[0], modules_changed[0]
     program = do_trace()
     result = side()
     if _random.draws[0] != draws or modules_changed[0] != version:
-        return program, result  # random keys drawn or modules changed while tracing: not reusable
+        return program, result, None  # random keys drawn or modules changed while tracing: not reusable
     slots, avals = [], []
     for c in program.consts:
         tensor = guards.sources.get(id(c))
         if tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
-            return program, result  # an array no guarded Tensor holds
+            return program, result, None  # an array no guarded Tensor holds
         slots.append(tensor)
         avals.append(c.aval if tensor is not None else None)
-    _entries[key] = _Entry(program, result, tuple(slots), tuple(avals), guards.refs)
+    entry = _entries[key] = _Entry(program, result, tuple(slots), tuple(avals), guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
-    return program, result
+    return program, result, Ticket(guard, entry)
 
 
 def clear() -> None:
