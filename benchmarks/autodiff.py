@@ -29,6 +29,14 @@ import fjax
 import fjax.autograd.functional as FAF
 
 
+_GROUPS = (("fjax", "fresh", "jax"), ("taf", "taf_vec", "tfunc"))
+"""Columns timed together, round-robin. torch's runs apart: after each call its idle OpenMP
+threads keep spinning for a while, and on this 2-core machine that takes a core from whatever
+runs next; interleaved with torch, fjax's Python work before and after each XLA call could no
+longer overlap XLA's worker thread and jacobian N=100 measured 1.22x raw JAX instead of 1.09x
+(graph_step.py separates torch the same way)."""
+
+
 def _medians_ms(fns: dict, budget: float, stat=np.median, min_reps: int = 3, max_reps: int = 2000) -> dict:
     """``stat`` (median) ms per callable, measured round-robin so load bursts hit every column alike.
 
@@ -179,8 +187,11 @@ def main() -> None:
             FAF.cache_clear()
             first = _first_ms(lambda c=c: _block(c["fjax"]()))  # noqa: B023
             _check(name, c)
-            fns = {k: (lambda fn=fn: _block(fn())) for k, fn in c.items() if fn}
-            timed = _medians_ms(fns, args.budget, np.median if args.stat == "median" else np.min)
+            stat = np.median if args.stat == "median" else np.min
+            timed = {}
+            for group in _GROUPS:  # JAX's columns, then torch's: see _GROUPS
+                fns = {k: (lambda fn=fn: _block(fn())) for k, fn in c.items() if fn and k in group}
+                timed.update(_medians_ms(fns, args.budget, stat))
             t = {k: timed.get(k, float("nan")) for k in c}
             cells = [first, t["fjax"], t["fresh"], t["taf"], t["taf_vec"], t["tfunc"], t["jax"]]
             row = f"{name + ' N=' + str(n):<16}" + "".join(f"{v:>12.3f}" for v in cells)

@@ -9,6 +9,7 @@ Set FJAX_TEST_SEED to replay a failure (the seed is in every failure message).
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 
@@ -166,6 +167,34 @@ def test_modules_are_guarded(traces):
     tm[1] = torch.nn.Sigmoid()
     same(FAF.jacobian(m, X.float()), TAF.jacobian(tm, TX), "after replacing a layer")
     assert len(traces) == 2
+
+
+def test_methods_keyword_defaults_and_partials_are_guarded(traces):
+    """Places a repeated call checks by identity: a class's methods, keyword defaults changed
+    in place, a partial's keywords."""
+    x = arr(3)
+    X, TX = fjax.tensor(x), torch.tensor(x)
+
+    class Scaled(fjax.nn.Module):
+        def forward(self, x):
+            return (x**2).sum() * 2.0
+
+    m = Scaled()
+    same(FAF.hessian(m, X), TAF.hessian(lambda x: (x**2).sum() * 2.0, TX), "method")
+    Scaled.forward = lambda self, x: (x**3).sum()
+    same(FAF.hessian(m, X), TAF.hessian(lambda x: (x**3).sum(), TX), "reassigned method")
+
+    def powered(x, *, p=2):
+        return (x**p).sum()
+
+    same(FAF.hessian(powered, X), TAF.hessian(lambda x: (x**2).sum(), TX), "kwdefault")
+    powered.__kwdefaults__["p"] = 3
+    same(FAF.hessian(powered, X), TAF.hessian(lambda x: (x**3).sum(), TX), "kwdefault changed in place")
+
+    part = functools.partial(powered, p=2)
+    same(FAF.hessian(part, X), TAF.hessian(lambda x: (x**2).sum(), TX), "partial")
+    part.keywords["p"] = 4
+    same(FAF.hessian(part, X), TAF.hessian(lambda x: (x**4).sum(), TX), "partial's keywords changed in place")
 
 
 def test_what_cannot_be_guarded_is_traced_every_call(traces):

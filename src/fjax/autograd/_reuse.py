@@ -96,18 +96,48 @@ _names_memo: dict = {}
 _MISSING = ("missing",)
 
 
+_ITEM, _ATTR, _CELL, _SNAPSHOT = range(4)
+
+
+def _kwdefaults(fn) -> tuple:
+    return tuple(sorted((fn.__kwdefaults__ or {}).items()))
+
+
+def _keywords(partial) -> tuple:
+    return tuple(sorted(partial.keywords.items()))
+
+
+def _class_functions(cls) -> tuple:
+    return tuple(
+        v
+        for klass in cls.__mro__
+        if not _library(klass) and klass is not object
+        for v in vars(klass).values()
+        if type(v) is types.FunctionType
+    )
+
+
+def _version(_) -> int:
+    return modules_changed[0]
+
+
 class Guards:
     """One walk over what a function reaches. ``collect=True`` (at trace time) also gathers
     the Tensors it finds, by the identity of their arrays, to name the program's constants.
 
     Objects compared by identity appear in the key as their ``id``; ``refs`` holds them, and a
     cache entry keeps its refs alive, so no other object can take over one of its ids.
+
+    ``reads`` lists every mutable place the walk read (a global, a closure cell, a function's
+    ``__code__``, ...) with the object found there: while each place still holds the same
+    object, the walk would give the same key (``unchanged``), which is cheaper to check.
     """
 
     def __init__(self, collect: bool = False):
         self.sources: dict | None = {} if collect else None
         self.seen: set = set()
         self.refs: list = []
+        self.reads: list = []
 
     def ident(self, obj) -> int:
         self.refs.append(obj)
@@ -131,7 +161,9 @@ class Guards:
         if t is types.MethodType:
             return ("method", self.key(obj.__func__), self.key(obj.__self__))
         if t is functools.partial:
-            return ("partial", self.key(obj.func), self.key(obj.args), self.key(tuple(sorted(obj.keywords.items()))))
+            keywords = _keywords(obj)
+            self.reads.append((_SNAPSHOT, obj, _keywords, keywords))
+            return ("partial", self.key(obj.func), self.key(obj.args), self.key(keywords))
         if t is types.ModuleType or isinstance(obj, (_dtype, _device, np.dtype)):
             return self.ident(obj)
         if t is types.BuiltinFunctionType and isinstance(obj.__self__, (types.ModuleType, type(None))):
@@ -154,33 +186,39 @@ class Guards:
         self.seen.add(id(fn))
         if library:  # fjax's code and globals are fixed; its closures (fjax.func's) may hold user functions
             return ("lib", fn.__code__, *[self.cell(c, lenient=True) for c in closure])
-        code, env, key = fn.__code__, fn.__globals__, self.key
-        parts = ["fn", code, *[key(env[n]) if n in env else _MISSING for n in _global_names(code)]]
+        code, env, key, reads = fn.__code__, fn.__globals__, self.key, self.reads
+        defaults, kwdefaults = fn.__defaults__, _kwdefaults(fn)
+        reads += [(_ATTR, fn, "__code__", code), (_ATTR, fn, "__defaults__", defaults)]
+        reads.append((_SNAPSHOT, fn, _kwdefaults, kwdefaults))
+        parts = ["fn", code]
+        for n in _global_names(code):
+            value = env.get(n, _MISSING)
+            reads.append((_ITEM, env, n, value))
+            parts.append(_MISSING if value is _MISSING else key(value))
         if closure:
             parts.append(tuple([self.cell(c) for c in closure]))
-        if fn.__defaults__:
-            parts.append(key(fn.__defaults__))
-        if fn.__kwdefaults__:
-            parts.append(key(tuple(sorted(fn.__kwdefaults__.items()))))
+        if defaults:
+            parts.append(key(defaults))
+        if kwdefaults:
+            parts.append(key(kwdefaults))
         return tuple(parts)
 
     def cell(self, cell, lenient: bool = False):
         try:
-            return self.key(cell.cell_contents, lenient)
+            value = cell.cell_contents
         except ValueError:  # an empty cell (a name assigned later)
-            return _MISSING
+            value = _MISSING
+        self.reads.append((_CELL, cell, None, value))
+        return _MISSING if value is _MISSING else self.key(value, lenient)
 
     def methods(self, cls: type) -> tuple:
         """The functions a user-defined class (and its user-defined bases) defines."""
-        return tuple(
-            self.function(v)
-            for klass in cls.__mro__
-            if not _library(klass) and klass is not object
-            for v in vars(klass).values()
-            if type(v) is types.FunctionType
-        )
+        functions = _class_functions(cls)
+        self.reads.append((_SNAPSHOT, cls, _class_functions, functions))
+        return tuple(self.function(v) for v in functions)
 
     def module(self, m) -> tuple:
+        self.reads.append((_SNAPSHOT, None, _version, modules_changed[0]))
         callables = _module_callables(m, modules_changed[0])
         if self.sources is not None:
             for sub in m.modules():
@@ -237,34 +275,68 @@ _entries: OrderedDict = OrderedDict()
 _MAX_ENTRIES = 512
 
 
-def fresh(entry: _Entry) -> Program | None:
-    """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
+def fresh_consts(entry: _Entry) -> list | None:
+    """The entry's program's constants read from their Tensors now (None: shapes changed)."""
     consts = list(entry.program.consts)
-    i = 0
-    for tensor, aval in zip(entry.slots, entry.avals):
+    for i, (tensor, aval) in enumerate(zip(entry.slots, entry.avals)):
         if tensor is not None:
             data = consts[i] = tensor._data
-            if data.aval != aval:
+            if data.aval is not aval and data.aval != aval:  # an array keeps its aval object
                 return None
-        i += 1
-    return Program(entry.program.jaxpr, consts, entry.program.key, entry.program.custom_vjp)
+    return consts
+
+
+def fresh(entry: _Entry) -> Program | None:
+    """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
+    consts = fresh_consts(entry)
+    return None if consts is None else entry.program._replace(consts=consts)
 
 
 class Ticket(NamedTuple):
-    """A reusable program and the guard key of the roots it was traced from: a caller that
-    keeps it can later get the program back with ``current`` without the cache lookup."""
+    """A reusable program, the guard key of the roots it was traced from and the places that
+    key read (see ``Guards.reads``): a caller that keeps it can check the roots with ``holds``
+    and get the program with ``fresh(ticket.entry)``, without the cache lookup."""
 
     guard: Hashable
     entry: _Entry
+    reads: list  # [Guards.reads of the last walk that gave ``guard``]
+
+
+def _unchanged(reads: list) -> bool:
+    """Whether every place in ``reads`` still holds the object read there."""
+    for kind, obj, name, value in reads:
+        if kind is _ITEM:
+            now = obj.get(name, _MISSING)
+        elif kind is _ATTR:
+            now = getattr(obj, name)
+        elif kind is _CELL:
+            try:
+                now = obj.cell_contents
+            except ValueError:
+                now = _MISSING
+        else:
+            if name(obj) != value:
+                return False
+            continue
+        if now is not value:
+            return False
+    return True
 
 
 def holds(ticket: Ticket, roots: tuple) -> bool:
     """Whether ``roots`` would still trace to the ticket's program (``fresh(ticket.entry)``
-    gives it with its constants read now)."""
+    gives it with its constants read now). Checks the places the last walk read; walks again
+    only if one of them changed (an equal value may still give the same key)."""
+    if _unchanged(ticket.reads[0]):
+        return True
+    guards = Guards()
     try:
-        return Guards().key(roots) == ticket.guard
+        if guards.key(roots) != ticket.guard:
+            return False
     except Unguarded:
         return False
+    ticket.reads[0] = guards.reads
+    return True
 
 
 def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side: Callable[[], object]):
@@ -277,8 +349,9 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     """
     if trace_state.depth:  # inside another trace: tracing is part of that compile anyway
         return do_trace(), side(), None
+    walk = Guards()
     try:
-        guard = Guards().key(roots)
+        guard = walk.key(roots)
     except Unguarded:
         return do_trace(), side(), None
     key = (static, guard)
@@ -288,7 +361,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
         if program is not None:
             with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
                 _entries.move_to_end(key)
-            return program, entry.side, Ticket(guard, entry)
+            return program, entry.side, Ticket(guard, entry, [walk.reads])
     guards = Guards(collect=True)
     guards.key(roots)
     draws, version = _random.draws[0], modules_changed[0]
@@ -306,7 +379,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     entry = _entries[key] = _Entry(program, result, tuple(slots), tuple(avals), guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
-    return program, result, Ticket(guard, entry)
+    return program, result, Ticket(guard, entry, [walk.reads])
 
 
 def clear() -> None:

@@ -204,10 +204,10 @@ def _fast(key, func, inputs, v=None):
     sig, arrays = _signature(inputs, v)
     if sig != plan.sig:
         return None
-    program = _reuse.fresh(plan.ticket.entry)
-    if program is None:
+    consts = _reuse.fresh_consts(plan.ticket.entry)
+    if consts is None:
         return None
-    outs = plan.entry.jit(*program.consts, *arrays)
+    outs = plan.entry.jit(*consts, *arrays)
     if not _reuse.holds(plan.ticket, (func,)):
         return None
     return plan.post([Tensor._wrap(o) for o in outs])
