@@ -42,8 +42,7 @@ def _medians_ms(fns: dict, budget: float, stat=np.median, min_reps: int = 3, max
 
     Each round times one call of every callable that still needs samples (fewer than
     ``min_reps``, or less than ``budget`` seconds spent on it so far), in a shuffled order: what
-    runs right after torch (whose idle OpenMP threads keep spinning) or after a cache-heavy
-    column would otherwise always be the same column.
+    runs right after a cache-heavy column would otherwise always be the same column.
     """
     for fn in fns.values():
         fn()  # warm-up (compiles, fills caches)

@@ -130,7 +130,7 @@ class Guards:
 
     ``reads`` lists every mutable place the walk read (a global, a closure cell, a function's
     ``__code__``, ...) with the object found there: while each place still holds the same
-    object, the walk would give the same key (``unchanged``), which is cheaper to check.
+    object, the walk would give the same key (``holds``), which is cheaper to check.
     """
 
     def __init__(self, collect: bool = False):

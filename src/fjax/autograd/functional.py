@@ -2,8 +2,10 @@
 
 Each function traces the user's Tensor function into a pure program of arrays (parameters and
 other captured tensors are constants), then runs ``jax.vjp`` / ``jax.jvp`` / ``jax.jacrev`` /
-``jax.jacfwd`` of it compiled, caching the executable by the traced program, so calling again
-(even with a freshly created lambda) costs one trace and one compiled call. Signatures, return
+``jax.jacfwd`` of it compiled, caching the executable by the traced program, so a freshly
+created but identical lambda does not recompile. The traced program itself is reused while the
+function's guards hold (``_reuse``), and a repeated call of the same function on inputs of the
+same signature goes straight to the compiled call (``_fast``). Signatures, return
 structures, validation and ``strict`` behaviour follow torch. With ``create_graph=True`` the
 results are one tape node whose VJP is JAX's, so ``autograd.grad``/``backward`` differentiate
 them again.
@@ -93,8 +95,8 @@ def _validate_v(v, shapes, is_other_tuple: bool) -> None:
 
 
 def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
-    """Trace ``func(*inputs)`` (or reuse its program, see ``_reuse``); returns the program and
-    whether it returned a tuple."""
+    """Trace ``func(*inputs)`` (or reuse its program, see ``_reuse``); returns the program,
+    whether it returned a tuple, and its ``_reuse.Ticket`` (None: not reusable)."""
     box = {}
 
     def call(tensors):
@@ -116,13 +118,12 @@ def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
         return outs
 
     avals = [_trace.aval(x) for x in inputs]
-    program, is_tuple, ticket = _reuse.trace(
+    return _reuse.trace(
         (func,),
         (fn_name, scalar, *avals),
         lambda: _trace.trace(call, avals, f"fjax.autograd.functional.{fn_name}"),
         lambda: box["tuple"],
     )
-    return program, is_tuple, ticket
 
 
 def _out_shapes(program) -> list[tuple]:
