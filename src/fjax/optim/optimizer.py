@@ -64,8 +64,7 @@ def _step_of(step, inner):
 
 def _new_state(step, inner) -> tuple:
     """``(step, inner)`` with ``step`` None where ``inner`` counts its updates itself."""
-    counts = optax.tree_utils.tree_get_all_with_path(inner, "count")
-    if counts:
+    if optax.tree_utils.tree_get_all_with_path(inner, "count"):
         inner = optax.tree_utils.tree_set(inner, count=jnp.asarray(step, jnp.int32))
         return None, inner
     return jnp.asarray(step, jnp.int32), inner
