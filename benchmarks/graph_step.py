@@ -85,13 +85,15 @@ class TrainGraph(fnn.Graph):
         return loss
 
 
-def _median_steps(steps: int, **fns) -> dict:
+def _median_steps(steps: int, budget: float = 1.0, **fns) -> dict:
     """Median seconds per call of each ``fn`` (it must return once its work is done), measured
-    round-robin so that load changes on this shared machine hit every column alike."""
+    round-robin so that load changes on this shared machine hit every column alike: at least
+    ``steps`` rounds, and until every column has run ``budget`` seconds (a 1 ms MLP step needs
+    hundreds of samples before its median settles on this noisy machine)."""
     times: dict = {name: [] for name in fns}
     for fn in fns.values():
         fn()  # warm up
-    for _ in range(steps):
+    while min(len(ts) for ts in times.values()) < steps or min(sum(ts) for ts in times.values()) < budget:
         for name, fn in fns.items():
             start = time.perf_counter()
             fn()
