@@ -28,7 +28,6 @@ import torch.func as TF
 import fjax
 import fjax.autograd.functional as FAF
 
-
 _GROUPS = (("fjax", "fresh", "jax"), ("taf", "taf_vec", "tfunc"))
 """Columns timed together, round-robin. torch's runs apart: after each call its idle OpenMP
 threads keep spinning for a while, and on this 2-core machine that takes a core from whatever

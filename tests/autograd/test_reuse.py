@@ -145,6 +145,7 @@ def test_repeats_with_new_input_shapes_or_structure_are_checked_again(traces):
             for name in ("hvp", "vhp"):
                 got, want = getattr(FAF, name)(g, X, V), getattr(TAF, name)(lambda x: tf(x).sum(), TX, TV)
                 same(got[1], want[1], f"{name} {shape}")
+
     def h(x):
         return fjax.tanh(W @ x)
 

@@ -420,7 +420,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         return _tuple_postprocess(res[:n_out], is_outputs_tuple), _tuple_postprocess(res[n_out:], is_inputs_tuple)
 
     spec, args = ("vjp", n, v is not None), [*inputs, *(v or ())]
-    return _finish("vjp", spec, program, transform, args, create_graph, post, _plan(plan_key, func, ticket, raw, strict))
+    plan = _plan(plan_key, func, ticket, raw, strict)
+    return _finish("vjp", spec, program, transform, args, create_graph, post, plan)
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -468,11 +469,13 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                 "strict mode when create_graph=True.",
                 skip=_requires_grad(v),
             )
+
     def post(res):
         return _tuple_postprocess(res[:n_out], is_outputs_tuple), _tuple_postprocess(res[n_out:], is_outputs_tuple)
 
     spec, args = ("jvp", n, v is not None, by_vjp), [*inputs, *(v or ())]
-    return _finish("jvp", spec, program, transform, args, create_graph, post, _plan(plan_key, func, ticket, raw, strict))
+    plan = _plan(plan_key, func, ticket, raw, strict)
+    return _finish("jvp", spec, program, transform, args, create_graph, post, plan)
 
 
 def jacobian(
@@ -534,6 +537,7 @@ def jacobian(
                 "strict mode when create_graph=True.",
                 per_row=n,
             )
+
     def post(flat):
         return _tuple_postprocess(_nest(flat, n_out, n), (is_outputs_tuple, is_inputs_tuple))
 
@@ -590,6 +594,7 @@ def hessian(
                 "strict mode when create_graph=True.",
                 per_row=n,
             )
+
     def post(flat):
         return _tuple_postprocess(_nest(flat, n, n), (is_inputs_tuple, is_inputs_tuple))
 
@@ -637,11 +642,13 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
                 "strict mode when create_graph=True.",
                 skip=_requires_grad(v),
             )
+
     def post(res):
         return res[0], _tuple_postprocess(res[1:], is_inputs_tuple)
 
     spec, args = (name, n, v is not None, by_vjp), [*inputs, *(v or ())]
-    return _finish(name, spec, program, transform, args, create_graph, post, _plan(plan_key, func, ticket, raw, strict))
+    plan = _plan(plan_key, func, ticket, raw, strict)
+    return _finish(name, spec, program, transform, args, create_graph, post, plan)
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
