@@ -38,24 +38,9 @@ def _mesh(mode: str, n: int) -> dict:
 def _measure(n: int, repeats: int, dim: int, layers: int, batch: int, seq: int) -> list[dict]:
     """In a process with ``n`` devices: median compile times of each mode."""
     import numpy as np
-    from gpt import GPT
+    from gpt import GPT, TrainGraph
 
     import fjax
-    import fjax.nn as nn
-    import fjax.optim as optim
-
-    class TrainGraph(nn.Graph):
-        def __init__(self, model, mesh):
-            super().__init__()
-            self.model = model
-            self.add_optimizer(optim.AdamW(model.parameters(), lr=1e-3))
-            self.config.set_mesh(mesh)
-
-        def build(self, idx, targets):
-            logits = self.model(idx)
-            loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-            loss.backward()
-            return loss
 
     rng = np.random.default_rng(0)
     x = fjax.tensor(rng.integers(0, 64, (batch, seq)))
@@ -64,7 +49,7 @@ def _measure(n: int, repeats: int, dim: int, layers: int, batch: int, seq: int) 
     for mode in MODES:
         walls, cpus, stages = [], [], []
         for i in range(repeats + 1):
-            graph = TrainGraph(GPT(dim=dim, layers=layers, max_len=seq), _mesh(mode, n))
+            graph = TrainGraph(GPT(dim=dim, layers=layers, max_len=seq), 1e-3, _mesh(mode, n))
             wall, cpu = time.perf_counter(), time.process_time()
             graph.warmup((x, y), threads=1)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

@@ -1,10 +1,12 @@
-"""A small GPT written with fjax.nn exactly as one would in PyTorch (used by gpt_mesh.py)."""
+"""A small GPT written with fjax.nn exactly as one would in PyTorch, and its nn.Graph training step
+(used by gpt_mesh.py, benchmarks/compile_vs_devices.py and the mesh tests)."""
 
 from __future__ import annotations
 
 import fjax
 import fjax.nn as nn
 import fjax.nn.functional as F
+import fjax.optim as optim
 
 
 class Block(nn.Module):
@@ -44,6 +46,24 @@ class GPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln(x))
+
+
+class TrainGraph(nn.Graph):
+    """One compiled training step of a language model: cross-entropy over every position of
+    ``model(idx)``'s logits, backward, AdamW; sharded by ``mesh`` (a MeshConfig or its dict)."""
+
+    def __init__(self, model: nn.Module, lr: float = 1e-3, mesh=None):
+        super().__init__()
+        self.model = model
+        self.add_optimizer(optim.AdamW(model.parameters(), lr=lr))
+        if mesh is not None:
+            self.config.set_mesh(mesh)
+
+    def build(self, idx, targets):
+        logits = self.model(idx)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss.backward()
+        return loss
 
 
 # Megatron-style tensor parallelism for this model: column-parallel qkv/fc1, row-parallel proj/fc2.

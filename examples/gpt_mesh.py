@@ -22,28 +22,11 @@ import json  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from gpt import GPT, PRESETS  # noqa: E402
+from gpt import GPT, PRESETS, TrainGraph  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 import fjax  # noqa: E402
-import fjax.nn as nn  # noqa: E402
-import fjax.optim as optim  # noqa: E402
 from fjax.distributed.mesh import MeshConfig  # noqa: E402
-
-
-class TrainGraph(nn.Graph):
-    def __init__(self, model: GPT, lr: float, mesh):
-        super().__init__()
-        self.model = model
-        self.add_optimizer(optim.AdamW(model.parameters(), lr=lr))
-        if mesh is not None:
-            self.config.set_mesh(mesh)
-
-    def build(self, idx, targets):
-        logits = self.model(idx)
-        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        loss.backward()
-        return loss
 
 
 def batches(rng: np.random.Generator, batch: int, seq: int, vocab: int):

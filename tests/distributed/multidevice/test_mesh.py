@@ -12,26 +12,9 @@ import pytest
 
 import fjax
 import fjax.nn as nn
-import fjax.optim as optim
-from fjax.graph import Graph
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[3] / "examples"))
-from gpt import GPT, PRESETS  # noqa: E402
-
-
-class TrainGraph(Graph):
-    def __init__(self, model, mesh=None):
-        super().__init__()
-        self.model = model
-        self.add_optimizer(optim.AdamW(model.parameters(), lr=3e-3))
-        if mesh is not None:
-            self.config.set_mesh(mesh)
-
-    def build(self, x, y):
-        logits = self.model(x)
-        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-        loss.backward()
-        return loss
+from gpt import GPT, PRESETS, TrainGraph  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -57,7 +40,7 @@ CONFIGS = {
 def _train(make_model, data, mesh, steps=10):
     fjax.manual_seed(0)
     model = make_model()
-    g = TrainGraph(model, mesh)
+    g = TrainGraph(model, 3e-3, mesh)
     return [g(x, y).item() for x, y in data[:steps]], g.memory_report(), model
 
 
