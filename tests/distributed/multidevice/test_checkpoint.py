@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -17,6 +18,9 @@ import fjax.nn as nn
 import fjax.optim as optim
 from fjax.distributed import checkpoint
 
+sys.path.insert(0, str(pathlib.Path(__file__).parents[3] / "examples"))
+from gpt import TrainGraph  # noqa: E402
+
 SEED = random.randrange(2**31)
 
 
@@ -28,20 +32,6 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return self.fc2(self.fc1(x).relu())
-
-
-class TrainGraph(nn.Graph):
-    def __init__(self, model, opt, mesh=None):
-        super().__init__()
-        self.model = model
-        self.add_optimizer(opt)
-        if mesh is not None:
-            self.config.set_mesh(mesh)
-
-    def build(self, x, y):
-        loss = nn.functional.cross_entropy(self.model(x), y)
-        loss.backward()
-        return loss
 
 
 ZERO3 = {"mesh": {"data": 8}, "zero_stage": 3}
@@ -58,7 +48,7 @@ def _data(rng, n):
 def _graph(mesh, seed, lr=3e-3):
     fjax.manual_seed(seed)
     model = MLP()
-    return TrainGraph(model, optim.AdamW(model.parameters(), lr=lr), mesh), model
+    return TrainGraph(model, lr, mesh), model
 
 
 def _values(model):
