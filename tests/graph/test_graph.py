@@ -107,6 +107,68 @@ def test_eager_and_graph_train_identically(kind):
         )
 
 
+@pytest.mark.parametrize("tensor_lr", [False, True])
+def test_optimizer_changes_between_graph_calls_match_eager(tensor_lr):
+    """Whatever changes the optimizers between calls reaches the compiled step, as in eager:
+    a new lr or betas, a Tensor lr changed in place, random draws outside the graph,
+    ``load_state_dict`` (new group dicts, no state), a structural flag (SGD momentum 0 -> 0.9:
+    recompiles; and back). With float hyper-parameters the graph reuses what it read while nothing
+    changed (``Graph._optimizers_now``): that path is the one taken between the changes."""
+    seed = np.random.randint(2**31)
+    rng = np.random.default_rng(seed)
+    batches = [_data("mlp", rng) for _ in range(12)]
+
+    def change(adam, sgd, step):
+        if step == 2:
+            adam.param_groups[0]["lr"] = 0.05
+        elif step == 4:
+            adam.param_groups[0]["betas"] = (0.5, 0.999)
+        elif step == 5 and tensor_lr:
+            sgd.param_groups[0]["lr"].mul_(0.5)  # the same Tensor, a new value
+        elif step == 6:
+            fjax.rand(5)  # advances the generator the graph's dropout draws from
+        elif step == 8:
+            saved = adam.state_dict()
+            saved["param_groups"][0]["lr"] = 0.002
+            saved["state"] = {}  # resume from a checkpoint without moments
+            adam.load_state_dict(saved)
+        elif step == 9:
+            sgd.param_groups[0]["momentum"] = 0.9
+        elif step == 11:
+            sgd.param_groups[0]["momentum"] = 0.0  # back to the first executable
+
+    def run(use_graph):
+        fjax.manual_seed(seed)
+        model = mlp()
+        params = list(model.parameters())
+        adam = optim.Adam(params[:2], lr=0.01)
+        sgd = optim.SGD(params[2:], lr=fjax.tensor(0.1) if tensor_lr else 0.1)
+        graph = TrainGraph(model, adam, nn.CrossEntropyLoss()) if use_graph else None
+        if graph is not None:
+            graph.add_optimizer(sgd)
+        losses = []
+        for step, (x, y) in enumerate(batches):
+            change(adam, sgd, step)
+            if use_graph:
+                losses.append(graph(x, y).item())
+                continue
+            loss = nn.CrossEntropyLoss()(model(x), y)
+            loss.backward()
+            for opt in (adam, sgd):
+                opt.step()
+                opt.zero_grad()
+            losses.append(loss.item())
+        return losses, model.state_dict()
+
+    eager_losses, eager_state = run(False)
+    graph_losses, graph_state = run(True)
+    np.testing.assert_allclose(graph_losses, eager_losses, rtol=2e-5, atol=2e-6, err_msg=f"seed={seed}")
+    for k in eager_state:
+        np.testing.assert_allclose(
+            graph_state[k].numpy(), eager_state[k].numpy(), rtol=1e-4, atol=1e-5, err_msg=f"{k} seed={seed}"
+        )
+
+
 def test_gradient_accumulation_matches_eager_micro_batches():
     rng = np.random.default_rng(0)
     x = fjax.tensor(rng.standard_normal((16, 12)), dtype=fjax.float32)

@@ -13,6 +13,7 @@ once per input signature with the state buffers donated, and cached in an LRU.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -352,7 +353,9 @@ class Graph:
                 statics.append(x)
                 sig.append(x)
         modes = self._training_modes()
-        key = (in_tree, tuple(sig), modes, self.config.amp_dtype, self.config.grad_acc_steps, id(self.config.mesh))
+        opt_key = self._optimizers_now()[0]
+        cfg = self.config
+        key = (in_tree, tuple(sig), modes, opt_key, cfg.amp_dtype, cfg.grad_acc_steps, id(cfg.mesh))
         return key, in_tree, statics, arrays
 
     def _training_modes(self) -> tuple:
@@ -378,25 +381,54 @@ class Graph:
             arrays = place(arrays, [layout["mesh"].batch(tuple(a.shape)) for a in arrays])
         state = [t._data for t in state_tensors]
         opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
-        hyper = [opt._hyper(group) for opt, group, _ in plan]
-        counter = np.uint32(default_generator._counter + default_generator._offset)
-        counter, hyper = self._on_device((counter, hyper))
+        _, counter, hyper = self._optimizers_now()
         return state, opt_states, (default_generator.base_key_data(), counter), hyper, arrays
 
-    def _on_device(self, scalars):
-        """The hyper-parameters and RNG counter as device arrays, reused while their values stay
-        the same: every Python or numpy scalar argument of a compiled call is a fresh
-        host-to-device copy, which made an MLP step 5% slower than a hand-written ``jax.jit``."""
+    def _optimizers_now(self):
+        """``(key, counter, hyper)``: the optimizers' structure (each group's class, static
+        flags, parameters and clipping: part of the compile key), and as device arrays the RNG
+        counter and every group's hyper-parameters, read from ``param_groups`` as they are now
+        (a scheduler, an assignment or ``load_state_dict`` may have changed them).
+
+        Every Python scalar argument of a compiled call is a fresh host-to-device copy, which made
+        an MLP step 5% slower than a hand-written ``jax.jit``: each value goes to the device once.
+        And as this runs before the dispatch, where every microsecond delays the step, a call
+        whose sources (the generator's counter, each optimizer's ``param_groups`` and every entry
+        of every group) are the very objects of the last call reuses the last result without
+        reading them; ``__call__`` refreshes it right after each dispatch, for the next call.
+        """
+        gen = default_generator
+        memo = self.__dict__.get("_opt_memo")
+        if memo is not None and memo.counter == (gen._counter, gen._offset) and memo.unchanged(self._optimizers):
+            return memo.result
+        groups = [(opt, group) for opt in self._optimizers for group in opt.param_groups]
+        if memo is None or not memo.same_groups():
+            for opt in self._optimizers:
+                opt._init_state()  # a loaded or added group's parameters may have no state yet
+        key = tuple(
+            (
+                type(opt),
+                opt._static(group),
+                tuple(id(p) for p in group["params"]),
+                group.get("clip_grad_max_norm"),
+                group.get("clip_grad_norm_type"),
+            )
+            for opt, group in groups
+        )
+        if memo is not None and key != memo.result[0]:
+            for opt in self._optimizers:
+                opt._init_state()  # converts the state of a parameter whose group's flags changed
+        scalars = (np.uint32(gen._counter + gen._offset), [opt._hyper(group) for opt, group in groups])
         leaves, tree = jax.tree.flatten(scalars)
         if not all(isinstance(x, (float, int, np.generic)) for x in leaves):
-            return scalars  # a Tensor hyper-parameter: already on the device
-        key = (tree, tuple((type(x), x) for x in leaves))
-        cached = self.__dict__.get("_scalars")
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        on_device = jax.device_put(scalars)
-        object.__setattr__(self, "_scalars", (key, on_device))
-        return on_device
+            on_device, values = scalars, None  # a Tensor hyper-parameter: already on the device
+        else:
+            values = (tree, tuple((type(x), x) for x in leaves))
+            same = memo is not None and memo.values == values
+            on_device = memo.result[1:] if same else jax.device_put(scalars)
+        memo = _OptimizersMemo(self._optimizers, groups, (gen._counter, gen._offset), (key, *on_device), values)
+        object.__setattr__(self, "_opt_memo", memo)
+        return memo.result
 
     def _compile(self, key, in_tree, statics, arrays) -> _Compiled:
         record: dict = {}
@@ -428,8 +460,6 @@ class Graph:
     def __call__(self, *args, **kwargs):
         key, in_tree, statics, arrays = self._signature(args, kwargs)
         entry = self._lookup(key, in_tree, statics, arrays)
-        object.__setattr__(self, "_last_key", key)
-        object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
         state_tensors, plan = entry.state_tensors, entry.plan
         call_args = self._args(state_tensors, plan, arrays, entry.layout)
         first = not entry.first_run_done
@@ -437,10 +467,13 @@ class Graph:
             call_args = _distinct_buffers(call_args)
         start = _compile.time.perf_counter()
         new_state, new_opt, outputs = entry.compiled(*call_args)
+        # everything below overlaps the step; everything above delays it
         if first:
             jax.block_until_ready(outputs)
             entry.times.record(self.name, "first run", _compile.time.perf_counter() - start, self._debug_level)
             entry.first_run_done = True
+        object.__setattr__(self, "_last_key", key)
+        object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
         for t, a in zip(state_tensors, new_state):
             t._data = a
             t._version[0] += 1
@@ -450,6 +483,7 @@ class Graph:
         default_generator._counter += entry.record["draws"]
         for sch in self._lr_schedulers:
             sch.step()
+        self._optimizers_now()  # the next call's, while this one runs
         it = iter(outputs)
         flat = [Tensor._wrap(next(it)) if s is None else s for s in entry.record["out_static"]]
         return jax.tree_util.tree_unflatten(entry.record["out_tree"], flat)
@@ -560,6 +594,41 @@ def _distinct_buffers(call_args):
 
     state, opt_states, *rest = call_args
     return (jax.tree.map(distinct, state), jax.tree.map(distinct, opt_states), *rest)
+
+
+class _OptimizersMemo:
+    """``Graph._optimizers_now``'s last result and the objects it was read from."""
+
+    def __init__(self, optimizers, groups, counter, result, values):
+        self.lists = [(opt, opt.param_groups, len(opt.param_groups)) for opt in optimizers]
+        self.groups = [(group, tuple(group.values())) for _, group in groups]
+        self.counter, self.result, self.values = counter, result, values
+        # a mutable entry (a Tensor lr, a list) may change in place: read everything again each call
+        self.reusable = values is not None and all(
+            _immutable(v) for group, vals in self.groups for k, v in zip(group, vals) if k not in _NOT_HYPER
+        )
+
+    def same_groups(self) -> bool:
+        """Whether every optimizer still has the same group dicts (not loaded or added)."""
+        now = [g for opt, _, _ in self.lists for g in opt.param_groups]
+        return len(now) == len(self.groups) and all(g is h for g, (h, _) in zip(now, self.groups))
+
+    def unchanged(self, optimizers) -> bool:
+        return (
+            self.reusable
+            and len(optimizers) == len(self.lists)
+            and all(opt.param_groups is gs and len(gs) == n for opt, gs, n in self.lists)
+            and all(len(g) == len(vals) and all(map(operator.is_, g.values(), vals)) for g, vals in self.groups)
+        )
+
+
+_NOT_HYPER = ("params", "param_names")
+
+
+def _immutable(value) -> bool:
+    return isinstance(value, (float, int, str, np.generic, type(None))) or (
+        isinstance(value, tuple) and all(_immutable(v) for v in value)
+    )
 
 
 def _clip(group, grads):
