@@ -169,6 +169,32 @@ def test_optimizer_changes_between_graph_calls_match_eager(tensor_lr):
         )
 
 
+def test_repeated_calls_follow_module_modes_and_config():
+    """Repeated calls skip building the signature key (``Graph._repeat``), yet a module switched
+    to eval, or a config change, between two calls with the same inputs still takes effect."""
+
+    class Eval(Graph):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def build(self, x):
+            return self.model(x)
+
+    model = nn.Sequential(nn.Linear(12, 32), nn.Dropout(0.5), nn.Linear(32, 4))
+    g, x = Eval(model), fjax.randn(16, 12)
+    g(x)
+    g(x)
+    model.eval()
+    with fjax.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(g(x).numpy(), expected, rtol=1e-5, atol=1e-6)  # no dropout now
+    assert len(g.compile_report()) == 2
+    g.config.enable_amp(True, dtype=fjax.bfloat16)
+    assert g(x).dtype == fjax.bfloat16
+    assert len(g.compile_report()) == 3
+
+
 def test_gradient_accumulation_matches_eager_micro_batches():
     rng = np.random.default_rng(0)
     x = fjax.tensor(rng.standard_normal((16, 12)), dtype=fjax.float32)

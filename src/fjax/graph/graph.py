@@ -369,7 +369,7 @@ class Graph:
             object.__setattr__(self, "_modes", cached)
         return cached[1]
 
-    def _args(self, state_tensors, plan, arrays, layout=None):
+    def _args(self, state_tensors, plan, arrays, layout=None, optimizers_now=None):
         if layout is not None:
             from ..distributed.mesh import place
 
@@ -381,7 +381,7 @@ class Graph:
             arrays = place(arrays, [layout["mesh"].batch(tuple(a.shape)) for a in arrays])
         state = [t._data for t in state_tensors]
         opt_states = [[opt._state[p] for p in group["params"]] for opt, group, _ in plan]
-        _, counter, hyper = self._optimizers_now()
+        _, counter, hyper = optimizers_now or self._optimizers_now()
         return state, opt_states, (default_generator.base_key_data(), counter), hyper, arrays
 
     def _optimizers_now(self):
@@ -415,7 +415,9 @@ class Graph:
             )
             for opt, group in groups
         )
-        if memo is not None and key != memo.result[0]:
+        if memo is not None and key == memo.result[0]:
+            key = memo.result[0]  # the same object: ``_repeat`` compares it by identity
+        elif memo is not None:
             for opt in self._optimizers:
                 opt._init_state()  # converts the state of a parameter whose group's flags changed
         scalars = (np.uint32(gen._counter + gen._offset), [opt._hyper(group) for opt, group in groups])
@@ -458,10 +460,14 @@ class Graph:
         return entry
 
     def __call__(self, *args, **kwargs):
-        key, in_tree, statics, arrays = self._signature(args, kwargs)
-        entry = self._lookup(key, in_tree, statics, arrays)
+        repeat = self._repeat(args, kwargs)
+        if repeat is None:
+            key, in_tree, statics, arrays = self._signature(args, kwargs)
+            entry = self._lookup(key, in_tree, statics, arrays)
+        else:
+            entry, arrays = repeat
         state_tensors, plan = entry.state_tensors, entry.plan
-        call_args = self._args(state_tensors, plan, arrays, entry.layout)
+        call_args = self._args(state_tensors, plan, arrays, entry.layout, self._opt_memo.result)
         first = not entry.first_run_done
         if first:
             call_args = _distinct_buffers(call_args)
@@ -472,8 +478,8 @@ class Graph:
             jax.block_until_ready(outputs)
             entry.times.record(self.name, "first run", _compile.time.perf_counter() - start, self._debug_level)
             entry.first_run_done = True
-        object.__setattr__(self, "_last_key", key)
-        object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
+        if repeat is None:
+            self._remember(entry, key, in_tree, statics, args, kwargs, arrays)
         for t, a in zip(state_tensors, new_state):
             t._data = a
             t._version[0] += 1
@@ -487,6 +493,47 @@ class Graph:
         it = iter(outputs)
         flat = [Tensor._wrap(next(it)) if s is None else s for s in entry.record["out_static"]]
         return jax.tree_util.tree_unflatten(entry.record["out_tree"], flat)
+
+    def _repeat(self, args, kwargs):
+        """``(entry, arrays)`` for a call like the last one, checked without building its key:
+        positional Tensors of the same avals and shardings, and the same module modes, config
+        and optimizer structure. None otherwise (``_signature`` and ``_lookup`` decide).
+
+        This runs before the dispatch: on CPU, microseconds of Python there cost several times
+        their length, as XLA's idle worker threads fall asleep and must be woken."""
+        last = self.__dict__.get("_last_repeat")
+        if last is None or kwargs or len(args) != len(last[1]):
+            return None
+        entry, avals, version, config, opt_key = last
+        arrays = []
+        for a, (aval, sharding) in zip(args, avals):
+            if not isinstance(a, Tensor):
+                return None
+            data = a._data
+            if data.aval != aval or data.sharding != sharding:
+                return None
+            arrays.append(data)
+        cfg = self.config
+        if (
+            modules_changed[0] != version
+            or config != (cfg.amp_dtype, cfg.grad_acc_steps, cfg.mesh)
+            or self._optimizers_now()[0] is not opt_key
+        ):
+            return None
+        return entry, arrays
+
+    def _remember(self, entry, key, in_tree, statics, args, kwargs, arrays):
+        """Keep what ``_repeat``, ``save``, ``memory_report`` and ``stablehlo`` need of this call."""
+        object.__setattr__(self, "_last_key", key)
+        object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
+        repeat = None
+        if not kwargs and all(isinstance(a, Tensor) for a in args):
+            cfg = self.config
+            avals = tuple((a._data.aval, a._data.sharding) for a in args)
+            self._training_modes()  # brings the cached modes up to date
+            config = (cfg.amp_dtype, cfg.grad_acc_steps, cfg.mesh)
+            repeat = (entry, avals, self._modes[0], config, self._optimizers_now()[0])
+        object.__setattr__(self, "_last_repeat", repeat)
 
     def warmup(self, *example_inputs, threads: int = 4) -> None:
         """Compile several input signatures ahead of use; XLA compiles run in parallel threads.

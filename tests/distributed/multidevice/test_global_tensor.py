@@ -83,3 +83,26 @@ def test_module_to_global():
     fjax.distributed.module_to_global(model, P1, broadcast)
     assert model.weight.is_global and model.weight.sbp == (broadcast,)
     np.testing.assert_allclose(model(x.to_global(P1, split(0))).detach().numpy(), ref, rtol=1e-5, atol=1e-7)
+
+
+def test_graph_recompiles_for_inputs_of_another_sharding():
+    """Repeated calls skip building the signature key (``Graph._repeat``), yet the same shape
+    with another sbp is another signature: compiled anew, and computed right."""
+
+    class Eval(fjax.nn.Graph):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def build(self, x):
+            return self.model(x)
+
+    model = fjax.nn.Linear(16, 4)
+    g = Eval(model)
+    local = _local()
+    with fjax.no_grad():
+        expected = model(fjax.tensor(local)).numpy()
+    for sbp in [(split(0),), (split(0),), (broadcast,), (broadcast,)]:
+        out = g(fjax.tensor(local).to_global(P1, sbp))
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    assert len(g.compile_report()) == 2
