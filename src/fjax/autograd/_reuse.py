@@ -189,7 +189,9 @@ class Guards:
         code, env, key, reads = fn.__code__, fn.__globals__, self.key, self.reads
         defaults, kwdefaults = fn.__defaults__, _kwdefaults(fn)
         reads += [(_ATTR, fn, "__code__", code), (_ATTR, fn, "__defaults__", defaults)]
-        reads.append((_SNAPSHOT, fn, _kwdefaults, kwdefaults))
+        if fn.__kwdefaults__ is not None:  # a dict: it may change in place. None needs no guard:
+            reads.append((_SNAPSHOT, fn, _kwdefaults, kwdefaults))  # a function that traced has no
+            # keyword-only parameter without a default, which a dict assigned later could fill
         parts = ["fn", code]
         for n in _global_names(code):
             value = env.get(n, _MISSING)

@@ -603,9 +603,8 @@ def hessian(
 
 
 def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, forward: bool):
+    """vhp and hvp, on the full path (their repeats take ``_fast`` before calling this)."""
     plan_key, raw = (name, id(func)), (inputs, v)
-    if not (create_graph or strict) and (hit := _fast(plan_key, func, inputs, v)) is not None:
-        return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
     _check_inputs(inputs, name)
     if v is not None:
@@ -664,6 +663,8 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     Returns:
         ``(func_output, vhp)``, vhp shaped like ``inputs``.
     """
+    if not (create_graph or strict) and (hit := _fast(("vhp", id(func)), func, inputs, v)) is not None:
+        return hit  # checked here, not in _second_order: a call less before the dispatch
     return _second_order("vhp", func, inputs, v, create_graph, strict, forward=False)
 
 
@@ -680,4 +681,6 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     Returns:
         ``(func_output, hvp)``, hvp shaped like ``inputs``.
     """
+    if not (create_graph or strict) and (hit := _fast(("hvp", id(func)), func, inputs, v)) is not None:
+        return hit  # checked here, not in _second_order: a call less before the dispatch
     return _second_order("hvp", func, inputs, v, create_graph, strict, forward=True)
