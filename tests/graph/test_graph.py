@@ -67,6 +67,17 @@ def _data(kind, rng):
 MODELS = {"mlp": mlp, "cnn": cnn, "transformer": TinyTransformer}
 
 
+def _assert_graph_trains_like_eager(run, seed):
+    """``run(use_graph)`` returns ``(losses, state_dict)``; the graph's must be eager's."""
+    eager_losses, eager_state = run(False)
+    graph_losses, graph_state = run(True)
+    np.testing.assert_allclose(graph_losses, eager_losses, rtol=2e-5, atol=2e-6, err_msg=f"seed={seed}")
+    for k in eager_state:
+        np.testing.assert_allclose(
+            graph_state[k].numpy(), eager_state[k].numpy(), rtol=1e-4, atol=1e-5, err_msg=f"{k} seed={seed}"
+        )
+
+
 @pytest.mark.parametrize("kind", ["mlp", "cnn", "transformer"])
 def test_eager_and_graph_train_identically(kind):
     seed = np.random.randint(2**31)
@@ -98,13 +109,7 @@ def test_eager_and_graph_train_identically(kind):
                 losses.append(loss.item())
         return losses, model.state_dict()
 
-    eager_losses, eager_state = run(False)
-    graph_losses, graph_state = run(True)
-    np.testing.assert_allclose(graph_losses, eager_losses, rtol=2e-5, atol=2e-6, err_msg=f"seed={seed}")
-    for k in eager_state:
-        np.testing.assert_allclose(
-            graph_state[k].numpy(), eager_state[k].numpy(), rtol=1e-4, atol=1e-5, err_msg=f"{k} seed={seed}"
-        )
+    _assert_graph_trains_like_eager(run, seed)
 
 
 @pytest.mark.parametrize("tensor_lr", [False, True])
@@ -160,13 +165,7 @@ def test_optimizer_changes_between_graph_calls_match_eager(tensor_lr):
             losses.append(loss.item())
         return losses, model.state_dict()
 
-    eager_losses, eager_state = run(False)
-    graph_losses, graph_state = run(True)
-    np.testing.assert_allclose(graph_losses, eager_losses, rtol=2e-5, atol=2e-6, err_msg=f"seed={seed}")
-    for k in eager_state:
-        np.testing.assert_allclose(
-            graph_state[k].numpy(), eager_state[k].numpy(), rtol=1e-4, atol=1e-5, err_msg=f"{k} seed={seed}"
-        )
+    _assert_graph_trains_like_eager(run, seed)
 
 
 def test_repeated_calls_follow_module_modes_and_config():
