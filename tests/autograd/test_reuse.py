@@ -172,7 +172,7 @@ def test_modules_are_guarded(traces):
 
 def test_methods_keyword_defaults_and_partials_are_guarded(traces):
     """Places a repeated call checks by identity: a class's methods, keyword defaults changed
-    in place, a partial's keywords."""
+    in place, a partial's keywords, a function's defaults and code."""
     x = arr(3)
     X, TX = fjax.tensor(x), torch.tensor(x)
 
@@ -191,6 +191,15 @@ def test_methods_keyword_defaults_and_partials_are_guarded(traces):
     same(FAF.hessian(powered, X), TAF.hessian(lambda x: (x**2).sum(), TX), "kwdefault")
     powered.__kwdefaults__["p"] = 3
     same(FAF.hessian(powered, X), TAF.hessian(lambda x: (x**3).sum(), TX), "kwdefault changed in place")
+
+    def scaled(x, a=2.0):
+        return (x**2).sum() * a
+
+    same(FAF.hessian(scaled, X), TAF.hessian(lambda x: (x**2).sum() * 2.0, TX), "defaults")
+    scaled.__defaults__ = (3.0,)
+    same(FAF.hessian(scaled, X), TAF.hessian(lambda x: (x**2).sum() * 3.0, TX), "defaults replaced")
+    scaled.__code__ = (lambda x, a=2.0: (x**3).sum() * a).__code__
+    same(FAF.hessian(scaled, X), TAF.hessian(lambda x: (x**3).sum() * 3.0, TX), "code replaced")
 
     part = functools.partial(powered, p=2)
     same(FAF.hessian(part, X), TAF.hessian(lambda x: (x**2).sum(), TX), "partial")

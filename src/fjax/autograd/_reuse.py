@@ -96,9 +96,6 @@ _names_memo: dict = {}
 _MISSING = ("missing",)
 
 
-_ITEM, _ATTR, _CELL, _SNAPSHOT = range(4)
-
-
 def _kwdefaults(fn) -> tuple:
     return tuple(sorted((fn.__kwdefaults__ or {}).items()))
 
@@ -121,6 +118,36 @@ def _version(_) -> int:
     return modules_changed[0]
 
 
+class Reads:
+    """The mutable places a walk read, by kind, each with the object found there."""
+
+    __slots__ = ("functions", "items", "cells", "snapshots")
+
+    def __init__(self):
+        self.functions: list = []  # (function, its __code__, its __defaults__)
+        self.items: list = []  # (globals dict, name, value or _MISSING)
+        self.cells: list = []  # (closure cell, contents or _MISSING)
+        self.snapshots: list = []  # (read, obj, read(obj)): compared by value
+
+    def unchanged(self) -> bool:
+        """Whether every place still holds the object read there (this runs on every repeated
+        call of a transform: one loop per kind, no dispatch on kinds)."""
+        for fn, code, defaults in self.functions:
+            if fn.__code__ is not code or fn.__defaults__ is not defaults:
+                return False
+        for env, name, value in self.items:
+            if env.get(name, _MISSING) is not value:
+                return False
+        for cell, value in self.cells:
+            try:
+                if cell.cell_contents is not value:
+                    return False
+            except ValueError:  # empty
+                if value is not _MISSING:
+                    return False
+        return all(read(obj) == value for read, obj, value in self.snapshots)
+
+
 class Guards:
     """One walk over what a function reaches. ``collect=True`` (at trace time) also gathers
     the Tensors it finds, by the identity of their arrays, to name the program's constants.
@@ -137,7 +164,7 @@ class Guards:
         self.sources: dict | None = {} if collect else None
         self.seen: set = set()
         self.refs: list = []
-        self.reads: list = []
+        self.reads = Reads()
 
     def ident(self, obj) -> int:
         self.refs.append(obj)
@@ -162,7 +189,7 @@ class Guards:
             return ("method", self.key(obj.__func__), self.key(obj.__self__))
         if t is functools.partial:
             keywords = _keywords(obj)
-            self.reads.append((_SNAPSHOT, obj, _keywords, keywords))
+            self.reads.snapshots.append((_keywords, obj, keywords))
             return ("partial", self.key(obj.func), self.key(obj.args), self.key(keywords))
         if t is types.ModuleType or isinstance(obj, (_dtype, _device, np.dtype)):
             return self.ident(obj)
@@ -188,14 +215,14 @@ class Guards:
             return ("lib", fn.__code__, *[self.cell(c, lenient=True) for c in closure])
         code, env, key, reads = fn.__code__, fn.__globals__, self.key, self.reads
         defaults, kwdefaults = fn.__defaults__, _kwdefaults(fn)
-        reads += [(_ATTR, fn, "__code__", code), (_ATTR, fn, "__defaults__", defaults)]
+        reads.functions.append((fn, code, defaults))
         if fn.__kwdefaults__ is not None:  # a dict: it may change in place. None needs no guard:
-            reads.append((_SNAPSHOT, fn, _kwdefaults, kwdefaults))  # a function that traced has no
+            reads.snapshots.append((_kwdefaults, fn, kwdefaults))  # a function that traced has no
             # keyword-only parameter without a default, which a dict assigned later could fill
         parts = ["fn", code]
         for n in _global_names(code):
             value = env.get(n, _MISSING)
-            reads.append((_ITEM, env, n, value))
+            reads.items.append((env, n, value))
             parts.append(_MISSING if value is _MISSING else key(value))
         if closure:
             parts.append(tuple([self.cell(c) for c in closure]))
@@ -210,17 +237,17 @@ class Guards:
             value = cell.cell_contents
         except ValueError:  # an empty cell (a name assigned later)
             value = _MISSING
-        self.reads.append((_CELL, cell, None, value))
+        self.reads.cells.append((cell, value))
         return _MISSING if value is _MISSING else self.key(value, lenient)
 
     def methods(self, cls: type) -> tuple:
         """The functions a user-defined class (and its user-defined bases) defines."""
         functions = _class_functions(cls)
-        self.reads.append((_SNAPSHOT, cls, _class_functions, functions))
+        self.reads.snapshots.append((_class_functions, cls, functions))
         return tuple(self.function(v) for v in functions)
 
     def module(self, m) -> tuple:
-        self.reads.append((_SNAPSHOT, None, _version, modules_changed[0]))
+        self.reads.snapshots.append((_version, None, modules_changed[0]))
         callables = _module_callables(m, modules_changed[0])
         if self.sources is not None:
             for sub in m.modules():
@@ -304,32 +331,11 @@ class Ticket(NamedTuple):
     reads: list  # [Guards.reads of the last walk that gave ``guard``]
 
 
-def _unchanged(reads: list) -> bool:
-    """Whether every place in ``reads`` still holds the object read there."""
-    for kind, obj, name, value in reads:
-        if kind is _ITEM:
-            now = obj.get(name, _MISSING)
-        elif kind is _ATTR:
-            now = getattr(obj, name)
-        elif kind is _CELL:
-            try:
-                now = obj.cell_contents
-            except ValueError:
-                now = _MISSING
-        else:
-            if name(obj) != value:
-                return False
-            continue
-        if now is not value:
-            return False
-    return True
-
-
 def holds(ticket: Ticket, roots: tuple) -> bool:
     """Whether ``roots`` would still trace to the ticket's program (``fresh(ticket.entry)``
     gives it with its constants read now). Checks the places the last walk read; walks again
     only if one of them changed (an equal value may still give the same key)."""
-    if _unchanged(ticket.reads[0]):
+    if ticket.reads[0].unchanged():
         return True
     guards = Guards()
     try:

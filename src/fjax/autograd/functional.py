@@ -175,6 +175,14 @@ _MAX_PLANS = 256
 def _signature(inputs, v):
     """``(signature, arrays)``: tuple-ness and avals of ``inputs`` and ``v`` (None allowed),
     and their arrays; ``(None, None)`` if anything is not a Tensor."""
+    if type(inputs) is not tuple and type(v) is not tuple:  # the common case, without the loop
+        if not isinstance(inputs, Tensor) or not (v is None or isinstance(v, Tensor)):
+            return None, None
+        x = inputs._data
+        if v is None:
+            return (False, x.aval, None), [x]
+        w = v._data
+        return (False, x.aval, False, w.aval), [x, w]
     sig, arrays = [], []
     for obj in (inputs, v):
         if obj is None:
@@ -209,7 +217,7 @@ def _fast(key, func, inputs, v=None):
     if consts is None:
         return None
     outs = plan.entry.jit(*consts, *arrays)
-    if not _reuse.holds(plan.ticket, (func,)):
+    if not (plan.ticket.reads[0].unchanged() or _reuse.holds(plan.ticket, (func,))):
         return None
     return plan.post([Tensor._wrap(o) for o in outs])
 
