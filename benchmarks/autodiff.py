@@ -10,7 +10,7 @@ Rows: jacobian of g, hessian/hvp/vhp of f, for N in {100, 1000}. Columns (median
   torch.autograd.functional does; ``jax.jvp``/``jax.vjp`` of ``value_and_grad`` with the value as aux).
 
 Ratios: fjax/jax (target <= 1.2), torch AF(vectorize=False)/fjax, torch.func/fjax fresh.
-Run: ``python benchmarks/autodiff.py [--sizes 100 1000] [--budget 0.5]``.
+Run: ``python benchmarks/autodiff.py [--sizes 100 1000] [--budget 0.5] [--sync-dispatch]``.
 """
 
 from __future__ import annotations
@@ -183,13 +183,22 @@ def main() -> None:
     parser.add_argument(
         "--stat", choices=["median", "min"], default="median", help="min: best of the repeats, for a busy machine"
     )
+    parser.add_argument(
+        "--sync-dispatch",
+        action="store_true",
+        help="turn JAX's asynchronous CPU dispatch off for every column: each call then runs to "
+        "completion before returning, which shows fjax's per-call Python plainly (with async "
+        "dispatch it overlaps XLA's work, and the thread hand-offs make N=100 timings bimodal)",
+    )
     args = parser.parse_args()
+    if args.sync_dispatch:
+        jax.config.update("jax_cpu_enable_async_dispatch", False)  # before the CPU client exists
 
     print(f"# fjax functional autodiff benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}")
     print(
         f"# {platform.node()}: {platform.processor() or platform.machine()}, jax {jax.__version__} "
         f"on {jax.devices()[0].platform}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
-        f"seed {args.seed}"
+        f"seed {args.seed}{', async dispatch off' if args.sync_dispatch else ''}"
     )
     print(f"# {args.stat}s in ms; fjax/jax: fjax repeated over raw jitted JAX; AF/fjax: torch.autograd.functional")
     print("# (vectorize=False) over fjax repeated; func/fresh: torch.func over fjax with a fresh lambda per call")

@@ -25,7 +25,7 @@ Example::
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -147,7 +147,7 @@ def _finish(name, spec, program, transform, args, create_graph, post, plan=None)
     res = _compiled.call(f"functional.{name}", entry, program, args, record=create_graph)
     if plan is not None and not create_graph:
         key, func, ticket, inputs, v = plan
-        _compiled.plans[key] = _Plan(func, _signature(inputs, v)[0], ticket, entry, post)
+        _compiled.plans[key] = _repeater(func, _signature(inputs, v)[0], ticket, entry, post)
         if len(_compiled.plans) > _MAX_PLANS:
             _compiled.plans.popitem(last=False)
     return post(res)
@@ -157,16 +157,6 @@ def _finish(name, spec, program, transform, args, create_graph, post, plan=None)
 def _plan(key, func, ticket, raw, strict):
     """The ``plan`` argument of ``_finish``: None where a repeat must take the full path."""
     return None if strict or ticket is None else (key, func, ticket, *raw)
-
-
-class _Plan(NamedTuple):
-    """What a call derived from its function and input signature, kept for the next such call."""
-
-    func: Callable  # kept alive, so the key's id(func) names only it
-    sig: tuple  # _signature of inputs and v
-    ticket: _reuse.Ticket  # the traced program, while the function's guards hold
-    entry: _compiled.Compiled
-    post: Callable  # flat result Tensors -> torch's return structure
 
 
 _MAX_PLANS = 256
@@ -198,28 +188,40 @@ def _signature(inputs, v):
     return tuple(sig), arrays
 
 
-def _fast(key, func, inputs, v=None):
-    """A repeated call (same function, inputs of the same signature, nothing the function
-    reads changed) run from its plan, skipping validation, tracing and cache lookups: at N=100
-    those cost about as much as the compiled call. None: take the full path.
+def _repeater(func, sig, ticket, entry, post):
+    """``run(f, inputs, v)``: a later call like this one (the same function, inputs and ``v``
+    of signature ``sig``, nothing the function reads changed) run without validation, tracing
+    or cache lookups, which at N=100 cost about as much as the compiled call; None: take the
+    full path. What it needs is bound here once: even attribute lookups show at this scale.
 
     The computation is dispatched before the guard check, which then overlaps it: on CPU,
     Python work before a dispatch beyond ~2 µs lets XLA's worker thread fall asleep, and waking
     it costs ~25 µs. The computation is pure, so if the guards fail its result is dropped.
     """
-    plan = _compiled.plans.get(key)
-    if plan is None or plan.func is not func or trace_state.depth:
-        return None
-    sig, arrays = _signature(inputs, v)
-    if sig != plan.sig:
-        return None
-    consts = _reuse.fresh_consts(plan.ticket.entry)
-    if consts is None:
-        return None
-    outs = plan.entry.jit(*consts, *arrays)
-    if not (plan.ticket.reads[0].unchanged() or _reuse.holds(plan.ticket, (func,))):
-        return None
-    return plan.post([Tensor._wrap(o) for o in outs])
+    jit, reads, program, roots = entry.jit, ticket.reads, ticket.entry, (func,)
+    fresh_consts, holds, wrap = _reuse.fresh_consts, _reuse.holds, Tensor._wrap
+
+    def run(f, inputs, v):
+        if f is not func or trace_state.depth:
+            return None
+        s, arrays = _signature(inputs, v)
+        if s != sig:
+            return None
+        consts = fresh_consts(program)
+        if consts is None:
+            return None
+        outs = jit(*consts, *arrays)
+        if not (reads[0].unchanged() or holds(ticket, roots)):
+            return None
+        return post([wrap(o) for o in outs])
+
+    return run
+
+
+def _fast(key, func, inputs, v=None):
+    """The result of a repeated call from its plan (``_repeater``), or None."""
+    run = _compiled.plans.get(key)
+    return None if run is None else run(func, inputs, v)
 
 
 # -- strict mode ---------------------------------------------------------------------------
