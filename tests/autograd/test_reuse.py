@@ -9,6 +9,7 @@ Set FJAX_TEST_SEED to replay a failure (the seed is in every failure message).
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import random
@@ -119,7 +120,7 @@ def test_globals_and_closures_are_guarded(traces):
 
 def test_repeats_with_new_input_shapes_or_structure_are_checked_again(traces):
     """A repeated call of the same function takes a fast path; new shapes, a tuple instead of
-    a Tensor, or a bad ``v`` must still give torch's results and errors."""
+    a Tensor, a namedtuple, or a bad ``v`` must still give torch's results and errors."""
     w = arr(4, 4)
     W, TW = fjax.tensor(w), torch.tensor(w)
 
@@ -145,6 +146,17 @@ def test_repeats_with_new_input_shapes_or_structure_are_checked_again(traces):
             for name in ("hvp", "vhp"):
                 got, want = getattr(FAF, name)(g, X, V), getattr(TAF, name)(lambda x: tf(x).sum(), TX, TV)
                 same(got[1], want[1], f"{name} {shape}")
+
+    def weighted(a, b):
+        return (W @ (a * b)).sum()
+
+    pair = collections.namedtuple("pair", "a b")  # a tuple subclass: the full path every time
+    for _ in range(2):
+        a, b = arr(4), arr(4)
+        got = FAF.hessian(weighted, pair(fjax.tensor(a), fjax.tensor(b)))
+        want = TAF.hessian(lambda a, b: (TW @ (a * b)).sum(), pair(torch.tensor(a), torch.tensor(b)))
+        for i, j in [(0, 0), (0, 1), (1, 0), (1, 1)]:
+            same(got[i][j], want[i][j], f"hessian of a namedtuple, block {i}{j}")
 
     def h(x):
         return fjax.tanh(W @ x)
