@@ -145,12 +145,13 @@ def _finish(name, spec, program, transform, args, create_graph, post, plan=None)
     repeats may take the fast path (``_fast``)."""
     entry = _compiled.compiled(spec, program, transform)
     res = _compiled.call(f"functional.{name}", entry, program, args, record=create_graph)
-    sig = None if plan is None or create_graph else _signature(plan[3], plan[4])[0]
-    if sig is not None:  # None: inputs a repeat could not check (a namedtuple, ...)
-        key, func, ticket, _, _ = plan
-        _compiled.plans[key] = _repeater(func, sig, ticket, entry, post)
-        if len(_compiled.plans) > _MAX_PLANS:
-            _compiled.plans.popitem(last=False)
+    if plan is not None and not create_graph:
+        key, func, ticket, inputs, v = plan
+        sig = _signature(inputs, v)[0]
+        if sig is not None:  # None: inputs a repeat could not check (a namedtuple, ...)
+            _compiled.plans[key] = _repeater(func, sig, ticket, entry, post)
+            if len(_compiled.plans) > _MAX_PLANS:
+                _compiled.plans.popitem(last=False)
     return post(res)
 
 

@@ -352,11 +352,13 @@ class Graph:
                     raise OpError(f"nn.Graph {self.name}: input {x!r} is neither a Tensor nor hashable") from None
                 statics.append(x)
                 sig.append(x)
-        modes = self._training_modes()
-        opt_key = self._optimizers_now()[0]
-        cfg = self.config
-        key = (in_tree, tuple(sig), modes, opt_key, cfg.amp_dtype, cfg.grad_acc_steps, id(cfg.mesh))
+        key = (in_tree, tuple(sig), self._training_modes(), self._optimizers_now()[0], self._config_key())
         return key, in_tree, statics, arrays
+
+    def _config_key(self) -> tuple:
+        """The config settings that select the compiled step (part of the signature)."""
+        cfg = self.config
+        return (cfg.amp_dtype, cfg.grad_acc_steps, id(cfg.mesh))
 
     def _training_modes(self) -> tuple:
         """Every submodule's ``training`` flag (part of the signature), recomputed only after a
@@ -402,9 +404,6 @@ class Graph:
         if memo is not None and memo.counter == (gen._counter, gen._offset) and memo.unchanged(self._optimizers):
             return memo.result
         groups = [(opt, group) for opt in self._optimizers for group in opt.param_groups]
-        if memo is None or not memo.same_groups():
-            for opt in self._optimizers:
-                opt._init_state()  # a loaded or added group's parameters may have no state yet
         key = tuple(
             (
                 type(opt),
@@ -415,11 +414,13 @@ class Graph:
             )
             for opt, group in groups
         )
-        if memo is not None and key == memo.result[0]:
+        if memo is not None and key == memo.result[0] and memo.same_groups():
             key = memo.result[0]  # the same object: ``_repeat`` compares it by identity
-        elif memo is not None:
+        else:
+            # a loaded or added group's parameters may have no state yet; a parameter whose
+            # group's flags changed needs its state converted
             for opt in self._optimizers:
-                opt._init_state()  # converts the state of a parameter whose group's flags changed
+                opt._init_state()
         scalars = (np.uint32(gen._counter + gen._offset), [opt._hyper(group) for opt, group in groups])
         leaves, tree = jax.tree.flatten(scalars)
         if not all(isinstance(x, (float, int, np.generic)) for x in leaves):
@@ -462,6 +463,7 @@ class Graph:
     def __call__(self, *args, **kwargs):
         repeat = self._repeat(args, kwargs)
         if repeat is None:
+            version = modules_changed[0]  # what the signature's module modes were read at
             key, in_tree, statics, arrays = self._signature(args, kwargs)
             entry = self._lookup(key, in_tree, statics, arrays)
         else:
@@ -479,7 +481,7 @@ class Graph:
             entry.times.record(self.name, "first run", _compile.time.perf_counter() - start, self._debug_level)
             entry.first_run_done = True
         if repeat is None:
-            self._remember(entry, key, in_tree, statics, args, kwargs, arrays)
+            self._remember(entry, key, in_tree, statics, args, kwargs, arrays, version)
         for t, a in zip(state_tensors, new_state):
             t._data = a
             t._version[0] += 1
@@ -513,26 +515,19 @@ class Graph:
             if data.aval != aval or data.sharding != sharding:
                 return None
             arrays.append(data)
-        cfg = self.config
-        if (
-            modules_changed[0] != version
-            or config != (cfg.amp_dtype, cfg.grad_acc_steps, cfg.mesh)
-            or self._optimizers_now()[0] is not opt_key
-        ):
+        if modules_changed[0] != version or config != self._config_key() or self._optimizers_now()[0] is not opt_key:
             return None
         return entry, arrays
 
-    def _remember(self, entry, key, in_tree, statics, args, kwargs, arrays):
-        """Keep what ``_repeat``, ``save``, ``memory_report`` and ``stablehlo`` need of this call."""
+    def _remember(self, entry, key, in_tree, statics, args, kwargs, arrays, version):
+        """Keep what ``_repeat``, ``save``, ``memory_report`` and ``stablehlo`` need of this call
+        (``version``: ``modules_changed`` when its signature was read)."""
         object.__setattr__(self, "_last_key", key)
         object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
         repeat = None
         if not kwargs and all(isinstance(a, Tensor) for a in args):
-            cfg = self.config
             avals = tuple((a._data.aval, a._data.sharding) for a in args)
-            self._training_modes()  # brings the cached modes up to date
-            config = (cfg.amp_dtype, cfg.grad_acc_steps, cfg.mesh)
-            repeat = (entry, avals, self._modes[0], config, self._optimizers_now()[0])
+            repeat = (entry, avals, version, self._config_key(), self._optimizers_now()[0])
         object.__setattr__(self, "_last_repeat", repeat)
 
     def warmup(self, *example_inputs, threads: int = 4) -> None:
