@@ -118,6 +118,32 @@ def test_globals_and_closures_are_guarded(traces):
         same(FAF.hessian(h, X), TAF.hessian(lambda x: (x**power).sum(), TX), f"power={power}")  # noqa: B023
 
 
+def test_closure_cells_filled_and_emptied_are_seen(traces):
+    """A closure variable assigned after the function was traced, then deleted again."""
+
+    def stages():
+        def h(x):
+            try:
+                factor = k
+            except NameError:  # k is not assigned (yet, or any more)
+                factor = 1.0
+            return (x**3).sum() * factor
+
+        yield h, 1.0
+        k = 3.0
+        yield h, k
+        del k
+        yield h, 1.0
+
+    x = arr(3)
+    X, TX = fjax.tensor(x), torch.tensor(x)
+    for h, factor in stages():
+        for _ in range(2):  # the second call is a repeat (the fast path)
+            want = TAF.hessian(lambda x: (x**3).sum() * factor, TX)  # noqa: B023 - called here
+            same(FAF.hessian(h, X), want, f"factor {factor}")
+    assert len(traces) == 2, "emptied again, the cell gives the first program back"
+
+
 def test_repeats_with_new_input_shapes_or_structure_are_checked_again(traces):
     """A repeated call of the same function takes a fast path; new shapes, a tuple instead of
     a Tensor, a namedtuple, or a bad ``v`` must still give torch's results and errors."""
@@ -180,6 +206,32 @@ def test_modules_are_guarded(traces):
     tm[1] = torch.nn.Sigmoid()
     same(FAF.jacobian(m, X.float()), TAF.jacobian(tm, TX), "after replacing a layer")
     assert len(traces) == 2
+
+
+def test_constants_converted_in_place_are_seen_by_repeats(traces):
+    """``module.double()`` changes its parameters' dtype in place (the same Tensors). A repeated
+    call dispatches before it checks its constants: that dispatch fails (its program takes
+    float32) or its result is dropped, and the call traces the function again."""
+    lin, tlin = fjax.nn.Linear(3, 3), torch.nn.Linear(3, 3)
+    lin.weight.data = fjax.tensor(tlin.weight.detach().numpy())
+    x, v = arr(3), arr(3)
+    X, V = fjax.tensor(x), fjax.tensor(v)
+    TX, TV = torch.tensor(x), torch.tensor(v)
+
+    def f(x, W=lin.weight):
+        return fjax.tanh(x * W.double().sum()).sum()
+
+    def tf(x, W=tlin.weight):
+        return torch.tanh(x * W.double().sum()).sum()
+
+    for dtype in (torch.float32, torch.float32, torch.float64, torch.float64):
+        lin.to(fjax.float64 if dtype == torch.float64 else fjax.float32)
+        tlin.to(dtype)
+        for name in ("hvp", "vhp"):
+            (out, got), (t_out, want) = getattr(FAF, name)(f, X, V), getattr(TAF, name)(tf, TX, TV)
+            same(got, want, f"{name} with {dtype} parameters")
+            same(out, t_out, f"{name}'s value with {dtype} parameters")
+    assert len(traces) == 4, "each transform traces once per parameter dtype"
 
 
 def test_methods_keyword_defaults_and_partials_are_guarded(traces):

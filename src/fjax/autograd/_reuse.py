@@ -24,6 +24,7 @@ Tensor holds is traced on every call instead. Python side effects of a reused fu
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import types
 from collections import OrderedDict
@@ -80,7 +81,7 @@ def _global_names(code: types.CodeType) -> tuple[str, ...]:
     hit = _names_memo.get(id(code))
     if hit is not None and hit[0] is code:
         return hit[1]
-    names = set(code.co_names)
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS}  # not attribute names
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names.update(_global_names(const))
@@ -91,6 +92,7 @@ def _global_names(code: types.CodeType) -> tuple[str, ...]:
 
 
 _names_memo: dict = {}
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
 
 
 _MISSING = ("missing",)
@@ -118,34 +120,70 @@ def _version(_) -> int:
     return modules_changed[0]
 
 
-class Reads:
-    """The mutable places a walk read, by kind, each with the object found there."""
+def generated(name: str, params: str, expression: str, bound: dict) -> Callable:
+    """A function ``name(params)`` returning ``expression``, Python source over ``params`` and
+    the names in ``bound``; False where evaluating it raises ValueError (an emptied cell).
 
-    __slots__ = ("functions", "items", "cells", "snapshots")
+    The per-call work of repeated calls is generated like this (as torch.dynamo does its
+    guards): one expression with every object a fast local (a default argument) checks a
+    place in ~30 ns, several times faster than a loop over a list of places.
+    """
+    signature = ", ".join([params] * bool(params) + [f"{k}={k}" for k in bound])
+    src = f"def {name}({signature}):\n    try:\n        return {expression}\n"
+    src += "    except ValueError:\n        return False\n"
+    namespace: dict = {}
+    exec(compile(src, f"<fjax generated {name}>", "exec"), dict(bound), namespace)  # noqa: S102
+    return namespace[name]
+
+
+def _empty(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - raises ValueError where the cell is empty
+    except ValueError:
+        return True
+    return False
+
+
+class Reads:
+    """The mutable places a walk read, by kind, each with the object found there.
+
+    ``unchanged()`` says whether every place still holds the object read there; it runs on
+    every repeated call of a transform, so its first call replaces it by a generated check.
+    """
+
+    __slots__ = ("functions", "items", "cells", "snapshots", "unchanged")
 
     def __init__(self):
         self.functions: list = []  # (function, its __code__, its __defaults__)
         self.items: list = []  # (globals dict, name, value or _MISSING)
         self.cells: list = []  # (closure cell, contents or _MISSING)
         self.snapshots: list = []  # (read, obj, read(obj)): compared by value
+        self.unchanged: Callable[[], bool] = self._first_check
 
-    def unchanged(self) -> bool:
-        """Whether every place still holds the object read there (this runs on every repeated
-        call of a transform: one loop per kind, no dispatch on kinds)."""
+    def _first_check(self) -> bool:
+        self.unchanged = self._generate()
+        return self.unchanged()
+
+    def _generate(self) -> Callable[[], bool]:
+        bound: dict = {"_MISSING": _MISSING, "_empty": _empty}
+        terms: list = []
+
+        def bind(obj) -> str:
+            name = f"o{len(bound)}"
+            bound[name] = obj
+            return name
+
         for fn, code, defaults in self.functions:
-            if fn.__code__ is not code or fn.__defaults__ is not defaults:
-                return False
+            f = bind(fn)
+            terms.append(f"{f}.__code__ is {bind(code)} and {f}.__defaults__ is {bind(defaults)}")
         for env, name, value in self.items:
-            if env.get(name, _MISSING) is not value:
-                return False
-        for cell, value in self.cells:
-            try:
-                if cell.cell_contents is not value:
-                    return False
-            except ValueError:  # empty
-                if value is not _MISSING:
-                    return False
-        return all(read(obj) == value for read, obj, value in self.snapshots)
+            terms.append(f"{bind(env)}.get({bind(name)}, _MISSING) is {bind(value)}")
+        for cell, value in self.cells:  # a full cell emptied since raises ValueError: False
+            c = bind(cell)
+            terms.append(f"_empty({c})" if value is _MISSING else f"{c}.cell_contents is {bind(value)}")
+        for read, obj, value in self.snapshots:
+            terms.append(f"{bind(read)}({bind(obj)}) == {bind(value)}")
+        return generated("unchanged", "", " and ".join(terms) or "True", bound)
 
 
 class Guards:
@@ -295,8 +333,8 @@ def _module_callables(m, version: int) -> tuple:
 class _Entry(NamedTuple):
     program: Program
     side: object  # what the caller derived while tracing (output structure, ...)
-    slots: tuple  # per constant: the Tensor to read it from, or None (a fixed value)
-    avals: tuple  # per constant: its aval at trace time
+    read: Callable[[], list]  # the program's constants read now (see _const_readers)
+    fits: Callable[[list], bool]  # whether constants read have the avals traced with
     refs: list  # what the key names by id, kept alive
 
 
@@ -304,27 +342,35 @@ _entries: OrderedDict = OrderedDict()
 _MAX_ENTRIES = 512
 
 
-def fresh_consts(entry: _Entry) -> list | None:
-    """The entry's program's constants read from their Tensors now (None: shapes changed)."""
-    consts = list(entry.program.consts)
-    for i, (tensor, aval) in enumerate(zip(entry.slots, entry.avals)):
-        if tensor is not None:
-            data = consts[i] = tensor._data
-            if data.aval is not aval and data.aval != aval:  # an array keeps its aval object
-                return None
-    return consts
+def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
+    """``(read, fits)`` for a program's constants; ``slots``: per constant, the Tensor that
+    holds it (read afresh on each call) or None (a fixed value). ``read()`` is unchecked so a
+    repeated call can dispatch first and check ``fits(consts)`` while the computation runs."""
+    bound: dict = {}
+    items, checks = [], []
+    for i, (tensor, c) in enumerate(zip(slots, consts)):
+        if tensor is None:
+            items.append(f"c{i}")
+            bound[f"c{i}"] = c
+        else:
+            items.append(f"t{i}._data")
+            checks.append(f"(consts[{i}].aval is a{i} or consts[{i}].aval == a{i})")  # arrays keep their aval
+            bound[f"t{i}"], bound[f"a{i}"] = tensor, c.aval
+    read = generated("read", "", f"[{', '.join(items)}]", bound)
+    fits = generated("fits", "consts", " and ".join(checks) or "True", bound)
+    return read, fits
 
 
 def fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
-    consts = fresh_consts(entry)
-    return None if consts is None else entry.program._replace(consts=consts)
+    consts = entry.read()
+    return entry.program._replace(consts=consts) if entry.fits(consts) else None
 
 
 class Ticket(NamedTuple):
     """A reusable program, the guard key of the roots it was traced from and the places that
     key read (see ``Guards.reads``): a caller that keeps it can check the roots with ``holds``
-    and get the program with ``fresh(ticket.entry)``, without the cache lookup."""
+    and read the program's constants with ``ticket.entry.read``, without the cache lookup."""
 
     guard: Hashable
     entry: _Entry
@@ -377,14 +423,13 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     result = side()
     if _random.draws[0] != draws or modules_changed[0] != version:
         return program, result, None  # random keys drawn or modules changed while tracing: not reusable
-    slots, avals = [], []
+    slots = []
     for c in program.consts:
         tensor = guards.sources.get(id(c))
         if tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
             return program, result, None  # an array no guarded Tensor holds
         slots.append(tensor)
-        avals.append(c.aval if tensor is not None else None)
-    entry = _entries[key] = _Entry(program, result, tuple(slots), tuple(avals), guards.refs)
+    entry = _entries[key] = _Entry(program, result, *_const_readers(program.consts, slots), guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
     return program, result, Ticket(guard, entry, [walk.reads])

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import math
+import operator
 from typing import Callable
 
 import jax
@@ -141,8 +142,8 @@ def _program_fn(program):
 
 def _finish(name, spec, program, transform, args, create_graph, post, plan=None):
     """Evaluate compiled (recorded on the tape when create_graph); ``post`` gives the flat
-    results torch's structure. ``plan``: ``(key, func, ticket, inputs, v)`` of a call whose
-    repeats may take the fast path (``_fast``)."""
+    results (a tuple of Tensors) torch's structure (None: they have it already). ``plan``:
+    ``(key, func, ticket, inputs, v)`` of a call whose repeats may take the fast path."""
     entry = _compiled.compiled(spec, program, transform)
     res = _compiled.call(f"functional.{name}", entry, program, args, record=create_graph)
     if plan is not None and not create_graph:
@@ -152,7 +153,7 @@ def _finish(name, spec, program, transform, args, create_graph, post, plan=None)
             _compiled.plans[key] = _repeater(func, sig, ticket, entry, post)
             if len(_compiled.plans) > _MAX_PLANS:
                 _compiled.plans.popitem(last=False)
-    return post(res)
+    return res if post is None else post(res)
 
 
 # -- repeated calls ------------------------------------------------------------------------
@@ -196,12 +197,15 @@ def _repeater(func, sig, ticket, entry, post):
     or cache lookups, which at N=100 cost about as much as the compiled call; None: take the
     full path. What it needs is bound here once: even attribute lookups show at this scale.
 
-    The computation is dispatched before the guard check, which then overlaps it: on CPU,
-    Python work before a dispatch beyond ~2 µs lets XLA's worker thread fall asleep, and waking
-    it costs ~25 µs. The computation is pure, so if the guards fail its result is dropped.
+    Only the inputs' signature is checked before the dispatch; the constants' shapes and the
+    guards are checked while the computation runs: on CPU, Python work before a dispatch
+    beyond ~2 µs lets XLA's worker thread fall asleep, and waking it costs ~25 µs. The
+    computation is pure, so if a check fails its result is dropped (a constant of a new shape
+    may also make the dispatch itself fail, or compile for that shape: it is rare, as Tensors
+    keep their shapes, and the full path then traces the function again).
     """
-    jit, reads, program, roots = entry.jit, ticket.reads, ticket.entry, (func,)
-    fresh_consts, holds, wrap = _reuse.fresh_consts, _reuse.holds, Tensor._wrap
+    jit, reads, read, fits, roots = entry.jit, ticket.reads, ticket.entry.read, ticket.entry.fits, (func,)
+    holds, wrap = _reuse.holds, Tensor._wrap
 
     def run(f, inputs, v):
         if f is not func or trace_state.depth:
@@ -209,13 +213,15 @@ def _repeater(func, sig, ticket, entry, post):
         s, arrays = _signature(inputs, v)
         if s != sig:
             return None
-        consts = fresh_consts(program)
-        if consts is None:
+        consts = read()
+        try:
+            outs = jit(*consts, *arrays)
+        except Exception:  # a constant of a new shape the program cannot take (fits says no)
             return None
-        outs = jit(*consts, *arrays)
-        if not (reads[0].unchanged() or holds(ticket, roots)):
+        if not (fits(consts) and (reads[0].unchanged() or holds(ticket, roots))):
             return None
-        return post([wrap(o) for o in outs])
+        res = tuple([wrap(o) for o in outs])
+        return res if post is None else post(res)
 
     return run
 
@@ -377,6 +383,9 @@ def _hessian_transform(n: int, forward: bool):
     return transform
 
 
+_first = operator.itemgetter(0)
+
+
 def _nest(flat, rows: int, cols: int):
     return tuple(tuple(flat[i * cols : (i + 1) * cols]) for i in range(rows))
 
@@ -431,6 +440,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     def post(res):
         return _tuple_postprocess(res[:n_out], is_outputs_tuple), _tuple_postprocess(res[n_out:], is_inputs_tuple)
 
+    if not (is_outputs_tuple or is_inputs_tuple):
+        post = None  # (output, vjp): the flat results
     spec, args = ("vjp", n, v is not None), [*inputs, *(v or ())]
     plan = _plan(plan_key, func, ticket, raw, strict)
     return _finish("vjp", spec, program, transform, args, create_graph, post, plan)
@@ -485,6 +496,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     def post(res):
         return _tuple_postprocess(res[:n_out], is_outputs_tuple), _tuple_postprocess(res[n_out:], is_outputs_tuple)
 
+    if not is_outputs_tuple:
+        post = None  # (output, jvp): the flat results
     spec, args = ("jvp", n, v is not None, by_vjp), [*inputs, *(v or ())]
     plan = _plan(plan_key, func, ticket, raw, strict)
     return _finish("jvp", spec, program, transform, args, create_graph, post, plan)
@@ -553,6 +566,8 @@ def jacobian(
     def post(flat):
         return _tuple_postprocess(_nest(flat, n_out, n), (is_outputs_tuple, is_inputs_tuple))
 
+    if not (is_outputs_tuple or is_inputs_tuple):
+        post = _first
     plan = _plan(plan_key, func, ticket, raw, strict)
     return _finish("jacobian", ("jacobian", n, forward), program, transform, inputs, create_graph, post, plan)
 
@@ -610,6 +625,8 @@ def hessian(
     def post(flat):
         return _tuple_postprocess(_nest(flat, n, n), (is_inputs_tuple, is_inputs_tuple))
 
+    if not is_inputs_tuple:
+        post = _first
     plan = _plan(plan_key, func, ticket, raw, strict)
     return _finish("hessian", ("hessian", n, forward), program, transform, inputs, create_graph, post, plan)
 
@@ -657,6 +674,8 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
     def post(res):
         return res[0], _tuple_postprocess(res[1:], is_inputs_tuple)
 
+    if not is_inputs_tuple:
+        post = None  # (output, product): the flat results
     spec, args = (name, n, v is not None, by_vjp), [*inputs, *(v or ())]
     plan = _plan(plan_key, func, ticket, raw, strict)
     return _finish(name, spec, program, transform, args, create_graph, post, plan)
