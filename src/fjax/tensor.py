@@ -259,8 +259,7 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # by identity, in C: optimizers and caches key dicts by Tensors
 
     def __repr__(self):
         return _repr(self)

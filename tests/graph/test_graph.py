@@ -169,7 +169,7 @@ def test_optimizer_changes_between_graph_calls_match_eager(tensor_lr):
 
 
 def test_repeated_calls_follow_module_modes_and_config():
-    """Repeated calls skip building the signature key (``Graph._repeat``), yet a module switched
+    """Repeated calls skip building the signature key (``Graph._repeater``), yet a module switched
     to eval, or a config change, between two calls with the same inputs still takes effect."""
 
     class Eval(Graph):

@@ -32,6 +32,7 @@ from typing import Callable, Hashable, NamedTuple
 
 import numpy as np
 
+from .. import _codegen
 from .. import random as _random
 from .._tracing import trace_state
 from ..device import device as _device
@@ -122,18 +123,10 @@ def _version(_) -> int:
 
 def generated(name: str, params: str, expression: str, bound: dict) -> Callable:
     """A function ``name(params)`` returning ``expression``, Python source over ``params`` and
-    the names in ``bound``; False where evaluating it raises ValueError (an emptied cell).
-
-    The per-call work of repeated calls is generated like this (as torch.dynamo does its
-    guards): one expression with every object a fast local (a default argument) checks a
-    place in ~30 ns, several times faster than a loop over a list of places.
-    """
-    signature = ", ".join([params] * bool(params) + [f"{k}={k}" for k in bound])
-    src = f"def {name}({signature}):\n    try:\n        return {expression}\n"
-    src += "    except ValueError:\n        return False\n"
-    namespace: dict = {}
-    exec(compile(src, f"<fjax generated {name}>", "exec"), dict(bound), namespace)  # noqa: S102
-    return namespace[name]
+    the names in ``bound`` (see ``fjax._codegen``); False where evaluating it raises ValueError
+    (an emptied closure cell)."""
+    body = ["try:", f"    return {expression}", "except ValueError:", "    return False"]
+    return _codegen.function(name, params, body, bound)
 
 
 def _empty(cell) -> bool:

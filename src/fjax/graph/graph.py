@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _codegen
 from .._tracing import tracing
 from ..autograd._reuse import modules_changed
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -40,7 +41,10 @@ def _is_tensor(x) -> bool:
 
 @dataclass
 class _Compiled:
-    """One cached executable and what its trace learned."""
+    """One cached executable, what its trace learned, and (``__post_init__``) its generated
+    per-call work: ``read()`` gives the state and optimizer-state arguments, ``write(state,
+    opt_states)`` puts the results back into the Tensors and optimizers, ``unwrap(outputs)``
+    gives ``build``'s return structure (see ``fjax._codegen``)."""
 
     compiled: object
     lowered: object
@@ -50,6 +54,34 @@ class _Compiled:
     plan: list
     layout: dict | None
     first_run_done: bool = False
+
+    def __post_init__(self):
+        bound: dict = {}
+
+        def bind(prefix, obj):
+            bound[f"{prefix}{len(bound)}"] = obj
+            return f"{prefix}{len(bound) - 1}"
+
+        tensors = [bind("t", t) for t in self.state_tensors]
+        groups = [(bind("o", opt), [bind("p", p) for p in group["params"]]) for opt, group, _ in self.plan]
+        state = ", ".join(f"{t}._data" for t in tensors)
+        opt_states = ", ".join(f"[{', '.join(f'{o}._state[{p}]' for p in ps)}]" for o, ps in groups)
+        self.read = _codegen.function("read", "", [f"return [{state}], [{opt_states}]"], bound)
+        body = [f"{t}._data = state[{i}]; {t}._version[0] += 1" for i, t in enumerate(tensors)]
+        for g, (o, ps) in enumerate(groups):
+            body += [f"s = {o}._state"] + [f"s[{p}] = opt_states[{g}][{i}]" for i, p in enumerate(ps)]
+        self.write = _codegen.function("write", "state, opt_states", body or ["pass"], bound)
+        out_tree, out_static = self.record["out_tree"], self.record["out_static"]
+        if out_static == [None] and out_tree == jax.tree_util.tree_structure(0):  # one Tensor
+            self.unwrap = lambda outputs: Tensor._wrap(outputs[0])
+        else:
+
+            def unwrap(outputs):
+                it = iter(outputs)
+                flat = [Tensor._wrap(next(it)) if s is None else s for s in out_static]
+                return jax.tree_util.tree_unflatten(out_tree, flat)
+
+            self.unwrap = unwrap
 
 
 class Graph:
@@ -415,7 +447,7 @@ class Graph:
             for opt, group in groups
         )
         if memo is not None and key == memo.result[0] and memo.same_groups():
-            key = memo.result[0]  # the same object: ``_repeat`` compares it by identity
+            key = memo.result[0]  # the same object: a repeat (``_repeater``) compares it by identity
         else:
             # a loaded or added group's parameters may have no state yet; a parameter whose
             # group's flags changed needs its state converted
@@ -461,74 +493,82 @@ class Graph:
         return entry
 
     def __call__(self, *args, **kwargs):
-        repeat = self._repeat(args, kwargs)
-        if repeat is None:
-            version = modules_changed[0]  # what the signature's module modes were read at
-            key, in_tree, statics, arrays = self._signature(args, kwargs)
-            entry = self._lookup(key, in_tree, statics, arrays)
-        else:
-            entry, arrays = repeat
-        state_tensors, plan = entry.state_tensors, entry.plan
-        call_args = self._args(state_tensors, plan, arrays, entry.layout, self._opt_memo.result)
+        repeat = self.__dict__.get("_repeat")
+        hit = None if repeat is None else repeat(args, kwargs)
+        if hit is not None:
+            entry, call_args = hit
+            return self._after(entry, entry.compiled(*call_args))
+        version = modules_changed[0]  # what the signature's module modes were read at
+        key, in_tree, statics, arrays = self._signature(args, kwargs)
+        entry = self._lookup(key, in_tree, statics, arrays)
+        call_args = self._args(entry.state_tensors, entry.plan, arrays, entry.layout, self._opt_memo.result)
         first = not entry.first_run_done
         if first:
             call_args = _distinct_buffers(call_args)
         start = _compile.time.perf_counter()
-        new_state, new_opt, outputs = entry.compiled(*call_args)
-        # everything below overlaps the step; everything above delays it
+        results = entry.compiled(*call_args)
         if first:
-            jax.block_until_ready(outputs)
+            jax.block_until_ready(results[2])
             entry.times.record(self.name, "first run", _compile.time.perf_counter() - start, self._debug_level)
             entry.first_run_done = True
-        if repeat is None:
-            self._remember(entry, key, in_tree, statics, args, kwargs, arrays, version)
-        for t, a in zip(state_tensors, new_state):
-            t._data = a
-            t._version[0] += 1
-        for (opt, group, _), states in zip(plan, new_opt):
-            for p, s in zip(group["params"], states):
-                opt._state[p] = s
+        self._remember(entry, key, in_tree, statics, args, kwargs, arrays, version)
+        return self._after(entry, results)
+
+    def _after(self, entry, results):
+        """Everything after the dispatch (it overlaps the step; everything before delays it):
+        the new state into the Tensors and optimizers, the RNG stream and schedulers advanced,
+        the next call's optimizer read, ``build``'s outputs wrapped."""
+        new_state, new_opt, outputs = results
+        entry.write(new_state, new_opt)
         default_generator._counter += entry.record["draws"]
         for sch in self._lr_schedulers:
             sch.step()
         self._optimizers_now()  # the next call's, while this one runs
-        it = iter(outputs)
-        flat = [Tensor._wrap(next(it)) if s is None else s for s in entry.record["out_static"]]
-        return jax.tree_util.tree_unflatten(entry.record["out_tree"], flat)
-
-    def _repeat(self, args, kwargs):
-        """``(entry, arrays)`` for a call like the last one, checked without building its key:
-        positional Tensors of the same avals and shardings, and the same module modes, config
-        and optimizer structure. None otherwise (``_signature`` and ``_lookup`` decide).
-
-        This runs before the dispatch: on CPU, microseconds of Python there cost several times
-        their length, as XLA's idle worker threads fall asleep and must be woken."""
-        last = self.__dict__.get("_last_repeat")
-        if last is None or kwargs or len(args) != len(last[1]):
-            return None
-        entry, avals, version, config, opt_key = last
-        arrays = []
-        for a, (aval, sharding) in zip(args, avals):
-            if not isinstance(a, Tensor):
-                return None
-            data = a._data
-            if data.aval != aval or data.sharding != sharding:
-                return None
-            arrays.append(data)
-        if modules_changed[0] != version or config != self._config_key() or self._optimizers_now()[0] is not opt_key:
-            return None
-        return entry, arrays
+        return entry.unwrap(outputs)
 
     def _remember(self, entry, key, in_tree, statics, args, kwargs, arrays, version):
-        """Keep what ``_repeat``, ``save``, ``memory_report`` and ``stablehlo`` need of this call
-        (``version``: ``modules_changed`` when its signature was read)."""
+        """Keep what ``save``, ``memory_report`` and ``stablehlo`` need of this call
+        (``version``: ``modules_changed`` when its signature was read), and ``_repeat``, the
+        check that lets a call like this one skip building its key."""
         object.__setattr__(self, "_last_key", key)
         object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
         repeat = None
-        if not kwargs and all(isinstance(a, Tensor) for a in args):
+        if not kwargs and entry.layout is None and all(isinstance(a, Tensor) for a in args):
             avals = tuple((a._data.aval, a._data.sharding) for a in args)
-            repeat = (entry, avals, version, self._config_key(), self._optimizers_now()[0])
-        object.__setattr__(self, "_last_repeat", repeat)
+            repeat = self._repeater(entry, avals, version, self._config_key(), self._optimizers_now()[0])
+        object.__setattr__(self, "_repeat", repeat)
+
+    def _repeater(self, entry, avals, version, config, opt_key):
+        """``repeat(args, kwargs)``: ``(entry, call_args)`` for a call like the last one
+        (positional Tensors of the same avals and shardings, the same module modes, config
+        and optimizer structure), checked without building its key; None otherwise
+        (``_signature`` and ``_lookup`` decide).
+
+        This runs before the dispatch: on CPU, microseconds of Python there cost several times
+        their length, as XLA's worker threads spin or sleep meanwhile; so everything it needs
+        is bound here once."""
+        n, read, gen, now = len(avals), entry.read, default_generator, self._optimizers_now
+
+        def repeat(args, kwargs):
+            if kwargs or len(args) != n:
+                return None
+            arrays = []
+            for a, (aval, sharding) in zip(args, avals):
+                if not isinstance(a, Tensor):
+                    return None
+                data = a._data
+                if data.aval is not aval and data.aval != aval:
+                    return None
+                if data.sharding is not sharding and data.sharding != sharding:
+                    return None
+                arrays.append(data)
+            optimizers = now()
+            if modules_changed[0] != version or optimizers[0] is not opt_key or self._config_key() != config:
+                return None
+            state, opt_states = read()
+            return entry, (state, opt_states, (gen.base_key_data(), optimizers[1]), optimizers[2], arrays)
+
+        return repeat
 
     def warmup(self, *example_inputs, threads: int = 4) -> None:
         """Compile several input signatures ahead of use; XLA compiles run in parallel threads.
@@ -656,12 +696,17 @@ class _OptimizersMemo:
         return len(now) == len(self.groups) and all(g is h for g, (h, _) in zip(now, self.groups))
 
     def unchanged(self, optimizers) -> bool:
-        return (
-            self.reusable
-            and len(optimizers) == len(self.lists)
-            and all(opt.param_groups is gs and len(gs) == n for opt, gs, n in self.lists)
-            and all(len(g) == len(vals) and all(map(operator.is_, g.values(), vals)) for g, vals in self.groups)
-        )
+        """Whether the optimizers' ``param_groups`` and every group entry are the objects read
+        (plain loops: this runs before every repeated call's dispatch)."""
+        if not self.reusable or len(optimizers) != len(self.lists):
+            return False
+        for opt, groups, n in self.lists:
+            if opt.param_groups is not groups or len(groups) != n:
+                return False
+        for group, values in self.groups:
+            if len(group) != len(values) or not all(map(operator.is_, group.values(), values)):
+                return False
+        return True
 
 
 _NOT_HYPER = ("params", "param_names")
