@@ -82,7 +82,7 @@ class _Cache:
 _cache = _Cache(maxsize=512)
 
 plans: OrderedDict = OrderedDict()
-"""The public functions' plans for repeated calls (see ``functional._fast``), cleared with the cache."""
+"""The public functions' plans for repeated calls (see ``functional._repeater``), cleared with the cache."""
 
 
 def cache_info() -> CacheInfo:

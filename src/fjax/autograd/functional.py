@@ -5,7 +5,7 @@ other captured tensors are constants), then runs ``jax.vjp`` / ``jax.jvp`` / ``j
 ``jax.jacfwd`` of it compiled, caching the executable by the traced program, so a freshly
 created but identical lambda does not recompile. The traced program itself is reused while the
 function's guards hold (``_reuse``), and a repeated call of the same function on inputs of the
-same signature goes straight to the compiled call (``_fast``). Signatures, return
+same signature goes straight to the compiled call (``_repeater``). Signatures, return
 structures, validation and ``strict`` behaviour follow torch. With ``create_graph=True`` the
 results are one tape node whose VJP is JAX's, so ``autograd.grad``/``backward`` differentiate
 them again.
@@ -31,6 +31,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from .. import _codegen
 from .._tracing import trace_state
 from ..tensor import Tensor
 from . import _compiled, _reuse, _trace
@@ -148,9 +149,9 @@ def _finish(name, spec, program, transform, args, create_graph, post, plan=None)
     res = _compiled.call(f"functional.{name}", entry, program, args, record=create_graph)
     if plan is not None and not create_graph:
         key, func, ticket, inputs, v = plan
-        sig = _signature(inputs, v)[0]
-        if sig is not None:  # None: inputs a repeat could not check (a namedtuple, ...)
-            _compiled.plans[key] = _repeater(func, sig, ticket, entry, post)
+        run = _repeater(key, func, inputs, v, ticket, entry, len(res), post)
+        if run is not None:  # None: inputs a repeat could not check (a namedtuple, ...)
+            _compiled.plans[key] = run
             if len(_compiled.plans) > _MAX_PLANS:
                 _compiled.plans.popitem(last=False)
     return res if post is None else post(res)
@@ -163,73 +164,72 @@ def _plan(key, func, ticket, raw, strict):
 
 
 _MAX_PLANS = 256
+_plans_get = _compiled.plans.get  # a repeat's first step: one call less
 
 
-def _signature(inputs, v):
-    """``(signature, arrays)``: tuple-ness and avals of ``inputs`` and ``v`` (None allowed),
-    and their arrays; ``(None, None)`` if anything is not a Tensor."""
-    if type(inputs) is not tuple and type(v) is not tuple:  # the common case, without the loop
-        if not isinstance(inputs, Tensor) or not (v is None or isinstance(v, Tensor)):
-            return None, None
-        x = inputs._data
-        if v is None:
-            return (False, x.aval, None), [x]
-        w = v._data
-        return (False, x.aval, False, w.aval), [x, w]
-    sig, arrays = [], []
-    for obj in (inputs, v):
+def _repeater(key, func, inputs, v, ticket, entry, n_out, post):
+    """``run(f, inputs, v)``: a later call like this one (the same function; inputs and ``v``
+    of the same structure, shapes and dtypes; nothing the function reads changed) run without
+    validation, tracing or cache lookups, which at N=100 cost about as much as the compiled
+    call; None from ``run``: take the full path. None here: ``inputs`` or ``v`` hold what a
+    repeat cannot check (a namedtuple, ...).
+
+    ``run`` is generated for this call's structure (``fjax._codegen``) when first used, as on
+    CPU Python work before a dispatch costs several times its length (XLA's worker threads
+    spin or sleep meanwhile, and Python runs from cold caches). Only the inputs are checked
+    before the dispatch; the constants' shapes and the guards are checked while the
+    computation runs. It is pure, so if a check fails its result is dropped (a constant of a
+    new shape may also make the dispatch fail, or compile for that shape: rare, as Tensors
+    keep their shapes; the full path then traces the function again).
+    """
+    cached = ticket.entry
+    bound = dict(func=func, trace_state=trace_state, T=Tensor, jit=entry.jit, read=cached.read, fits=cached.fits)
+    bound.update(reads=ticket.reads, holds=_reuse.holds, ticket=ticket, roots=(func,), wrap=Tensor._wrap, post=post)
+    structure, arrays, avals = [], [], []
+    for name, obj in (("inputs", inputs), ("v", v)):
         if obj is None:
-            sig.append(None)
+            structure.append(f"{name} is None")
             continue
         is_tuple = type(obj) is tuple
-        sig.append(is_tuple)
-        for t in obj if is_tuple else (obj,):
+        items = obj if is_tuple else (obj,)
+        if is_tuple:
+            structure.append(f"type({name}) is tuple and len({name}) == {len(obj)}")
+        for i, t in enumerate(items):
             if not isinstance(t, Tensor):
-                return None, None
-            arrays.append(t._data)
-            sig.append(t._data.aval)
-    return tuple(sig), arrays
+                return None
+            where = f"{name}[{i}]" if is_tuple else name
+            x, a = f"x{len(arrays)}", f"a{len(arrays)}"
+            bound[a] = t._data.aval
+            structure.append(f"isinstance({where}, T)")
+            arrays.append(f"{x} = {where}._data")
+            avals.append(f"({x}.aval is {a} or {x}.aval == {a})")
+    xs = "".join(f"x{i}, " for i in range(len(arrays)))
+    results = "(" + "".join(f"wrap(outs[{i}]), " for i in range(n_out)) + ")"
+    body = [
+        "if f is not func or trace_state.depth:",
+        "    return None",
+        f"if not ({' and '.join(structure)}):",
+        "    return None",
+        *arrays,
+        f"if not ({' and '.join(avals) or 'True'}):",
+        "    return None",
+        "consts = read()",
+        "try:",
+        f"    outs = jit(*consts, {xs})",
+        "except Exception:  # a constant of a new shape the program cannot take (fits says no)",
+        "    return None",
+        "if not (fits(consts) and (reads[0].unchanged() or holds(ticket, roots))):",
+        "    return None",
+        f"return {results}" if post is None else f"return post({results})",
+    ]
 
+    def first(f, inputs, v):  # generated on first use: a fresh lambda on every call never repeats
+        run = _codegen.function("run", "f, inputs, v", body, bound)
+        if _compiled.plans.get(key) is first:
+            _compiled.plans[key] = run
+        return run(f, inputs, v)
 
-def _repeater(func, sig, ticket, entry, post):
-    """``run(f, inputs, v)``: a later call like this one (the same function, inputs and ``v``
-    of signature ``sig``, nothing the function reads changed) run without validation, tracing
-    or cache lookups, which at N=100 cost about as much as the compiled call; None: take the
-    full path. What it needs is bound here once: even attribute lookups show at this scale.
-
-    Only the inputs' signature is checked before the dispatch; the constants' shapes and the
-    guards are checked while the computation runs: on CPU, Python work before a dispatch
-    beyond ~2 µs lets XLA's worker thread fall asleep, and waking it costs ~25 µs. The
-    computation is pure, so if a check fails its result is dropped (a constant of a new shape
-    may also make the dispatch itself fail, or compile for that shape: it is rare, as Tensors
-    keep their shapes, and the full path then traces the function again).
-    """
-    jit, reads, read, fits, roots = entry.jit, ticket.reads, ticket.entry.read, ticket.entry.fits, (func,)
-    holds, wrap = _reuse.holds, Tensor._wrap
-
-    def run(f, inputs, v):
-        if f is not func or trace_state.depth:
-            return None
-        s, arrays = _signature(inputs, v)
-        if s != sig:
-            return None
-        consts = read()
-        try:
-            outs = jit(*consts, *arrays)
-        except Exception:  # a constant of a new shape the program cannot take (fits says no)
-            return None
-        if not (fits(consts) and (reads[0].unchanged() or holds(ticket, roots))):
-            return None
-        res = tuple([wrap(o) for o in outs])
-        return res if post is None else post(res)
-
-    return run
-
-
-def _fast(key, func, inputs, v=None):
-    """The result of a repeated call from its plan (``_repeater``), or None."""
-    run = _compiled.plans.get(key)
-    return None if run is None else run(func, inputs, v)
+    return first
 
 
 # -- strict mode ---------------------------------------------------------------------------
@@ -405,7 +405,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         ``(func_output, vjp)``, vjp shaped like ``inputs``.
     """
     plan_key, raw = ("vjp", id(func)), (inputs, v)
-    if not (create_graph or strict) and (hit := _fast(plan_key, func, inputs, v)) is not None:
+    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, v)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     _check_inputs(inputs, "vjp")
@@ -461,7 +461,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         ``(func_output, jvp)``, jvp shaped like the outputs.
     """
     plan_key, raw = ("jvp", id(func)), (inputs, v)
-    if not (create_graph or strict) and (hit := _fast(plan_key, func, inputs, v)) is not None:
+    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, v)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
     _check_inputs(inputs, "jvp")
@@ -536,7 +536,7 @@ def jacobian(
             'outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to use "reverse-mode".'
         )
     plan_key, raw = ("jacobian", strategy, id(func)), (inputs, None)
-    if not (create_graph or strict) and (hit := _fast(plan_key, func, inputs)) is not None:
+    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, None)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     _check_inputs(inputs, "jacobian")
@@ -600,7 +600,7 @@ def hessian(
     """
     del vectorize
     plan_key, raw = ("hessian", outer_jacobian_strategy, id(func)), (inputs, None)
-    if not (create_graph or strict) and (hit := _fast(plan_key, func, inputs)) is not None:
+    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, None)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in _STRATEGIES:
@@ -632,7 +632,7 @@ def hessian(
 
 
 def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, forward: bool):
-    """vhp and hvp, on the full path (their repeats take ``_fast`` before calling this)."""
+    """vhp and hvp, on the full path (their repeats take their plan before calling this)."""
     plan_key, raw = (name, id(func)), (inputs, v)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
     _check_inputs(inputs, name)
@@ -694,7 +694,11 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     Returns:
         ``(func_output, vhp)``, vhp shaped like ``inputs``.
     """
-    if not (create_graph or strict) and (hit := _fast(("vhp", id(func)), func, inputs, v)) is not None:
+    if (
+        (run := _plans_get(("vhp", id(func))))
+        and not (create_graph or strict)
+        and (hit := run(func, inputs, v)) is not None
+    ):
         return hit  # checked here, not in _second_order: a call less before the dispatch
     return _second_order("vhp", func, inputs, v, create_graph, strict, forward=False)
 
@@ -712,6 +716,10 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     Returns:
         ``(func_output, hvp)``, hvp shaped like ``inputs``.
     """
-    if not (create_graph or strict) and (hit := _fast(("hvp", id(func)), func, inputs, v)) is not None:
+    if (
+        (run := _plans_get(("hvp", id(func))))
+        and not (create_graph or strict)
+        and (hit := run(func, inputs, v)) is not None
+    ):
         return hit  # checked here, not in _second_order: a call less before the dispatch
     return _second_order("hvp", func, inputs, v, create_graph, strict, forward=True)
