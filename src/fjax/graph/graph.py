@@ -59,8 +59,9 @@ class _Compiled:
         bound: dict = {}
 
         def bind(prefix, obj):
-            bound[f"{prefix}{len(bound)}"] = obj
-            return f"{prefix}{len(bound) - 1}"
+            name = f"{prefix}{len(bound)}"
+            bound[name] = obj
+            return name
 
         tensors = [bind("t", t) for t in self.state_tensors]
         groups = [(bind("o", opt), [bind("p", p) for p in group["params"]]) for opt, group, _ in self.plan]
@@ -533,7 +534,7 @@ class Graph:
         object.__setattr__(self, "_last_key", key)
         object.__setattr__(self, "_last_call", (key, in_tree, statics, [(a.shape, a.dtype) for a in arrays]))
         repeat = None
-        if not kwargs and entry.layout is None and all(isinstance(a, Tensor) for a in args):
+        if not kwargs and all(isinstance(a, Tensor) for a in args):
             avals = tuple((a._data.aval, a._data.sharding) for a in args)
             repeat = self._repeater(entry, avals, version, self._config_key(), self._optimizers_now()[0])
         object.__setattr__(self, "_repeat", repeat)
@@ -547,7 +548,7 @@ class Graph:
         This runs before the dispatch: on CPU, microseconds of Python there cost several times
         their length, as XLA's worker threads spin or sleep meanwhile; so everything it needs
         is bound here once."""
-        n, read, gen, now = len(avals), entry.read, default_generator, self._optimizers_now
+        n, read, gen, now, layout = len(avals), entry.read, default_generator, self._optimizers_now, entry.layout
 
         def repeat(args, kwargs):
             if kwargs or len(args) != n:
@@ -565,6 +566,8 @@ class Graph:
             optimizers = now()
             if modules_changed[0] != version or optimizers[0] is not opt_key or self._config_key() != config:
                 return None
+            if layout is not None:  # global tensors: placed as the step's shardings ask
+                return entry, self._args(entry.state_tensors, entry.plan, arrays, layout, optimizers)
             state, opt_states = read()
             return entry, (state, opt_states, (gen.base_key_data(), optimizers[1]), optimizers[2], arrays)
 
