@@ -252,6 +252,18 @@ def test_compile_cache_compiles_each_shape_once_and_keeps_the_first():
     np.testing.assert_allclose(g(x).numpy(), model(x).detach().numpy(), rtol=1e-6)
     assert not g.training and g.is_compiled
 
+    g = Eval().with_dynamic_input_shape(size=3)
+    g(fjax.randn(1, 4))
+    g(fjax.randn(2, 4))
+    g.warmup((fjax.randn(3, 4),))
+    g(fjax.randn(2, 4))  # a repeat of the last call (its fast path) is now the most recent entry
+    g(fjax.randn(4, 4))  # so this evicts 3
+    compiles = len(g.compile_report())
+    g(fjax.randn(2, 4))
+    assert len(g.compile_report()) == compiles
+    g(fjax.randn(3, 4))
+    assert len(g.compile_report()) == compiles + 1
+
 
 def test_stage_log_and_report(capsys):
     model = nn.Linear(3, 3)

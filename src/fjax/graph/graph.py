@@ -517,10 +517,13 @@ class Graph:
 
     def _after(self, entry, results):
         """Everything after the dispatch (it overlaps the step; everything before delays it):
-        the new state into the Tensors and optimizers, the RNG stream and schedulers advanced,
-        the next call's optimizer read, ``build``'s outputs wrapped."""
+        the new state into the Tensors and optimizers, the entry marked most recent, the RNG
+        stream and schedulers advanced, the next call's optimizer read, outputs wrapped."""
         new_state, new_opt, outputs = results
         entry.write(new_state, new_opt)
+        with self._lock:  # the most recent entry of the LRU (a repeat skipped ``_lookup``)
+            if self._cache.get(self._last_key) is entry:
+                self._cache.move_to_end(self._last_key)
         default_generator._counter += entry.record["draws"]
         for sch in self._lr_schedulers:
             sch.step()
