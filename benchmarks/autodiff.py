@@ -1,7 +1,8 @@
 """Functional autodiff: fjax vs torch.autograd.functional vs torch.func vs raw jitted JAX.
 
 f(x) = sum(tanh(W2 tanh(W1 x))) and the vector function g(x) = tanh(W2 tanh(W1 x)), x in R^N.
-Rows: jacobian of g, hessian/hvp/vhp of f, for N in {100, 1000}. Columns (medians, ms):
+Rows: jacobian of g, hessian/hvp/vhp of f, for N in {100, 1000}. Columns (ms per call: medians
+of samples that each average up to 20 interleaved calls, see ``_medians_ms``):
 
 - fjax first: the first call (trace + compile);
 - fjax: repeated calls with the same function; fjax fresh: a new lambda on every call;
@@ -39,25 +40,48 @@ longer overlap XLA's worker thread and jacobian N=100 measured 1.22x raw JAX ins
 
 
 def _medians_ms(fns: dict, budget: float, stat=np.median, min_reps: int = 3, max_reps: int = 2000) -> dict:
-    """``stat`` (median) ms per callable, measured round-robin so load bursts hit every column alike.
+    """``stat`` (median) ms per call of each callable over samples that each average up to
+    ``_PER_SAMPLE`` calls (about ``_SAMPLE_SECONDS`` of them; one call for slow columns): a
+    median of means.
 
-    Each round times one call of every callable that still needs samples (fewer than
-    ``min_reps``, or less than ``budget`` seconds spent on it so far), in a shuffled order: what
-    runs right after a cache-heavy column would otherwise always be the same column.
+    Calls run round-robin, one per column per round in a shuffled order, so load bursts hit
+    every column alike and what runs right after a cache-heavy column is not always the same
+    column. A sample averages calls of successive rounds because at N=100 single calls are
+    bimodal on this 2-core machine: the thread hand-off of JAX's asynchronous CPU dispatch
+    takes ~27 or ~50 us a call, each about half the time, for raw JAX as for fjax (1 us of
+    Python before a raw JAX call moves calls from one mode to the other). The median of single
+    calls jumps between the modes when the fast fraction crosses one half (a fast fraction of
+    0.53 against 0.61 read 1.16x, 0.47 against 0.58 read 1.4x, while the means differed by
+    5-8%); the mean of a sample moves in proportion to it, and the median of the samples still
+    ignores load bursts.
     """
-    for fn in fns.values():
+    per_sample = {}
+    for k, fn in fns.items():
         fn()  # warm-up (compiles, fills caches)
-    times = {k: [] for k in fns}
+        start = time.perf_counter()
+        fn()
+        per_sample[k] = max(1, min(_PER_SAMPLE, int(_SAMPLE_SECONDS / (time.perf_counter() - start))))
+    samples: dict = {k: [] for k in fns}
+    pending: dict = {k: [] for k in fns}
     order = np.random.default_rng(0)
-    while True:
-        todo = [k for k in fns if len(times[k]) < max_reps and (len(times[k]) < min_reps or sum(times[k]) < budget)]
-        if not todo:
-            return {k: float(stat(v)) * 1e3 for k, v in times.items()}
+
+    def needed(k):
+        spent = sum(samples[k]) * per_sample[k]
+        return len(samples[k]) < max_reps and (len(samples[k]) < min_reps or spent < budget)
+
+    while todo := [k for k in fns if needed(k)]:
         order.shuffle(todo)
         for k in todo:
             t0 = time.perf_counter()
             fns[k]()
-            times[k].append(time.perf_counter() - t0)
+            pending[k].append(time.perf_counter() - t0)
+            if len(pending[k]) == per_sample[k]:
+                samples[k].append(float(np.mean(pending[k])))
+                pending[k] = []
+    return {k: float(stat(v)) * 1e3 for k, v in samples.items()}
+
+
+_PER_SAMPLE, _SAMPLE_SECONDS = 20, 1e-3
 
 
 def _first_ms(fn) -> float:
@@ -200,8 +224,9 @@ def main() -> None:
         f"on {jax.devices()[0].platform}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"seed {args.seed}{', async dispatch off' if args.sync_dispatch else ''}"
     )
-    print(f"# {args.stat}s in ms; fjax/jax: fjax repeated over raw jitted JAX; AF/fjax: torch.autograd.functional")
-    print("# (vectorize=False) over fjax repeated; func/fresh: torch.func over fjax with a fresh lambda per call")
+    print(f"# {args.stat}s of sample means (up to 20 interleaved calls each) in ms; fjax/jax: fjax repeated over")
+    print("# raw jitted JAX; AF/fjax: torch.autograd.functional (vectorize=False) over fjax repeated; func/fresh:")
+    print("# torch.func over fjax with a fresh lambda per call")
     cols = ["fjax first", "fjax", "fjax fresh", "torch AF", "AF vector", "torch.func", "jax"]
     header = f"{'row':<16}" + "".join(f"{c:>12}" for c in cols) + f"{'fjax/jax':>10}{'AF/fjax':>10}{'func/fresh':>11}"
     print(header)
