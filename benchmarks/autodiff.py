@@ -50,10 +50,10 @@ def _medians_ms(fns: dict, budget: float, stat=np.median, min_reps: int = 3, max
     bimodal on this 2-core machine: the thread hand-off of JAX's asynchronous CPU dispatch
     takes ~27 or ~50 us a call, each about half the time, for raw JAX as for fjax (1 us of
     Python before a raw JAX call moves calls from one mode to the other). The median of single
-    calls jumps between the modes when the fast fraction crosses one half (a fast fraction of
-    0.53 against 0.61 read 1.16x, 0.47 against 0.58 read 1.4x, while the means differed by
-    5-8%); the mean of a sample moves in proportion to it, and the median of the samples still
-    ignores load bursts.
+    calls jumps between the modes when the fast fraction crosses one half (fast fractions of
+    0.47 against 0.58 read 1.4x; 0.53 against 0.61 read 1.16x by medians, 1.11x by means); the
+    mean of a sample moves in proportion to it, and the median of the samples still ignores
+    load bursts.
     """
     per_sample = {}
     for k, fn in fns.items():
