@@ -121,7 +121,7 @@ def _version(_) -> int:
     return modules_changed[0]
 
 
-def generated(name: str, params: str, expression: str, bound: dict) -> Callable:
+def _generated(name: str, params: str, expression: str, bound: dict) -> Callable:
     """A function ``name(params)`` returning ``expression``, Python source over ``params`` and
     the names in ``bound`` (see ``fjax._codegen``); False where evaluating it raises ValueError
     (an emptied closure cell)."""
@@ -176,7 +176,7 @@ class Reads:
             terms.append(f"_empty({c})" if value is _MISSING else f"{c}.cell_contents is {bind(value)}")
         for read, obj, value in self.snapshots:
             terms.append(f"{bind(read)}({bind(obj)}) == {bind(value)}")
-        return generated("unchanged", "", " and ".join(terms) or "True", bound)
+        return _generated("unchanged", "", " and ".join(terms) or "True", bound)
 
 
 class Guards:
@@ -349,12 +349,12 @@ def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
             items.append(f"t{i}._data")
             checks.append(f"(consts[{i}].aval is a{i} or consts[{i}].aval == a{i})")  # arrays keep their aval
             bound[f"t{i}"], bound[f"a{i}"] = tensor, c.aval
-    read = generated("read", "", f"[{', '.join(items)}]", bound)
-    fits = generated("fits", "consts", " and ".join(checks) or "True", bound)
+    read = _generated("read", "", f"[{', '.join(items)}]", bound)
+    fits = _generated("fits", "consts", " and ".join(checks) or "True", bound)
     return read, fits
 
 
-def fresh(entry: _Entry) -> Program | None:
+def _fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
     consts = entry.read()
     return entry.program._replace(consts=consts) if entry.fits(consts) else None
@@ -371,7 +371,7 @@ class Ticket(NamedTuple):
 
 
 def holds(ticket: Ticket, roots: tuple) -> bool:
-    """Whether ``roots`` would still trace to the ticket's program (``fresh(ticket.entry)``
+    """Whether ``roots`` would still trace to the ticket's program (``_fresh(ticket.entry)``
     gives it with its constants read now). Checks the places the last walk read; walks again
     only if one of them changed (an equal value may still give the same key)."""
     if ticket.reads[0].unchanged():
@@ -404,7 +404,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     key = (static, guard)
     entry = _entries.get(key)
     if entry is not None:
-        program = fresh(entry)
+        program = _fresh(entry)
         if program is not None:
             with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
                 _entries.move_to_end(key)

@@ -571,7 +571,7 @@ class Graph:
                 return None
             if layout is not None:  # global tensors: placed as the step's shardings ask
                 return entry, self._args(entry.state_tensors, entry.plan, arrays, layout, optimizers)
-            state, opt_states = read()
+            state, opt_states = read()  # what ``_args`` returns, from the step's generated read
             return entry, (state, opt_states, (gen.base_key_data(), optimizers[1]), optimizers[2], arrays)
 
         return repeat
