@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .dispatch import functions as F
+from .errors import OpError
 from .ops._registry import OPS
 from .tensor import Tensor
 
@@ -16,7 +17,7 @@ def _varargs_methods():
     def view(self, *shape):
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
             return self.to(shape[0])  # view(dtype)
-        return F.reshape(self, _shape_args(shape))
+        return F.view(self, _shape_args(shape))
 
     def reshape(self, *shape):
         return F.reshape(self, _shape_args(shape))
@@ -50,7 +51,11 @@ def _operators():
         fn = getattr(F, name)
 
         def method(self, *args, **kwargs):
-            return self._set_(fn(self, *args, **kwargs), name + "_")
+            try:
+                result = fn(self, *args, **kwargs)
+            except OpError as err:
+                raise OpError(f"{name}_: {err}") from None
+            return self._set_(result, name + "_")
 
         return method
 

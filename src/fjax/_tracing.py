@@ -1,16 +1,14 @@
 """Whether an fjax transform (nn.Graph, autograd.functional, fjax.func) is tracing.
 
 While one is, in-place updates of tensors that live outside the trace (a BatchNorm's running
-stats, say) would leave tracers behind in them; ``Tensor._set_`` logs the old values and the
-outermost ``tracing()`` puts them back on exit. Transforms that keep such updates (nn.Graph
+stats, say) would leave tracers behind in them and their storages; ``Tensor`` logs the old
+values before each write and the outermost ``tracing()`` puts them back on exit. Transforms that keep such updates (nn.Graph
 returns its buffers as outputs) write the new values after the trace.
 """
 
 from __future__ import annotations
 
 import contextlib
-
-import jax
 
 
 class _TraceState:
@@ -33,12 +31,13 @@ def tracing():
     finally:
         trace_state.depth -= 1
         if outer:
-            for tensor, saved in reversed(trace_state.undo):
-                tensor._data, tensor._node, tensor._idx, tensor._requires_grad = saved
+            for obj, saved in reversed(trace_state.undo):
+                for name, value in saved:
+                    setattr(obj, name, value)
             trace_state.undo = []
 
 
-def log_inplace(tensor) -> None:
-    """Called by ``Tensor._set_`` before it replaces ``tensor``'s value."""
-    if trace_state.depth and not isinstance(tensor._data, jax.core.Tracer):
-        trace_state.undo.append((tensor, (tensor._data, tensor._node, tensor._idx, tensor._requires_grad)))
+def log_inplace(obj, *names) -> None:
+    """Called while tracing, before a write replaces attributes ``names`` of ``obj`` (a Tensor
+    or its Storage); the outermost trace puts them back."""
+    trace_state.undo.append((obj, [(name, getattr(obj, name)) for name in names]))

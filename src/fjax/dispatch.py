@@ -24,6 +24,7 @@ from .autograd.engine import Node
 from .autograd.grad_mode import _state as _grad_state
 from .errors import OpError
 from .ops._registry import OPS, OpDef
+from .ops.views import RULES as _VIEW_RULES
 from .tensor import Tensor
 
 _LEAF = object()
@@ -125,11 +126,12 @@ class _Residuals:
     they are, and ``rebuild`` puts the caller's arrays back.
     """
 
-    def __init__(self, kept, treedef, src):
+    def __init__(self, kept, treedef, src, saves):
         self.kept, self.treedef, self.src = kept, treedef, src
+        self.saves = saves  # input positions the backward reads the values of (None: all)
 
     def tree_flatten(self):
-        return self.kept, (self.treedef, self.src)
+        return self.kept, (self.treedef, self.src, self.saves)
 
     @classmethod
     def tree_unflatten(cls, aux, kept):
@@ -148,7 +150,13 @@ def _vjp_without_inputs(pure, diff_idx):
         leaves, treedef = jax.tree_util.tree_flatten(vjp)
         position = {id(a): i for i, a in enumerate(arrays)}
         src = tuple(position.get(id(leaf), -1) for leaf in leaves)
-        return out, _Residuals([x for x, i in zip(leaves, src) if i < 0], treedef, src)
+        # torch saves an op's inputs where its backward needs their values; JAX may save a
+        # value computed from them instead (sin saves cos x): then count every input as saved.
+        # Saved outputs (exp) and scalar constants (x * 2) read no input.
+        outs = {id(o) for o in (out if isinstance(out, (tuple, list)) else (out,))}
+        derived = any(i < 0 and id(x) not in outs and np.ndim(x) > 0 for x, i in zip(leaves, src))
+        saves = None if derived else tuple(sorted({i for i in src if i >= 0}))
+        return out, _Residuals([x for x, i in zip(leaves, src) if i < 0], treedef, src, saves)
 
     return fwd_jit
 
@@ -200,12 +208,44 @@ def lift(op: OpDef):
             raise OpError(f"fjax.{name}: unhashable argument in {args!r} {kwargs!r}") from None
         if entry is None:
             entry = cache[key] = _Entry(op, key[0], kwargs_t)
-        return run(name, entry, leaves, op.differentiable, op.linear)
+        out = run(name, entry, leaves, op.differentiable, op.linear)
+        if view_rule is not None:
+            _as_view(name, view_rule, out, args, kwargs)
+        return out
 
+    view_rule = _VIEW_RULES.get(name)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__
     call.op = op
     return call
+
+
+_MULTI_OUTPUT_VIEWS = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
+"""View ops whose outputs torch forbids to modify in place with grad (its node names)."""
+
+
+def _as_view(name, rule, out, args, kwargs):
+    """Make a view op's output(s) views of its input's storage, as torch's view ops return."""
+    x = args[0] if args else next(iter(kwargs.values()), None)
+    if not isinstance(x, Tensor):
+        return
+    outs = out if isinstance(out, tuple) else (out,)
+    geoms = rule(x._geometry(), [tuple(o._arr.shape) for o in outs], *args, **kwargs)
+    if geoms is None:
+        if name == "view":
+            raise OpError(
+                f"fjax.view: view size {list(outs[0].shape)} is not compatible with input tensor's size "
+                f"{list(x.shape)} and stride {list(x.stride())} (at least one dimension spans across two "
+                "contiguous subspaces). Use .reshape(...) instead."
+            )
+        return
+    node_name = _MULTI_OUTPUT_VIEWS.get(name)
+    if name == "split" and not isinstance(args[1] if len(args) > 1 else kwargs.get("split_size_or_sections"), int):
+        node_name = "SplitWithSizes"
+    for i, (o, g) in enumerate(zip(outs, geoms)):
+        o._view_from(x, g)
+        if node_name is not None:
+            o._multi = (node_name, i)
 
 
 def run(name, entry, leaves, differentiable=True, linear=False):
@@ -222,14 +262,19 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         if not diff_idx:
             return _wrap_outputs(entry.jit(*arrays), None)
         out, vjp = entry.vjp(diff_idx)(*arrays)
+        saved = None
         if isinstance(vjp, _Residuals):
+            saved = vjp.saves
             vjp = vjp.rebuild(arrays)
     except (TypeError, ValueError, IndexError) as err:
         raise _error(name, err, leaves) from None
-    return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear, eager=entry.jit is entry.pure)
+    return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear, entry.jit is entry.pure, saved)
 
 
-def _record(name, fn, out, vjp, leaves, diff_idx, linear, eager):
+def _record(name, fn, out, vjp, leaves, diff_idx, linear, eager, saved=None):
+    """Record one tape node. Its version checks cover the inputs its VJP saved (``saved``: input
+    positions, or None for all): torch raises where a saved tensor was modified in place, and
+    only there."""
     diff = set(diff_idx)
     inputs = []
     versions = None if linear else []
@@ -239,7 +284,7 @@ def _record(name, fn, out, vjp, leaves, diff_idx, linear, eager):
                 inputs.append((x._node, x._idx) if x._node is not None else x)
             else:
                 inputs.append(x._data)
-            if versions is not None:
+            if versions is not None and (saved is None or i in saved):
                 versions.append((x._version, x._version[0], f"#{i}"))
         else:
             inputs.append(x)

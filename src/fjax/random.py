@@ -170,3 +170,37 @@ def randint_like(input, low, high=None, dtype=None, device=None, generator=None)
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device, generator=generator)
+
+
+# -- torch's in-place random fills (Tensor methods): ``w.data.normal_(0, 0.02)`` ---------------
+def _refill(tensor: Tensor, op: str, generator, draw) -> Tensor:
+    """``tensor`` filled in place (through its storage) with ``draw(key, shape, dtype)``."""
+    dt = tensor._data.dtype
+    if not jnp.issubdtype(dt, jnp.floating):
+        raise OpError(f"{op}: expected a floating point tensor, got {tensor.dtype}")
+    return tensor._set_(Tensor._wrap(draw(_key(generator), tuple(tensor.shape), dt).astype(dt)), op)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with samples from N(mean, std**2)."""
+    return _refill(self, "normal_", generator, lambda k, s, d: mean + std * jax.random.normal(k, s, d))
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fill with samples from U(a, b) (torch's ``from``/``to``)."""
+    return _refill(self, "uniform_", generator, lambda k, s, d: jax.random.uniform(k, s, d, a, b))
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 with probability ``p`` (a float or tensor), else 0."""
+    prob = p._data if isinstance(p, Tensor) else p
+    return _refill(self, "bernoulli_", generator, lambda k, s, d: jax.random.bernoulli(k, prob, s))
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with samples from Exp(lambd)."""
+    return _refill(self, "exponential_", generator, lambda k, s, d: jax.random.exponential(k, s, d) / lambd)
+
+
+Tensor.normal_, Tensor.uniform_ = _normal_, _uniform_
+Tensor.bernoulli_, Tensor.exponential_ = _bernoulli_, _exponential_

@@ -1,7 +1,17 @@
-"""Tensor: one jax.Array (or tracer) plus autograd metadata."""
+"""Tensor: a view of a shared storage (a jax.Array or tracer) plus autograd metadata.
+
+A tensor that no other tensor aliases holds its array directly (``_arr``; ``_st`` is None).
+The first alias (a view op, ``detach()``, ``.data``, ``nn.Parameter(t)``, ``data_ptr()``) moves
+the array into a ``Storage`` that every alias then shares, each with its torch geometry
+(``_geom``: shape, strides, offset; None when it is the whole storage as stored). A write
+through any alias replaces the storage's array functionally (``ops.views.write``) and gives the
+storage a new generation number; every other alias re-reads its values (``_sync``) the next time
+they are used, and not before. See docs/architecture.md, "Storage and views".
+"""
 
 from __future__ import annotations
 
+import itertools
 import weakref
 
 import jax
@@ -9,10 +19,40 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import dtypes as _dt
-from ._tracing import log_inplace
+from ._tracing import log_inplace, trace_state
 from .device import device as _device
 from .device import from_jax as _device_of
 from .errors import OpError
+from .ops import views as _views
+
+_GENERATIONS = itertools.count()
+
+
+class Storage:
+    """The array behind a family of aliasing tensors, and its generation (bumped by each write).
+
+    ``Tensor.untyped_storage()`` returns it; ``data_ptr()`` is a made-up address, equal for
+    tensors that share a storage position, as torch's.
+    """
+
+    __slots__ = ("array", "gen", "_ptr", "__weakref__")
+    _addresses = itertools.count(1)
+
+    def __init__(self, array):
+        self.array = array
+        self.gen = next(_GENERATIONS)
+        self._ptr = next(Storage._addresses) << 40
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def nbytes(self) -> int:
+        return int(self.array.size) * self.array.dtype.itemsize
+
+    size = nbytes
+
+    def __repr__(self):
+        return f"fjax.Storage(nbytes={self.nbytes()}, dtype={self.array.dtype})"
 
 
 def _f():
@@ -32,7 +72,24 @@ class Tensor:
         tensor([[2., 4.]], dtype=fjax.float32)
     """
 
-    __slots__ = ("_data", "_node", "_idx", "_requires_grad", "grad", "_version", "_hooks", "__weakref__", "__dict__")
+    __slots__ = (
+        "_arr",  # the values (for an alias: as of storage generation ``_gen``)
+        "_st",  # the shared Storage, or None while nothing aliases this tensor
+        "_gen",
+        "_geom",  # (shape, strides, offset) over the storage; None: the whole storage as stored
+        "_vbase",  # the view's base for autograd (torch's ``_base``), or None
+        "_bnode",  # the base's grad_fn when this view's grad_fn was derived
+        "_stop",  # reads stop JAX gradients (detach/.data aliases inside transforms)
+        "_multi",  # (op, output index) of a view from a multi-output op (split, unbind ...)
+        "_node",
+        "_idx",
+        "_requires_grad",
+        "grad",
+        "_version",
+        "_hooks",
+        "__weakref__",
+        "__dict__",
+    )
     __array_priority__ = 1000
 
     def __init__(self, *args, dtype=None, device=None):
@@ -45,7 +102,8 @@ class Tensor:
         Tensor._init(self, src._data)
 
     def _init(self, data, node=None, idx=0):
-        self._data = data
+        self._arr = data
+        self._st = None
         self._node = node
         self._idx = idx
         self._requires_grad = node is not None
@@ -56,7 +114,8 @@ class Tensor:
     @classmethod
     def _wrap(cls, data, node=None, idx=0) -> "Tensor":
         t = object.__new__(Tensor)
-        t._data = data
+        t._arr = data
+        t._st = None
         t._node = node
         t._idx = idx
         t._requires_grad = node is not None
@@ -65,21 +124,162 @@ class Tensor:
         t._hooks = None
         return t
 
+    # -- storage ------------------------------------------------------------------------
+    @property
+    def _data(self):
+        """The current values as a jax array (re-read from the storage after an alias wrote)."""
+        st = self._st
+        if st is None or self._gen == st.gen:
+            return self._arr
+        return self._sync()
+
+    @_data.setter
+    def _data(self, value):
+        self._write(value)
+
+    def _sync(self):
+        base = self._vbase
+        if base is not None and base._node is not self._bnode:
+            self._derive(base)
+            return self._arr
+        st, g = self._st, self._geom
+        arr = st.array if g is None else _views.read_storage(st.array, g[2], g[0], g[1])
+        if self._stop:
+            arr = _stop_gradient(arr)
+        self._arr, self._gen = arr, st.gen
+        return arr
+
+    def _write(self, value) -> None:
+        """Replace the values, in the storage every alias shares (no version bump, no tape)."""
+        st = self._st
+        if st is None:
+            if trace_state.depth:
+                log_inplace(self, "_arr")
+            self._arr = value
+            return
+        g = self._geom
+        new = value if g is None else _views.write_storage(st.array, value, g[2], g[0], g[1])
+        if trace_state.depth:
+            log_inplace(st, "array", "gen")
+            log_inplace(self, "_arr", "_gen")
+        st.array, st.gen = new, next(_GENERATIONS)
+        if g is None or value.dtype == new.dtype:
+            self._arr, self._gen = value, st.gen  # else the next read casts it
+
+    def _storage(self) -> Storage:
+        """The storage, created on the first alias."""
+        st = self._st
+        if st is None:
+            st = self._st = Storage(self._arr)
+            self._gen, self._geom, self._vbase, self._bnode, self._stop = st.gen, None, None, None, False
+        return st
+
+    def _geometry(self) -> tuple:
+        """(shape, strides, offset) over the storage."""
+        if self._st is None:
+            shape = tuple(self._arr.shape)
+        elif self._geom is None:
+            shape = tuple(self._st.array.shape)
+        else:
+            return self._geom
+        return shape, _views.contiguous_strides(shape), 0
+
+    def _alias(self) -> "Tensor":
+        """A new leaf sharing this tensor's storage position and version counter (detach)."""
+        t = Tensor._wrap(None)
+        t._share(self, stop=True)
+        t._version = self._version
+        return t
+
+    def _share(self, src: "Tensor", stop: bool = False) -> None:
+        """From now on, alias ``src``'s storage position (not its history)."""
+        st = src._storage()
+        self._arr = _stop_gradient(src._data) if stop else src._data
+        self._st, self._gen, self._geom, self._vbase, self._bnode, self._stop = st, st.gen, src._geom, None, None, stop
+
+    def _view_from(self, x: "Tensor", geom: tuple) -> None:
+        """Make this fresh op output a view of ``x``'s storage at ``geom``."""
+        st = x._storage()
+        base = x if x._vbase is None else x._vbase
+        self._st, self._gen, self._vbase, self._bnode, self._stop = st, st.gen, base, base._node, x._stop
+        self._multi = x._multi if x._vbase is not None else None  # torch: views of them inherit it
+        self._geom = None if geom == (tuple(st.array.shape), _views.contiguous_strides(st.array.shape), 0) else geom
+        self._version = x._version
+
+    def _derive(self, base: "Tensor") -> None:
+        """Take this view's grad_fn from its base's current one (after the base was written)."""
+        from .autograd.grad_mode import enable_grad
+
+        with enable_grad():
+            v = _view_of(base, self._geometry())
+        self._arr, self._gen = v._data, self._st.gen
+        self._node, self._idx, self._requires_grad = v._node, v._idx, v._requires_grad
+        self._bnode = base._node
+
+    @property
+    def _base(self):
+        """torch's ``_base``: the tensor this one is a view of, or None."""
+        return self._vbase if self._st is not None else None
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def stride(self, dim: int | None = None):
+        """Elements to step in the storage per index of each dim (torch's strides)."""
+        strides = self._geometry()[1]
+        return strides if dim is None else strides[self._dim(dim, "stride")]
+
+    def storage_offset(self) -> int:
+        return self._geometry()[2]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        shape, strides, _ = self._geometry()
+        return _views.is_contiguous(shape, strides)
+
+    def contiguous(self, memory_format=None) -> "Tensor":
+        """This tensor if it is contiguous, else a contiguous copy."""
+        return self if self.is_contiguous() else self.clone()
+
+    def data_ptr(self) -> int:
+        return self._storage().data_ptr() + self.storage_offset() * self.element_size()
+
+    def untyped_storage(self) -> Storage:
+        return self._storage()
+
+    def is_set_to(self, other: "Tensor") -> bool:
+        """Whether both tensors are the same storage, offset, sizes and strides."""
+        return self._storage() is other._storage() and self._geometry() == other._geometry()
+
+    def as_strided(self, size, stride, storage_offset=None) -> "Tensor":
+        """A view of this tensor's storage with the given sizes, strides and offset."""
+        base_geom = self._geometry()
+        geom = (tuple(size), tuple(stride), base_geom[2] if storage_offset is None else int(storage_offset))
+        numel = int(np.prod(geom[0], dtype=np.int64))
+        st_size = int(self._storage().array.size)
+        last = geom[2] + sum((n - 1) * s for n, s in zip(geom[0], geom[1]))
+        if numel and (geom[2] < 0 or last >= st_size or min(geom[1], default=0) < 0):
+            raise OpError(
+                f"as_strided: size {list(size)}, stride {list(stride)} and offset {geom[2]} reach outside "
+                f"a storage of {st_size} elements"
+            )
+        out = _view_of(self, geom)
+        out._view_from(self, geom)
+        return out
+
     # -- metadata -----------------------------------------------------------------------
     @property
     def data(self) -> "Tensor":
-        """The same values, detached from the tape."""
-        return Tensor._wrap(_stop_gradient(self._data))
+        """The same storage, detached from the tape, with its own version counter (torch's)."""
+        t = self._alias()
+        t._version = [0]
+        return t
 
     @data.setter
     def data(self, value: "Tensor"):
-        value = value._data if isinstance(value, Tensor) else jnp.asarray(value)
-        if value.shape != self._data.shape or value.dtype != self._data.dtype:
-            raise OpError(
-                f"Tensor.data: expected shape {tuple(self.shape)} and dtype {self.dtype}, "
-                f"got {tuple(value.shape)} and {_dt.to_dtype(value.dtype)}"
-            )
-        self._data = value
+        """``p.data = t``: from now on ``p`` is an alias of ``t``'s storage (torch's set_data)."""
+        from .creation import as_tensor
+
+        self._share(value if isinstance(value, Tensor) else as_tensor(value), stop=True)
 
     @property
     def dtype(self) -> _dt.dtype:
@@ -206,10 +406,13 @@ class Tensor:
         return bool(r) and self._idx in r
 
     def detach(self) -> "Tensor":
-        """The same values, without history (a new leaf); inside transforms too."""
-        return Tensor._wrap(_stop_gradient(self._data))
+        """The same storage without history (a new leaf sharing the version counter); inside
+        transforms too."""
+        return self._alias()
 
     def detach_(self) -> "Tensor":
+        if self._base is not None:
+            raise RuntimeError("detach_: can't detach views in-place; use detach() instead")
         self._node = None
         self._requires_grad = False
         return self
@@ -277,10 +480,19 @@ class Tensor:
         return (tensor, (np.asarray(self._data),), None)
 
     def __deepcopy__(self, memo):
+        """A copy of the values; tensors that shared a storage share the copy's (torch's)."""
         import copy
 
         t = object.__new__(type(self))
-        Tensor._init(t, self._data)
+        st = self._st
+        if st is None:
+            Tensor._init(t, _copy_array(self._data))
+        else:
+            new = memo.get(id(st))
+            if new is None:
+                new = memo[id(st)] = Storage(_copy_array(st.array))
+            Tensor._init(t, None)
+            t._st, t._gen, t._geom, t._vbase, t._bnode, t._stop = new, -1, self._geom, None, None, False
         t._requires_grad = self._requires_grad
         t.__dict__.update(copy.deepcopy(self.__dict__, memo))
         if self.grad is not None:
@@ -353,38 +565,67 @@ class Tensor:
     def clone(self):
         return _f()._copy(self)
 
-    def contiguous(self):
-        return self
-
-    def is_contiguous(self):
-        return True
-
     # -- in-place -----------------------------------------------------------------------
     def _set_(self, result: "Tensor", op: str) -> "Tensor":
-        """Make ``self`` hold ``result`` (computed functionally from it): torch's in-place op."""
+        """Make ``self`` hold ``result`` (computed functionally from it): torch's in-place op.
+
+        The values go into the storage, so every alias sees them. On a view whose base (or
+        ``result``) requires grad the base's history becomes the write (torch's CopySlices) and
+        the view's history a read of it.
+        """
         from .autograd.grad_mode import is_grad_enabled
 
-        if self._node is None and self._requires_grad and is_grad_enabled():
+        grad = is_grad_enabled()
+        base = self._vbase if self._st is not None else None
+        if grad and self._requires_grad and self._node is None:
             raise RuntimeError(
                 f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
                 "wrap it in fjax.no_grad() or use an out-of-place op"
             )
-        if result._data.dtype != self._data.dtype:
+        if grad and base is not None and base._requires_grad and base._node is None:
+            raise RuntimeError(
+                f"{op}: a view of a leaf Variable that requires grad is being used in an in-place operation; "
+                "wrap it in fjax.no_grad() or use an out-of-place op"
+            )
+        data = self._data
+        if result._data.dtype != data.dtype:
             src, dst = _dt._BY_NP[result._data.dtype], self.dtype
             if _category(src) > _category(dst):
                 raise OpError(f"{op}: result type {src} can't be cast to the desired output type {dst}")
-            result = _f()._cast(result, dtype=self._data.dtype)
-        if result._data.shape != self._data.shape:
+            result = _f()._cast(result, dtype=data.dtype)
+        if result._data.shape != data.shape:
             raise OpError(
                 f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape {tuple(result.shape)}"
             )
-        log_inplace(self)
-        self._data = result._data
+        if self._st is not None and self._geom is not None and _views.overlaps(*self._geom[:2]):
+            raise RuntimeError(
+                f"{op}: unsupported operation: more than one element of the written-to tensor of shape "
+                f"{tuple(self.shape)} (strides {self._geom[1]}) refers to a single memory location. "
+                "Please clone() the tensor before performing the operation."
+            )
+        if trace_state.depth:
+            log_inplace(self, "_node", "_idx", "_requires_grad")
+        if result._node is not None and result._node.versions:  # the value it replaced can't change later
+            result._node.versions = [v for v in result._node.versions if v[0] is not self._version]
+        if base is not None and grad and (base._requires_grad or result._requires_grad):
+            if self._multi is not None:
+                name, i = self._multi
+                raise RuntimeError(
+                    f"{op}: Output {i} of {name} is a view and is being modified inplace. This view is the "
+                    "output of a function that returns multiple views. Such functions do not allow the output "
+                    "views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+                )
+            if trace_state.depth:
+                log_inplace(base, "_node", "_idx", "_requires_grad")
+            new_base = _write_view(base, result, self._geometry())
+            base._write(new_base._data)
+            base._node, base._idx, base._requires_grad = new_base._node, new_base._idx, True
+            self._derive(base)
+        else:
+            self._write(result._data)
+            if result._node is not None:
+                self._node, self._idx, self._requires_grad = result._node, result._idx, True
         self._version[0] += 1
-        if result._node is not None:
-            self._node, self._idx, self._requires_grad = result._node, result._idx, True
-            if result._node.versions:  # the value this in-place node replaced can't change later
-                result._node.versions = [v for v in result._node.versions if v[0] is not self._version]
         return self
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
@@ -446,6 +687,49 @@ class Tensor:
 def _stop_gradient(data):
     """Inside a JAX transform the tape is not what differentiates: tell JAX too."""
     return jax.lax.stop_gradient(data) if isinstance(data, jax.core.Tracer) else data
+
+
+def _copy_array(data):
+    return data if isinstance(data, jax.core.Tracer) else jnp.array(data, copy=True)
+
+
+def _storage_args(base: Tensor) -> tuple:
+    """The view kernels' base arguments: base, background storage (None if the base is the
+    whole storage), base offset, and the static base geometry."""
+    shape, strides, offset = base._geometry()
+    background = None if base._st is None or base._geom is None else base._st.array
+    return background, offset, shape, strides
+
+
+def _view_of(base: Tensor, geom: tuple) -> Tensor:
+    """The storage elements at ``geom`` as a function of ``base`` (recorded when it requires grad)."""
+    background, base_offset, base_shape, base_strides = _storage_args(base)
+    return _f()._view_read(
+        base,
+        background,
+        base_offset,
+        geom[2],
+        base_shape=base_shape,
+        base_strides=base_strides,
+        shape=geom[0],
+        strides=geom[1],
+    )
+
+
+def _write_view(base: Tensor, src: Tensor, geom: tuple) -> Tensor:
+    """``base`` after writing ``src`` at ``geom`` of their storage (recorded: CopySlices)."""
+    background, base_offset, base_shape, base_strides = _storage_args(base)
+    return _f()._view_write(
+        base,
+        src,
+        background,
+        base_offset,
+        geom[2],
+        base_shape=base_shape,
+        base_strides=base_strides,
+        shape=geom[0],
+        strides=geom[1],
+    )
 
 
 class Size(tuple):

@@ -15,7 +15,9 @@ class Parameter(Tensor):
             data = tensor([])
         elif not isinstance(data, Tensor):
             data = tensor(data)
-        Tensor._init(self, data._data)
+        Tensor._init(self, None)
+        self._share(data)  # torch: the parameter shares the tensor's storage
+        self._version = data._version
         self.requires_grad = requires_grad
 
     def __repr__(self):

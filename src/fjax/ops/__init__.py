@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     reduce,
     rnn,
     shape,
+    views,
     transcendental,
 )
 from ._registry import OPS, OpDef, defop  # noqa: F401

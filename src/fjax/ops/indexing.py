@@ -248,13 +248,29 @@ def _torch_get(x, entries):
     return y[tuple(advanced.get(d, slice(None)) for d in range(y.ndim))]
 
 
-@defop(static=("index",))
+@defop(static=("index",), linear=True)
 def getitem(input, arrays, index):
     """``input[index]`` with torch's semantics; ``"tensor:k"`` entries refer to ``arrays[k]``."""
     return _torch_get(input, _expand("getitem", arrays, index))
 
 
-@defop(static=("index",))
+@defop(static=("accumulate",), linear=True)
+def index_put(input, indices, values, accumulate=False):
+    """``input[indices] = values`` (or ``+=`` with ``accumulate``) for a tuple of integer index
+    tensors, one per leading dim (numpy's advanced indexing)."""
+    indices = tuple(indices)
+    for i in indices:
+        if i.dtype == jnp.bool_:
+            raise NotImplementedError("index_put: boolean index tensors are not supported; use masked_fill")
+        _int_index("index_put", i)
+    if len(indices) > input.ndim:
+        raise IndexError(f"index_put: {len(indices)} index tensors for a tensor of shape {input.shape}")
+    ref = input.at[indices]
+    values = jnp.asarray(values).astype(input.dtype)
+    return ref.add(values) if accumulate else ref.set(values)
+
+
+@defop(static=("index",), linear=True)
 def setitem(input, arrays, index, value):
     """``input[index] = value`` as a pure update; ``value`` broadcasts and takes input's dtype."""
     entries = _expand("setitem", arrays, index)
