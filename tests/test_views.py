@@ -222,7 +222,8 @@ def test_advanced_indexing_copies_and_reshape_copies_when_torch_does():
         z = x.t().contiguous()
         assert z.is_contiguous() and z.data_ptr() != x.data_ptr()
         assert x.contiguous() is x
-    with pytest.raises(RuntimeError, match=r"view size \[12\] is not compatible with input tensor's size \[4, 3\] and stride \[1, 4\]"):
+    msg = r"view size \[12\] is not compatible with input tensor's size \[4, 3\] and stride \[1, 4\]"
+    with pytest.raises(RuntimeError, match=msg):
         fjax.zeros(3, 4).t().view(12)
 
 
@@ -244,7 +245,7 @@ def test_parameter_aliases_see_init_idioms_and_optimizer_steps():
     with torch.no_grad():
         mt.weight.copy_(torch.tensor(_np(m.weight)))
         mt.bias.copy_(torch.tensor(_np(m.bias)))
-    for mod, lib in ((m, fjax), (mt, torch)):
+    for mod in (m, mt):
         mod.weight.data[0] = 0.5
         mod.bias.data.zero_()
         mod.weight.data.mul_(2)

@@ -2,8 +2,9 @@
 
 While one is, in-place updates of tensors that live outside the trace (a BatchNorm's running
 stats, say) would leave tracers behind in them and their storages; ``Tensor`` logs the old
-values before each write and the outermost ``tracing()`` puts them back on exit. Transforms that keep such updates (nn.Graph
-returns its buffers as outputs) write the new values after the trace.
+values before each write and the outermost ``tracing()`` puts them back on exit. Transforms
+that keep such updates (nn.Graph returns its buffers as outputs) write the new values after
+the trace.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from . import (  # noqa: F401
     reduce,
     rnn,
     shape,
-    views,
     transcendental,
+    views,
 )
 from ._registry import OPS, OpDef, defop  # noqa: F401
