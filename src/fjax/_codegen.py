@@ -30,3 +30,9 @@ def function(name: str, params: str, body: list[str], bound: dict) -> Callable:
     namespace: dict = {}
     exec(compile(f"{src}\n    return {name}\n", f"<fjax generated {name}>", "exec"), {}, namespace)  # noqa: S102
     return namespace["_make"](**bound)
+
+
+def tensor_data(name: str) -> str:
+    """An expression for ``name._data`` (a Tensor's current array) without the property call:
+    ~15 ns over a plain attribute read instead of ~50."""
+    return f"({name}._arr if {name}._st is None or {name}._gen == {name}._st.gen else {name}._sync())"

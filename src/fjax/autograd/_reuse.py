@@ -346,7 +346,7 @@ def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
             items.append(f"c{i}")
             bound[f"c{i}"] = c
         else:
-            items.append(f"t{i}._data")
+            items.append(_codegen.tensor_data(f"t{i}"))
             checks.append(f"(consts[{i}].aval is a{i} or consts[{i}].aval == a{i})")  # arrays keep their aval
             bound[f"t{i}"], bound[f"a{i}"] = tensor, c.aval
     read = _generated("read", "", f"[{', '.join(items)}]", bound)

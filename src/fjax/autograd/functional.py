@@ -201,7 +201,7 @@ def _repeater(key, func, inputs, v, ticket, entry, n_out, post):
             x, a = f"x{len(arrays)}", f"a{len(arrays)}"
             bound[a] = t._data.aval
             structure.append(f"isinstance({where}, T)")
-            arrays.append(f"{x} = {where}._data")
+            arrays.append(f"{x} = {_codegen.tensor_data(where)}")
             avals.append(f"({x}.aval is {a} or {x}.aval == {a})")
     xs = "".join(f"x{i}, " for i in range(len(arrays)))
     results = "(" + "".join(f"wrap(outs[{i}]), " for i in range(n_out)) + ")"

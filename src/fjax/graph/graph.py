@@ -65,7 +65,7 @@ class _Compiled:
 
         tensors = [bind("t", t) for t in self.state_tensors]
         groups = [(bind("o", opt), [bind("p", p) for p in group["params"]]) for opt, group, _ in self.plan]
-        state = ", ".join(f"{t}._data" for t in tensors)
+        state = ", ".join(_codegen.tensor_data(t) for t in tensors)
         opt_states = ", ".join(f"[{', '.join(f'{o}._state[{p}]' for p in ps)}]" for o, ps in groups)
         self.read = _codegen.function("read", "", [f"return [{state}], [{opt_states}]"], bound)
         body = [f"{t}._data = state[{i}]; {t}._version[0] += 1" for i, t in enumerate(tensors)]

@@ -294,7 +294,8 @@ class Optimizer:
 
     # -- torch-structured state ----------------------------------------------------------
     def _to_torch(self, p: Tensor) -> dict:
-        """``p``'s state under torch's names (``step``, ``exp_avg``, ...)."""
+        """``p``'s state under torch's names (``step``, ``exp_avg``, ...): copies, since an
+        nn.Graph step donates the optimizer's state arrays (a later step is not reflected)."""
         step, inner = self._state[p]
         out = {}
         if self._has_step:
@@ -302,7 +303,7 @@ class Optimizer:
         for tname, oname in self._state_names.items():
             value = optax.tree_utils.tree_get(inner, oname)
             if value is not None:
-                out[tname] = Tensor._wrap(value)
+                out[tname] = Tensor._wrap(jnp.array(value, copy=True))
         return out
 
     def _from_torch(self, p: Tensor, entry: Mapping, static: tuple, hyper: dict, index=None) -> tuple:
