@@ -117,11 +117,10 @@ GRAD_INPLACE = {
     "setitem": lambda v, s, lib: v.__setitem__(0, s[0] * 3),
     "masked_fill_": lambda v, s, lib: v.masked_fill_(s > 0, 2.0),
 }
-DIFF_VIEWS = [k for k in VIEWS if k not in ("detach", "data")]
 
 
 @pytest.mark.parametrize("inplace", sorted(GRAD_INPLACE))
-@pytest.mark.parametrize("view", sorted(DIFF_VIEWS))
+@pytest.mark.parametrize("view", sorted(VIEWS))
 def test_gradients_flow_through_inplace_on_views(view, inplace):
     """torch's CopySlices: the base's gradient skips overwritten places; the written values'
     gradient flows to their sources; views taken before the write see the new history. Where
@@ -163,8 +162,8 @@ class _Holder(fjax.nn.Module):
         self.p = fjax.nn.Parameter(fjax.tensor(a))
 
 
-@pytest.mark.parametrize("inplace", ["add_", "copy_", "zero_", "clamp_", "setitem", "mul_"])
-@pytest.mark.parametrize("view", sorted(DIFF_VIEWS))
+@pytest.mark.parametrize("inplace", sorted(INPLACE))
+@pytest.mark.parametrize("view", sorted(VIEWS))
 def test_graph_traces_inplace_on_views_like_torch_eager(view, inplace):
     """nn.Graph: in-place ops on views inside build give torch eager's values."""
     seed = np.random.SeedSequence().entropy % 2**32
@@ -192,7 +191,7 @@ def test_graph_traces_inplace_on_views_like_torch_eager(view, inplace):
         np.testing.assert_allclose(_np(g), w, rtol=1e-6, atol=1e-6, err_msg=f"seed {seed}")
 
 
-@pytest.mark.parametrize("view", sorted(k for k in VIEWS if k not in ("data", "detach", "as_strided")))
+@pytest.mark.parametrize("view", sorted(VIEWS))
 def test_geometry_matches_torch(view):
     """stride(), storage_offset(), is_contiguous(), _base and data_ptr() offsets as torch's."""
     a = np.arange(24, dtype=np.float32).reshape(SHAPE)
@@ -367,7 +366,8 @@ def test_version_errors_where_torch_raises():
         c.sum().backward()
 
     msg = _raises_like_torch(saved_input_modified)
-    assert "modified by an inplace operation" in msg and "version 1" in msg and "version 0" in msg
+    assert "modified by an inplace operation: [fjax.float32 [3]], input #0 of <sinBackward>" in msg
+    assert "is at version 1; expected version 0" in msg
 
     def view_of_saved_modified(lib):
         a = lib.randn(2, 3, requires_grad=True)

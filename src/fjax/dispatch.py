@@ -271,10 +271,10 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             vjp = vjp.rebuild(arrays)
     except (TypeError, ValueError, IndexError) as err:
         raise _error(name, err, leaves) from None
-    return _record(name, entry.jit, out, vjp, leaves, diff_idx, linear, entry.jit is entry.pure, saved)
+    return _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, entry.jit is entry.pure, saved)
 
 
-def _record(name, fn, out, vjp, leaves, diff_idx, linear, eager, saved=None):
+def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=None):
     """Record one tape node. Its version checks cover the inputs its VJP saved (``saved``: input
     positions, or None for all): torch raises where a saved tensor was modified in place, and
     only there."""
@@ -288,7 +288,8 @@ def _record(name, fn, out, vjp, leaves, diff_idx, linear, eager, saved=None):
             else:
                 inputs.append(x._data)
             if versions is not None and (saved is None or i in saved):
-                versions.append((x._version, x._version[0], f"#{i}"))
+                a = arrays[i]  # its shape and dtype name it in the error; the array is not kept
+                versions.append((x._version, x._version[0], (i, a.shape, a.dtype)))
         else:
             inputs.append(x)
     multi = isinstance(out, (tuple, list))

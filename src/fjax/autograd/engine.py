@@ -111,12 +111,14 @@ def _check_alive(node):
             "pass retain_graph=True to the first backward()/autograd.grad() if you need to "
             "backward through the graph again"
         )
-    for counter, version, desc in node.versions or ():
+    for counter, version, (i, shape, dtype) in node.versions or ():
         if counter[0] != version:
+            from ..dtypes import to_dtype
+
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: the {desc} input of {node!r} is at version {counter[0]}; "
-                f"expected version {version} instead"
+                f"inplace operation: [{to_dtype(dtype)} {list(shape)}], input #{i} of {node!r}, "
+                f"is at version {counter[0]}; expected version {version} instead"
             )
 
 

@@ -560,7 +560,7 @@ class Graph:
             for a, (aval, sharding) in zip(args, avals):
                 if not isinstance(a, Tensor):
                     return None
-                data = a._data
+                data = a._arr if a._st is None or a._gen == a._st.gen else a._sync()  # a._data, written out
                 if data.aval is not aval and data.aval != aval:
                     return None
                 if data.sharding is not sharding and data.sharding != sharding:
