@@ -426,3 +426,44 @@ def test_inplace_bad_input_names_op_shapes_and_dtypes():
         e.add_(1)
     with pytest.raises(RuntimeError, match="as_strided"):
         fjax.zeros(4).as_strided((3,), (2,), 0)
+
+
+def test_version_counter_is_shared_as_in_torch():
+    counts = []
+    for lib in (torch, fjax):
+        x = lib.zeros(3)
+        v, d, data = x[0], x.detach(), x.data
+        v.add_(1)
+        d.mul_(2)
+        data.sub_(1)
+        x[1] = 5
+        counts.append([t._version for t in (x, v, d, data)])
+    assert counts[1] == counts[0]
+
+
+def test_window_views_at_new_positions_compile_no_new_kernel():
+    """``x[i]``, ``x[i:i + 35]``, ``narrow(0, i, 4)``, ``select(1, i)``: the position is a kernel
+    argument, so a loop over 50 positions compiles what one position does."""
+    from fjax import dispatch
+
+    x = fjax.arange(60 * 40.0).reshape(60, 40)
+
+    def step(i):
+        return [x[i], x[i : i + 5], x.narrow(0, i, 4), x.select(1, i % 40), x[:, i % 40]]
+
+    def kernels():
+        return {k: e.jit._cache_size() for k, e in dispatch._window_entries.items() if k[0] == (60, 40)}
+
+    step(0)
+    before = kernels()
+    assert len(before) == 4  # select(1, i) and x[:, i] are one kernel
+    for i in range(1, 50):
+        got = step(i)
+    assert kernels() == before
+    a = np.arange(60 * 40.0, dtype=np.float32).reshape(60, 40)
+    for g, w in zip(got, [a[49], a[49:54], a[49:53], a[:, 9], a[:, 9]]):
+        np.testing.assert_array_equal(_np(g), w)
+    with pytest.raises(IndexError, match="select: index 40 out of range"):
+        x.select(1, 40)
+    with pytest.raises(RuntimeError, match="narrow: start 58 \\+ length 4 exceeds dim 0 of size 60"):
+        x.narrow(0, 58, 4)

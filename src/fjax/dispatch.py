@@ -20,11 +20,14 @@ import jax
 import numpy as np
 
 from . import ops  # noqa: F401 - importing it fills the op table
+from ._tracing import trace_state
 from .autograd.engine import Node
 from .autograd.grad_mode import _state as _grad_state
 from .errors import OpError
 from .ops._registry import OPS, OpDef
 from .ops.views import RULES as _VIEW_RULES
+from .ops.views import WINDOWS as _WINDOWS
+from .ops.views import contiguous_strides
 from .tensor import Tensor
 
 _LEAF = object()
@@ -188,6 +191,10 @@ def lift(op: OpDef):
     cache: dict = {}
 
     def call(*args, **kwargs):
+        if window and args and isinstance(args[0], Tensor):
+            out = _window(name, view_rule, args, kwargs)
+            if out is not None:
+                return out
         leaves: list = []
         args_t = []
         for i, a in enumerate(args):
@@ -214,10 +221,62 @@ def lift(op: OpDef):
         return out
 
     view_rule = _VIEW_RULES.get(name)
+    window = name in _WINDOWS
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__
     call.op = op
     return call
+
+
+def _window(name, rule, args, kwargs):
+    """A window view op (``WINDOWS``) as a read at a dynamic offset of its input's values, the
+    result a view of its storage; None where the rule finds no view (advanced indexing)."""
+    x = args[0]
+    shape = x._data.shape
+    strides = contiguous_strides(shape)
+    try:
+        geoms = rule((shape, strides, 0), None, *args, **kwargs)
+    except ValueError as err:
+        raise _error(name, err, [x]) from None
+    if geoms is None:
+        return None
+    ((view_shape, view_strides, offset),) = geoms
+    key = (shape, view_shape, view_strides)
+    entry = _window_entries.get(key)
+    if entry is None:
+        statics = dict(base_shape=shape, base_strides=strides, shape=view_shape, strides=view_strides)
+        kwargs_t = tuple((k, ("c", v)) for k, v in sorted(statics.items()))
+        entry = _window_entries[key] = _Entry(OPS["_view_read"], (_LEAF, None, None, _LEAF), kwargs_t)
+    if not trace_state.depth:  # inside a trace a device scalar would be a constant of the program
+        offset = _device_int(offset)
+    out = run("_view_read", entry, [x, offset], True, True)
+    if x._st is None or x._geom is None:
+        out._view_from(x, geoms[0])
+    else:
+        out._view_from(x, rule(x._geometry(), None, *args, **kwargs)[0])
+    return out
+
+
+_window_entries: dict = {}
+"""``_view_read`` kernels of window views by (input shape, view shape, view strides)."""
+
+_device_ints: dict = {}
+
+
+def _device_int(i: int):
+    """``i`` for a kernel argument: the Python int while it is new (jit copies it to the device,
+    ~7 us of a ~14 us dispatch here); from its 8th use on, a device scalar kept for reuse
+    (making one costs ~80 us: worth it for a position a loop comes back to, not for a sliding
+    window's). At most 4096 positions are remembered."""
+    a = _device_ints.get(i, 0)
+    if type(a) is int:
+        if a < 7:
+            if a == 0 and len(_device_ints) >= 4096:
+                _device_ints.clear()
+            _device_ints[i] = a + 1
+            return i
+        a = _device_ints[i] = jax.numpy.asarray(i, jax.numpy.int32 if -(2**31) <= i < 2**31 else jax.numpy.int64)
+    return a
 
 
 _MULTI_OUTPUT_VIEWS = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
@@ -289,7 +348,7 @@ def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=N
                 inputs.append(x._data)
             if versions is not None and (saved is None or i in saved):
                 a = arrays[i]  # its shape and dtype name it in the error; the array is not kept
-                versions.append((x._version, x._version[0], (i, a.shape, a.dtype)))
+                versions.append((x._vc, x._vc[0], (i, a.shape, a.dtype)))
         else:
             inputs.append(x)
     multi = isinstance(out, (tuple, list))

@@ -56,9 +56,14 @@ class Storage:
 
 
 def _f():
-    from .dispatch import functions
+    """The op table's Tensor functions (dispatch imports this module, so it is looked up late)."""
+    global _functions
+    if _functions is None:
+        from .dispatch import functions as _functions
+    return _functions
 
-    return functions
+
+_functions = None
 
 
 class Tensor:
@@ -85,7 +90,7 @@ class Tensor:
         "_idx",
         "_requires_grad",
         "grad",
-        "_version",
+        "_vc",  # torch's version counter, [count]: shared by a base, its views and detach()
         "_hooks",
         "__weakref__",
         "__dict__",
@@ -108,7 +113,7 @@ class Tensor:
         self._idx = idx
         self._requires_grad = node is not None
         self.grad = None
-        self._version = [0]
+        self._vc = [0]
         self._hooks = None
 
     @classmethod
@@ -120,7 +125,7 @@ class Tensor:
         t._idx = idx
         t._requires_grad = node is not None
         t.grad = None
-        t._version = [0]
+        t._vc = [0]
         t._hooks = None
         return t
 
@@ -188,7 +193,7 @@ class Tensor:
         """A new leaf sharing this tensor's storage position and version counter (detach)."""
         t = Tensor._wrap(None)
         t._share(self, stop=True)
-        t._version = self._version
+        t._vc = self._vc
         return t
 
     def _share(self, src: "Tensor", stop: bool = False) -> None:
@@ -204,7 +209,7 @@ class Tensor:
         self._st, self._gen, self._vbase, self._bnode, self._stop = st, st.gen, base, base._node, x._stop
         self._multi = x._multi if x._vbase is not None else None  # torch: views of them inherit it
         self._geom = None if geom == (tuple(st.array.shape), _views.contiguous_strides(st.array.shape), 0) else geom
-        self._version = x._version
+        self._vc = x._vc
 
     def _derive(self, base: "Tensor") -> None:
         """Take this view's grad_fn from its base's current one (after the base was written)."""
@@ -271,7 +276,7 @@ class Tensor:
     def data(self) -> "Tensor":
         """The same storage, detached from the tape, with its own version counter (torch's)."""
         t = self._alias()
-        t._version = [0]
+        t._vc = [0]
         return t
 
     @data.setter
@@ -606,7 +611,7 @@ class Tensor:
         if trace_state.depth:
             log_inplace(self, "_node", "_idx", "_requires_grad")
         if result._node is not None and result._node.versions:  # the value it replaced can't change later
-            result._node.versions = [v for v in result._node.versions if v[0] is not self._version]
+            result._node.versions = [v for v in result._node.versions if v[0] is not self._vc]
         if base is not None and grad and (base._requires_grad or result._requires_grad):
             if self._multi is not None:
                 name, i = self._multi
@@ -625,7 +630,7 @@ class Tensor:
             self._write(result._data)
             if result._node is not None:
                 self._node, self._idx, self._requires_grad = result._node, result._idx, True
-        self._version[0] += 1
+        self._vc[0] += 1
         return self
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
@@ -637,8 +642,9 @@ class Tensor:
         return self._set_(result, "copy_")
 
     @property
-    def _version_count(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """torch's ``_version``: in-place writes to this tensor or any alias sharing its counter."""
+        return self._vc[0]
 
     # -- global tensors (fjax.distributed) ------------------------------------------------
     def to_global(self, placement=None, sbp=None, **kwargs) -> "Tensor":
@@ -697,8 +703,9 @@ def _storage_args(base: Tensor) -> tuple:
     """The view kernels' base arguments: base, background storage (None if the base is the
     whole storage), base offset, and the static base geometry."""
     shape, strides, offset = base._geometry()
-    background = None if base._st is None or base._geom is None else base._st.array
-    return background, offset, shape, strides
+    if base._st is None or base._geom is None:
+        return None, None, shape, strides
+    return base._st.array, offset, shape, strides
 
 
 def _view_of(base: Tensor, geom: tuple) -> Tensor:

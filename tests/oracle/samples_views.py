@@ -37,13 +37,13 @@ SAMPLES = {
     ],
     "tensor_split": [S((7, 3), 3), S((7, 3), [1, 5]), S((3, 8), 3, dim=1), S((5,), [-2, 9])],
     "_view_read": [
-        S((4, 6), None, 0, 1, **_geometry((4, 6), (2, 3), (6, 2)), _torch=_as_strided),
-        S((4, 6), None, 0, 5, **_geometry((4, 6), (6,), (1,)), _torch=_as_strided),
-        S((3, 4), None, 0, 0, **_geometry((3, 4), (4, 3), (1, 4)), _torch=_as_strided),
+        S((4, 6), None, None, 1, **_geometry((4, 6), (2, 3), (6, 2)), _torch=_as_strided),
+        S((4, 6), None, None, 5, **_geometry((4, 6), (6,), (1,)), _torch=_as_strided),
+        S((3, 4), None, None, 0, **_geometry((3, 4), (4, 3), (1, 4)), _torch=_as_strided),
     ],
     "_view_write": [
-        S((4, 6), (2, 3), None, 0, 1, **_geometry((4, 6), (2, 3), (6, 2)), _torch=_as_strided_scatter),
-        S((4, 6), (6,), None, 0, 5, **_geometry((4, 6), (6,), (1,)), _torch=_as_strided_scatter),
-        S((3, 4), (4, 3), None, 0, 0, **_geometry((3, 4), (4, 3), (1, 4)), _torch=_as_strided_scatter),
+        S((4, 6), (2, 3), None, None, 1, **_geometry((4, 6), (2, 3), (6, 2)), _torch=_as_strided_scatter),
+        S((4, 6), (6,), None, None, 5, **_geometry((4, 6), (6,), (1,)), _torch=_as_strided_scatter),
+        S((3, 4), (4, 3), None, None, 0, **_geometry((3, 4), (4, 3), (1, 4)), _torch=_as_strided_scatter),
     ],
 }

@@ -46,7 +46,7 @@ class _Unit:
 
 def _set_tensor(t: Tensor, value) -> None:
     t._data = value
-    t._version[0] += 1
+    t._vc[0] += 1
 
 
 def _tensor_unit(t: Tensor, prefix: tuple) -> _Unit:

@@ -91,5 +91,5 @@ def module_to_global(module, placement: placement, sbp) -> None:
     for t in list(module.parameters()) + list(module.buffers()):
         g = to_global(t.detach(), placement, sbp)
         t._data = g._data
-        t._version[0] += 1
+        t._vc[0] += 1
     return module

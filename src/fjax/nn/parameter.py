@@ -17,7 +17,7 @@ class Parameter(Tensor):
             data = tensor(data)
         Tensor._init(self, None)
         self._share(data)  # torch: the parameter shares the tensor's storage
-        self._version = data._version
+        self._vc = data._vc
         self.requires_grad = requires_grad
 
     def __repr__(self):

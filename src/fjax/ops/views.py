@@ -14,6 +14,8 @@ argument. A view that is one contiguous run of the storage reads and writes with
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.lax as lax
 import jax.numpy as jnp
@@ -25,7 +27,8 @@ from .shape import _wrap
 # ----------------------------------------------------------------------------- geometry
 
 
-def contiguous_strides(shape) -> tuple:
+@functools.lru_cache(maxsize=4096)
+def contiguous_strides(shape: tuple) -> tuple:
     """torch's strides of a contiguous tensor of ``shape`` (size-0/1 dims count as 1)."""
     strides, step = [], 1
     for n in reversed(shape):
@@ -178,14 +181,20 @@ def _unbind_rule(g, outs, input, dim=0):
 
 
 def _select_rule(g, outs, input, dim, index):
-    return [_select(g, _wrap("select", dim, len(g[0])), index)]
+    d = _wrap("select", dim, len(g[0]))
+    if not -g[0][d] <= index < g[0][d]:
+        raise IndexError(f"select: index {index} out of range for tensor of size {list(g[0])} at dimension {dim}")
+    return [_select(g, d, index)]
 
 
 def _narrow_rule(g, outs, input, dim, start, length):
     shape, strides, offset = g
     d = _wrap("narrow", dim, len(shape))
-    start = start + shape[d] if start < 0 else start
-    return [(shape[:d] + (length,) + shape[d + 1 :], strides, offset + start * strides[d])]
+    n = shape[d]
+    s = start + n if start < 0 else start
+    if not (0 <= s <= n and 0 <= length and s + length <= n):
+        raise ValueError(f"narrow: start {start} + length {length} exceeds dim {dim} of size {n}")
+    return [(shape[:d] + (length,) + shape[d + 1 :], strides, offset + s * strides[d])]
 
 
 def _diagonal_rule(g, outs, input, offset=0, dim1=0, dim2=1):
@@ -288,6 +297,10 @@ RULES = {
 }
 """Every view op of the op table: its output geometry from its input's (None: a copy)."""
 
+WINDOWS = frozenset({"getitem", "narrow", "select"})
+"""View ops whose position is a Python number (an index, a start): their value is read at a
+dynamic offset (``_view_read``), so a loop over positions compiles one kernel, not one each."""
+
 # ----------------------------------------------------------------------------- kernels
 
 
@@ -345,7 +358,7 @@ _GEOM = ("base_shape", "base_strides", "shape", "strides")
 @defop(static=_GEOM, method=False, linear=True)
 def _view_read(base, storage, base_offset, offset, *, base_shape, base_strides, shape, strides):
     """The view ``(shape, strides, offset)`` of the storage that ``base`` views: a differentiable
-    read (``storage`` is None when ``base`` covers it contiguously)."""
+    read (``storage`` and ``base_offset`` are None when ``base`` covers it contiguously)."""
     return read(_image(base, storage, base_offset, base_shape, base_strides), offset, shape, strides)
 
 
@@ -354,6 +367,8 @@ def _view_write(base, src, storage, base_offset, offset, *, base_shape, base_str
     """``base`` after writing ``src`` into its storage at ``(shape, strides, offset)``: torch's
     CopySlices, differentiable in both."""
     image = write(_image(base, storage, base_offset, base_shape, base_strides), src, offset, shape, strides)
+    if storage is None:  # base_offset is None: the base is the whole storage
+        return image.reshape(base.shape)
     return read(image, base_offset, base_shape, base_strides)
 
 

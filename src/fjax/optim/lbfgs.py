@@ -209,7 +209,7 @@ class LBFGS(Optimizer):
     def _set(self, arrays) -> None:
         for p, a in zip(self._params, arrays):
             p._data = a
-            p._version[0] += 1
+            p._vc[0] += 1
 
     def _evaluate(self, closure) -> float:
         with enable_grad():

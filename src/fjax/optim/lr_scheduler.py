@@ -37,7 +37,7 @@ def _set_value(group: dict, key: str, value) -> None:
     if isinstance(group[key], Tensor):
         old = group[key]
         old._data = jnp.asarray(value._data if isinstance(value, Tensor) else value, old._data.dtype)
-        old._version[0] += 1
+        old._vc[0] += 1
     else:
         group[key] = value
 

@@ -223,7 +223,7 @@ class Optimizer:
                 else:
                     g._node, g._requires_grad = None, False
                     g._data = jnp.zeros_like(g._data)
-                    g._version[0] += 1
+                    g._vc[0] += 1
 
     def step(self, closure=None):
         """Update every parameter that has a gradient; ``closure`` re-evaluates the loss.
@@ -246,7 +246,7 @@ class Optimizer:
             new_params, new_states = run(type(self), static, [p._data for p in params], grads, states, hyper)
             for p, data, state in zip(params, new_params, new_states):
                 p._data = data
-                p._version[0] += 1
+                p._vc[0] += 1
                 self._state[p] = state
         return loss
 
