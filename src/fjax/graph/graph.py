@@ -68,7 +68,10 @@ class _Compiled:
         state = ", ".join(_codegen.tensor_data(t) for t in tensors)
         opt_states = ", ".join(f"[{', '.join(f'{o}._state[{p}]' for p in ps)}]" for o, ps in groups)
         self.read = _codegen.function("read", "", [f"return [{state}], [{opt_states}]"], bound)
-        body = [f"{t}._data = state[{i}]; {t}._vc[0] += 1" for i, t in enumerate(tensors)]
+        body = []
+        for i, t in enumerate(tensors):  # ``t._data = state[i]`` without the property call
+            body += [f"if {t}._st is None: {t}._arr = state[{i}]", f"else: {t}._write(state[{i}])"]
+            body.append(f"{t}._vc[0] += 1")
         for g, (o, ps) in enumerate(groups):
             body += [f"s = {o}._state"] + [f"s[{p}] = opt_states[{g}][{i}]" for i, p in enumerate(ps)]
         self.write = _codegen.function("write", "state, opt_states", body or ["pass"], bound)
