@@ -130,6 +130,22 @@ def _grad_binary_cases(shape):
     return (lambda: fa * fb), (lambda: jax.vjp(jnp.multiply, ja, jb)[0]), (lambda: ta * tb)
 
 
+def _window_cases(new_position: bool):
+    """``data[i:i + 35]`` over a (1000, 100) corpus: ``i`` new on every call, or always 7."""
+    a = np.random.default_rng(3).standard_normal((1000, 100)).astype(np.float32)
+    fa, ja, ta = fjax.tensor(a), jnp.asarray(a), torch.tensor(a)
+    step = [0]
+
+    def position():
+        step[0] = (step[0] + 1) % 900 if new_position else 7
+        return step[0]
+
+    def window(x):
+        return lambda: x[(i := position()) : i + 35]
+
+    return window(fa), window(ja), window(ta)
+
+
 def _first_call(repeats):
     """Microseconds for the first call of three ops at a never-seen shape (median of repeats)."""
     rows = {"fjax": [], "jnp": [], "torch": []}
@@ -161,6 +177,8 @@ def main():
         ("mul (4,4), input requires grad", _grad_binary_cases((4, 4)), args.iters),
         ("3-layer MLP forward, no grad", _mlp_cases(False), args.iters // 4),
         ("3-layer MLP fwd+bwd+SGD step", _mlp_cases(True), args.iters // 10),
+        ("window data[i:i+35], same i", _window_cases(False), args.iters),
+        ("window data[i:i+35], new i", _window_cases(True), 900),
     ]
     print(
         f"# eager overhead — {platform.node()} {platform.machine()}, {time.strftime('%Y-%m-%d')}, "
@@ -178,6 +196,7 @@ def main():
         f"{first['fjax'] / first['jnp']:9.2f} {first['fjax'] / first['torch']:10.2f}"
     )
     print("jnp column for the MLP step: un-jitted jax.value_and_grad + SGD (JAX's eager autodiff).")
+    print("window rows: a new i costs jnp a compile per position (its slice bounds are static).")
 
 
 if __name__ == "__main__":
