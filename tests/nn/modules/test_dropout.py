@@ -90,4 +90,6 @@ def test_alpha_dropout_keeps_mean_and_variance(name):
     a = 1 / np.sqrt((alpha**2 * p + 1) * (1 - p))
     kept = np.isclose(y, a * x + alpha * a * p, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(y[~kept], alpha * a * (p - 1), rtol=1e-6)
-    assert abs((~kept).mean() - p) < 0.01, f"seed={SEED}"
+    # the dropped fraction's spread: FeatureAlphaDropout drops whole channels (200 * 50 draws)
+    draws = x.size if name == "AlphaDropout" else 200 * 50
+    assert abs((~kept).mean() - p) < 5 * np.sqrt(p * (1 - p) / draws), f"seed={SEED}"
