@@ -175,9 +175,15 @@ class Tensor:
         """The storage, created on the first alias."""
         st = self._st
         if st is None:
-            st = self._st = Storage(self._arr)
-            self._gen, self._geom, self._vbase, self._bnode, self._stop = st.gen, None, None, None, False
+            st = Storage(self._arr)
+            self._attach(st, None)
         return st
+
+    def _attach(self, st: Storage, geom, base: "Tensor | None" = None, stop: bool = False) -> None:
+        """Alias ``st`` at ``geom``, as a view of ``base`` (for autograd) or of nothing; values
+        as of the storage's current generation."""
+        self._st, self._gen, self._geom, self._stop = st, st.gen, geom, stop
+        self._vbase, self._bnode = base, None if base is None else base._node
 
     def _geometry(self) -> tuple:
         """(shape, strides, offset) over the storage."""
@@ -200,15 +206,14 @@ class Tensor:
         """From now on, alias ``src``'s storage position (not its history)."""
         st = src._storage()
         self._arr = _stop_gradient(src._data) if stop else src._data
-        self._st, self._gen, self._geom, self._vbase, self._bnode, self._stop = st, st.gen, src._geom, None, None, stop
+        self._attach(st, src._geom, stop=stop)
 
     def _view_from(self, x: "Tensor", geom: tuple) -> None:
         """Make this fresh op output a view of ``x``'s storage at ``geom``."""
         st = x._storage()
-        base = x if x._vbase is None else x._vbase
-        self._st, self._gen, self._vbase, self._bnode, self._stop = st, st.gen, base, base._node, x._stop
+        whole = (tuple(st.array.shape), _views.contiguous_strides(st.array.shape), 0)
+        self._attach(st, None if geom == whole else geom, x if x._vbase is None else x._vbase, x._stop)
         self._multi = x._multi if x._vbase is not None else None  # torch: views of them inherit it
-        self._geom = None if geom == (tuple(st.array.shape), _views.contiguous_strides(st.array.shape), 0) else geom
         self._vc = x._vc
 
     def _derive(self, base: "Tensor") -> None:
@@ -216,7 +221,7 @@ class Tensor:
         from .autograd.grad_mode import enable_grad
 
         with enable_grad():
-            v = _view_of(base, self._geometry())
+            v = _view_kernel("_view_read", base, self._geometry())
         self._arr, self._gen = v._data, self._st.gen
         self._node, self._idx, self._requires_grad = v._node, v._idx, v._requires_grad
         self._bnode = base._node
@@ -267,7 +272,7 @@ class Tensor:
                 f"as_strided: size {list(size)}, stride {list(stride)} and offset {geom[2]} reach outside "
                 f"a storage of {st_size} elements"
             )
-        out = _view_of(self, geom)
+        out = _view_kernel("_view_read", self, geom)
         out._view_from(self, geom)
         return out
 
@@ -497,7 +502,8 @@ class Tensor:
             if new is None:
                 new = memo[id(st)] = Storage(_copy_array(st.array))
             Tensor._init(t, None)
-            t._st, t._gen, t._geom, t._vbase, t._bnode, t._stop = new, -1, self._geom, None, None, False
+            t._attach(new, self._geom)
+            t._gen = -1  # read from the copy on first use
         t._requires_grad = self._requires_grad
         t.__dict__.update(copy.deepcopy(self.__dict__, memo))
         if self.grad is not None:
@@ -622,7 +628,7 @@ class Tensor:
                 )
             if trace_state.depth:
                 log_inplace(base, "_node", "_idx", "_requires_grad")
-            new_base = _write_view(base, result, self._geometry())
+            new_base = _view_kernel("_view_write", base, self._geometry(), result)
             base._write(new_base._data)
             base._node, base._idx, base._requires_grad = new_base._node, new_base._idx, True
             self._derive(base)
@@ -699,36 +705,20 @@ def _copy_array(data):
     return data if isinstance(data, jax.core.Tracer) else jnp.array(data, copy=True)
 
 
-def _storage_args(base: Tensor) -> tuple:
-    """The view kernels' base arguments: base, background storage (None if the base is the
-    whole storage), base offset, and the static base geometry."""
-    shape, strides, offset = base._geometry()
+def _view_kernel(name: str, base: Tensor, geom: tuple, *src: Tensor) -> Tensor:
+    """Call the view kernel ``name`` (``_view_read``: the storage elements at ``geom`` as a
+    function of ``base``; ``_view_write``: ``base`` after writing ``src`` there, torch's
+    CopySlices) with ``base``'s geometry; recorded on the tape when an input requires grad.
+    The storage goes along as background only where ``base`` is not all of it."""
+    base_shape, base_strides, base_offset = base._geometry()
+    background = None
     if base._st is None or base._geom is None:
-        return None, None, shape, strides
-    return base._st.array, offset, shape, strides
-
-
-def _view_of(base: Tensor, geom: tuple) -> Tensor:
-    """The storage elements at ``geom`` as a function of ``base`` (recorded when it requires grad)."""
-    background, base_offset, base_shape, base_strides = _storage_args(base)
-    return _f()._view_read(
+        base_offset = None
+    else:
+        background = base._st.array
+    return getattr(_f(), name)(
         base,
-        background,
-        base_offset,
-        geom[2],
-        base_shape=base_shape,
-        base_strides=base_strides,
-        shape=geom[0],
-        strides=geom[1],
-    )
-
-
-def _write_view(base: Tensor, src: Tensor, geom: tuple) -> Tensor:
-    """``base`` after writing ``src`` at ``geom`` of their storage (recorded: CopySlices)."""
-    background, base_offset, base_shape, base_strides = _storage_args(base)
-    return _f()._view_write(
-        base,
-        src,
+        *src,
         background,
         base_offset,
         geom[2],

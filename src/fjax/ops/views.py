@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._registry import defop
-from .shape import _wrap
+from .shape import _split_at, _wrap
 
 # ----------------------------------------------------------------------------- geometry
 
@@ -132,15 +132,11 @@ def _squeeze_rule(g, outs, input, dim=None):
     return [(tuple(shape[d] for d in keep), tuple(strides[d] for d in keep), offset)]
 
 
-def _unsqueezed(shape, strides, dim):
-    stride = 1 if dim >= len(shape) else shape[dim] * strides[dim]
-    return shape[:dim] + (1,) + shape[dim:], strides[:dim] + (stride,) + strides[dim:]
-
-
 def _unsqueeze_rule(g, outs, input, dim):
-    shape, strides, offset = g
-    shape, strides = _unsqueezed(tuple(shape), tuple(strides), _wrap("unsqueeze", dim, len(shape) + 1))
-    return [(shape, strides, offset)]
+    shape, strides, offset = tuple(g[0]), tuple(g[1]), g[2]
+    d = _wrap("unsqueeze", dim, len(shape) + 1)
+    stride = 1 if d >= len(shape) else shape[d] * strides[d]
+    return [(shape[:d] + (1,) + shape[d:], strides[:d] + (stride,) + strides[d:], offset)]
 
 
 def _expand_rule(g, outs, *args, **kwargs):
@@ -151,15 +147,8 @@ def _expand_rule(g, outs, *args, **kwargs):
     return [(tuple(out), tuple(new), offset)]
 
 
-def _split_rule(g, outs, tensor, split_size_or_sections, dim=0):
-    return _pieces(g, outs, dim)
-
-
-def _chunk_rule(g, outs, input, chunks, dim=0):
-    return _pieces(g, outs, dim)
-
-
 def _pieces(g, outs, dim):
+    """split, chunk, tensor_split: the outputs are consecutive pieces along ``dim``."""
     shape, strides, offset = g
     d = _wrap("split", dim, len(shape))
     out, start = [], 0
@@ -286,8 +275,9 @@ RULES = {
     "expand": _expand_rule,
     "expand_as": _expand_rule,
     "broadcast_to": _expand_rule,
-    "split": _split_rule,
-    "chunk": _chunk_rule,
+    "split": lambda g, outs, tensor, split_size_or_sections, dim=0: _pieces(g, outs, dim),
+    "chunk": lambda g, outs, input, chunks, dim=0: _pieces(g, outs, dim),
+    "tensor_split": lambda g, outs, input, sections, dim=0: _pieces(g, outs, dim),
     "unbind": _unbind_rule,
     "select": _select_rule,
     "narrow": _narrow_rule,
@@ -435,7 +425,4 @@ def tensor_split(input, sections, dim=0):
     else:
         bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n) for i in sections] + [n]
         bounds = [max(b, a) for a, b in zip([0] + bounds[:-1], bounds)]
-    return tuple(lax.slice_in_dim(input, a, b, axis=d) for a, b in zip(bounds[:-1], bounds[1:]))
-
-
-RULES["tensor_split"] = lambda g, outs, input, sections, dim=0: _pieces(g, outs, dim)
+    return _split_at(input, [b - a for a, b in zip(bounds[:-1], bounds[1:])], d)
