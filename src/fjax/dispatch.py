@@ -20,6 +20,8 @@ import jax
 import numpy as np
 
 from . import ops  # noqa: F401 - importing it fills the op table
+from . import profiler as _profiler
+from ._config import config
 from ._tracing import trace_state
 from .autograd.engine import Node
 from .autograd.grad_mode import _state as _grad_state
@@ -80,6 +82,46 @@ def _rebuild(t, it):
     return t[1]
 
 
+_pstate = _profiler._state
+_window_entries: dict = {}
+"""``_view_read`` kernels of window views by (input shape, view shape, view strides)."""
+_op_caches: list = []
+"""Every lifted op's kernel-entry cache (one dict per op, keyed by argument template)."""
+
+try:  # a C++ LRU of (function, input signature) -> executable, the one jax.jit fills
+    from jax._src import config as _jax_config
+    from jax._src import pjit as _pjit
+except ImportError:  # pragma: no cover - a JAX without it: jax.jit's own global cache
+    _pjit = None
+
+
+def new_kernel_cache(size: int) -> None:
+    """Start an empty eager kernel cache holding at most ``size`` kernels (``fjax.config.
+    eager_cache_size``): every op's jitted functions are made anew in it."""
+    global _kernels
+    _kernels = _pjit.make_jit_cpp_cache(size) if _pjit is not None else None
+    for cache in _op_caches:
+        cache.clear()
+    _window_entries.clear()
+
+
+def kernel_cache_size() -> int:
+    """How many compiled eager kernels the cache holds now."""
+    return _kernels.size() if _kernels is not None else -1
+
+
+def _jit(fn):
+    """``jax.jit(fn)`` whose compiled kernels live in the eager kernel cache: an LRU over every
+    op's kernels together (a kernel is a function at one input signature), bounded by
+    ``fjax.config.eager_cache_size``. The LRU costs nothing per call: it is jax.jit's own C++
+    dispatch cache, given a capacity. What JAX keeps of a kernel on the Python side (its trace
+    and lowering) is released by ``profiler._sweep`` every few hundred compiles."""
+    if _kernels is None:
+        return jax.jit(fn)
+    with _jax_config.jax_jit_cpp_cache_obj(_kernels):
+        return jax.jit(fn)
+
+
 class _Entry:
     __slots__ = ("pure", "jit", "vjps")
 
@@ -93,7 +135,7 @@ class _Entry:
             return fn(*args, **kwargs)
 
         self.pure = pure
-        self.jit = jax.jit(pure) if op.jit else pure
+        self.jit = _jit(pure) if op.jit else pure
         self.vjps = {}
 
     def vjp(self, diff_idx):
@@ -102,7 +144,7 @@ class _Entry:
             if self.jit is self.pure:  # an op registered with jit=False (device transfers)
                 f = _vjp_of(self.pure, diff_idx)
             else:
-                f = jax.jit(_vjp_without_inputs(self.pure, diff_idx))
+                f = _jit(_vjp_without_inputs(self.pure, diff_idx))
             self.vjps[diff_idx] = f
         return f
 
@@ -191,6 +233,8 @@ def lift(op: OpDef):
     cache: dict = {}
 
     def call(*args, **kwargs):
+        if _pstate.on and not _pstate.inside:
+            return _profiler.op(name, call, args, kwargs)
         if window and args and isinstance(args[0], Tensor):
             out = _window(name, view_rule, args, kwargs)
             if out is not None:
@@ -222,6 +266,7 @@ def lift(op: OpDef):
 
     view_rule = _VIEW_RULES.get(name)
     window = name in _WINDOWS
+    _op_caches.append(cache)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__
     call.op = op
@@ -249,7 +294,7 @@ def _window(name, rule, args, kwargs):
         entry = _window_entries[key] = _Entry(OPS["_view_read"], (_LEAF, None, None, _LEAF), kwargs_t)
     if not trace_state.depth:  # inside a trace a device scalar would be a constant of the program
         offset = _device_int(offset)
-    out = run("_view_read", entry, [x, offset], True, True)
+    out = run(name, entry, [x, offset], True, True)
     if x._st is None or x._geom is None:
         out._view_from(x, geoms[0])
     else:
@@ -257,8 +302,6 @@ def _window(name, rule, args, kwargs):
     return out
 
 
-_window_entries: dict = {}
-"""``_view_read`` kernels of window views by (input shape, view shape, view strides)."""
 
 _device_ints: dict = {}
 
@@ -275,7 +318,7 @@ def _device_int(i: int):
                 _device_ints.clear()
             _device_ints[i] = a + 1
             return i
-        a = _device_ints[i] = jax.numpy.asarray(i, jax.numpy.int32 if -(2**31) <= i < 2**31 else jax.numpy.int64)
+        a = _device_ints[i] = jax.device_put(i)  # weak-typed, as the Python int: the same kernel
     return a
 
 
@@ -386,6 +429,9 @@ def call_pure(name: str, fn, leaves):
 
     return run(name, _Once, leaves)
 
+
+new_kernel_cache(config.eager_cache_size)
+_profiler._RUN_CODE = run.__code__
 
 functions = types.SimpleNamespace(**{name: lift(op) for name, op in OPS.items()})
 """Every op-table entry as a Tensor-level function (``functions.add(x, y)``)."""

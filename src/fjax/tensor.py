@@ -689,6 +689,11 @@ class Tensor:
 
     def __setitem__(self, index, value):
         arrays, template = _index(self, index)
+        if not arrays:  # basic indexing: torch's self[index].copy_(value), at a dynamic offset
+            view = _f().getitem(self, arrays, template)
+            if view._st is not None and view._st is self._st:
+                view.copy_(value)
+                return
         self._set_(_f().setitem(self, arrays, template, value), "__setitem__")
 
     def __getitem__(self, index):

@@ -19,6 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import profiler as _profiler
+from ..profiler import _state as _pstate
+from ..profiler import span
+
 _apply_vjp = jax.jit(lambda vjp, ct: vjp(ct))
 
 
@@ -73,6 +77,9 @@ class Node:
 
     def __repr__(self):
         return f"<{self.name}Backward>"
+
+
+_profiler._APPLY_CODE = Node.apply.__code__
 
 
 def _zeros(aval):
@@ -174,7 +181,11 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
                     found[j] = ct
         if node.multi:
             cts = [_zeros(a) if c is None else c for c, a in zip(cts, node.out_avals)]
-        in_cts = node.apply(cts)
+        if _pstate.on:
+            with span(f"{node.name}Backward", "backward"):
+                in_cts = node.apply(cts)
+        else:
+            in_cts = node.apply(cts)
         for inp, ct in zip(node.diff_inputs(), in_cts):
             if type(inp) is tuple:
                 parent, idx = inp

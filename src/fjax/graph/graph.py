@@ -28,6 +28,8 @@ from .._tracing import tracing
 from ..autograd._reuse import modules_changed
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import OpError
+from ..profiler import _state as _pstate
+from ..profiler import span
 from ..random import default_generator
 from ..tensor import Tensor
 from . import compile as _compile
@@ -497,6 +499,12 @@ class Graph:
         return entry
 
     def __call__(self, *args, **kwargs):
+        if _pstate.on:  # one profiler event per step; compiles nest inside it
+            with span(f"nn.Graph {self.name}", "graph"):
+                return self._call(*args, **kwargs)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         repeat = self.__dict__.get("_repeat")
         hit = None if repeat is None else repeat(args, kwargs)
         if hit is not None:

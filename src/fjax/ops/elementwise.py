@@ -11,22 +11,23 @@ from ._registry import defop
 
 
 def _scale(op, other, alpha):
-    # alpha is a static Python number (torch takes a Scalar), so alpha == 1 costs nothing.
-    if alpha == 1:
+    # alpha is a kernel argument (a Python number passed in is traced, so a learning rate that
+    # changes compiles nothing new); the default 1 stays a literal and costs nothing.
+    if type(alpha) is int and alpha == 1:
         return other
-    if isinstance(alpha, float) and not jnp.issubdtype(other.dtype, jnp.inexact):
-        raise TypeError(f"{op}: alpha must not be a float for {other.dtype} tensors, got {alpha}")
-    return jnp.asarray(alpha, other.dtype) * other
+    if jnp.issubdtype(jnp.result_type(alpha), jnp.inexact) and not jnp.issubdtype(other.dtype, jnp.inexact):
+        raise TypeError(f"{op}: alpha must not be a float for {other.dtype} tensors")
+    return jnp.asarray(alpha).astype(other.dtype) * other
 
 
-@defop(static=("alpha",), linear=True)
+@defop(linear=True)
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` with torch's type promotion."""
     input, other = promote(input, other)
     return input + _scale("add", other, alpha)
 
 
-@defop(static=("alpha",), linear=True)
+@defop(linear=True)
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
     input, other = promote(input, other)

@@ -153,44 +153,46 @@ def linear(input, weight, bias=None):
 
 
 def _scaled_add(op, input, product, beta, alpha):
-    """``beta * input + alpha * product``; beta == 0 ignores input (NaN included), as torch."""
-    _broadcast(op, input.shape, product.shape)
-    if alpha != 1:
-        product = alpha * product
-    if beta == 0:
-        return jnp.broadcast_to(product, _broadcast(op, input.shape, product.shape))
-    return product + (input if beta == 1 else beta * input)
+    """``beta * input + alpha * product``; beta == 0 ignores input (NaN included), as torch.
+    beta and alpha are kernel arguments; their literal defaults (1) cost nothing."""
+    shape = _broadcast(op, input.shape, product.shape)
+    if not (type(alpha) is int and alpha == 1):
+        product = (alpha * product).astype(product.dtype)
+    if type(beta) is int and beta == 1:
+        return product + input
+    scaled = jnp.where(beta == 0, jnp.zeros((), input.dtype), (beta * input).astype(input.dtype))
+    return product + jnp.broadcast_to(scaled, shape)
 
 
-@defop(static=("beta", "alpha"))
+@defop()
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     _same_dtype("addmm", input, mat1, mat2)
     return _scaled_add("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
-@defop(static=("beta", "alpha"))
+@defop()
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     _same_dtype("addmv", input, mat, vec)
     return _scaled_add("addmv", input, mv(mat, vec), beta, alpha)
 
 
-@defop(static=("beta", "alpha"))
+@defop()
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     _same_dtype("addr", input, vec1, vec2)
     return _scaled_add("addr", input, outer(vec1, vec2), beta, alpha)
 
 
-@defop(static=("beta", "alpha"))
+@defop()
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     _same_dtype("baddbmm", input, batch1, batch2)
     return _scaled_add("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
-@defop(static=("beta", "alpha"))
+@defop()
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     _same_dtype("addbmm", input, batch1, batch2)

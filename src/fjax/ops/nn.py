@@ -209,23 +209,22 @@ def _dropout_key(key):
     raise TypeError(f"dropout: expected a PRNG key or an integer seed, got {key.dtype}{key.shape}")
 
 
-@defop(static=("p", "training"), method=False)
+@defop(static=("training",), method=False)
 def dropout(input, key, p=0.5, training=True):
-    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``: torch's
+    ``input * noise`` with ``noise`` a Bernoulli(1 - p) mask divided by ``1 - p``.
 
     Args:
         key: a jax PRNG key (typed, or raw ``uint32[2]``) or an integer seed; the Tensor-level
-            ``dropout`` draws it from the global generator.
+            ``dropout`` draws it from the global generator and checks ``p`` (a kernel argument
+            here, so a schedule of ``p`` compiles one kernel).
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    if not training or p == 0.0:
+    if not training:
         return input
     input = to_float(input)
-    if p == 1.0:
-        return input * 0
     keep = jax.random.bernoulli(_dropout_key(key), 1.0 - p, input.shape)
-    return jnp.where(keep, input / jnp.asarray(1.0 - p, input.dtype), 0).astype(input.dtype)
+    scale = jnp.where(p < 1, 1 / jnp.where(p < 1, 1 - p, 1), 0).astype(input.dtype)
+    return input * jnp.where(keep, scale, jnp.zeros((), input.dtype))
 
 
 @defop(static=("dropout_p", "is_causal", "scale", "enable_gqa"), method=False)

@@ -355,13 +355,17 @@ def flipud(input):
     return jnp.flip(input, 0)
 
 
-@defop(static=("shifts", "dims"), linear=True)
+@defop(static=("dims",), linear=True)
 def roll(input, shifts, dims=None):
-    """Roll elements along ``dims`` (over the flattened tensor when None)."""
-    shifts = _ints("roll", shifts)
+    """Roll elements along ``dims`` (over the flattened tensor when None); the shifts are kernel
+    arguments, so a loop over shifts compiles one kernel."""
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    for s in shifts:
+        if not jnp.issubdtype(jnp.result_type(s), jnp.integer):
+            raise TypeError(f"roll: shifts must be ints, got {jnp.result_type(s)}")
     if dims is None:
         if len(shifts) != 1:
-            raise ValueError(f"roll: expected one shift without dims, got {list(shifts)}")
+            raise ValueError(f"roll: expected one shift without dims, got {len(shifts)} shifts")
         return jnp.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
     axes = tuple(_wrap("roll", d, input.ndim) for d in _ints("roll", dims))
     if len(axes) != len(shifts):
