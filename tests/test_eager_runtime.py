@@ -41,7 +41,10 @@ PATTERNS = {
     "x ** p": (lambda x, i: x.abs() ** (1 + i / N), lambda t, i: t.abs() ** (1 + i / N)),
     "clamp": (lambda x, i: x.clamp(-i / N, i / N), lambda t, i: t.clamp(-i / N, i / N)),
     "clip max": (lambda x, i: fjax.clip(x, max=i / N), lambda t, i: torch.clip(t, max=i / N)),
-    "pad value": (lambda x, i: F.pad(x, (1, 2), value=i / 7), lambda t, i: torch.nn.functional.pad(t, (1, 2), value=i / 7)),
+    "pad value": (
+        lambda x, i: F.pad(x, (1, 2), value=i / 7),
+        lambda t, i: torch.nn.functional.pad(t, (1, 2), value=i / 7),
+    ),
     "fill_": (lambda x, i: x.clone().fill_(i / 3), lambda t, i: t.clone().fill_(i / 3)),
     "masked_fill": (lambda x, i: x.masked_fill(x > 0, i), lambda t, i: t.masked_fill(t > 0, i)),
     "add alpha": (lambda x, i: x.add(x, alpha=i / 9), lambda t, i: t.add(t, alpha=i / 9)),
@@ -56,7 +59,10 @@ PATTERNS = {
         lambda t, i: _setitem(t.clone(), (slice(i % 60, i % 60 + 2), 1), -i),
     ),
     "leaky_relu slope": (lambda x, i: F.leaky_relu(x, i / N), lambda t, i: torch.nn.functional.leaky_relu(t, i / N)),
-    "hardtanh": (lambda x, i: F.hardtanh(x, -i / N, i / N + 1), lambda t, i: torch.nn.functional.hardtanh(t, -i / N, i / N + 1)),
+    "hardtanh": (
+        lambda x, i: F.hardtanh(x, -i / N, i / N + 1),
+        lambda t, i: torch.nn.functional.hardtanh(t, -i / N, i / N + 1),
+    ),
     "lerp weight": (lambda x, i: fjax.lerp(x, x * 2, i / N), lambda t, i: torch.lerp(t, t * 2, i / N)),
 }
 
@@ -312,10 +318,13 @@ def test_log_compiles_names_the_op_its_inputs_and_why(tmp_path):
     env = dict(os.environ, FJAX_LOG_COMPILES="1")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    lines = [l for l in out.stderr.splitlines() if l.startswith("fjax: compiled")]
-    cos = [l for l in lines if "compiled cos(" in l]
+    lines = [line for line in out.stderr.splitlines() if line.startswith("fjax: compiled")]
+    cos = [line for line in lines if "compiled cos(" in line]
     assert "cos(float32[3, 4]) in" in cos[0] and "first call of this op" in cos[0]
-    assert "cos(float32[3, 5])" in cos[1] and "new input shapes/dtypes: input 0: float32[3, 5] (was float32[3, 4])" in cos[1]
-    sums = [l for l in lines if "compiled sum(" in l]
+    assert (
+        "cos(float32[3, 5])" in cos[1]
+        and "new input shapes/dtypes: input 0: float32[3, 5] (was float32[3, 4])" in cos[1]
+    )
+    sums = [line for line in lines if "compiled sum(" in line]
     assert "first call of this op" in sums[0] and "new static arguments" in sums[1]
     assert len(cos) == 2  # x.cos() at a seen shape compiled nothing

@@ -302,7 +302,6 @@ def _window(name, rule, args, kwargs):
     return out
 
 
-
 _device_ints: dict = {}
 
 

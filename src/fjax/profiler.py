@@ -427,15 +427,30 @@ class profile:
                 args["compiles"] = ev.compiles
                 args["compile ms"] = round(ev.compile_s * 1e3, 3)
             trace.append(
-                {"name": ev.name, "cat": ev.cat, "ph": "X", "ts": us(ev.start), "dur": (ev.end - ev.start) / 1e3,
-                 "pid": pid, "tid": ev.tid, "args": args}
+                {
+                    "name": ev.name,
+                    "cat": ev.cat,
+                    "ph": "X",
+                    "ts": us(ev.start),
+                    "dur": (ev.end - ev.start) / 1e3,
+                    "pid": pid,
+                    "tid": ev.tid,
+                    "args": args,
+                }
             )
         for name, stages, inputs, why, tid in self._compiles:
             for stage, start, end in stages:
                 trace.append(
-                    {"name": f"{stage} {name}", "cat": "compile", "ph": "X", "ts": (start - self._wall0) * 1e6,
-                     "dur": (end - start) * 1e6, "pid": pid, "tid": tid,
-                     "args": {"stage": stage, "inputs": inputs, "why": why}}
+                    {
+                        "name": f"{stage} {name}",
+                        "cat": "compile",
+                        "ph": "X",
+                        "ts": (start - self._wall0) * 1e6,
+                        "dur": (end - start) * 1e6,
+                        "pid": pid,
+                        "tid": tid,
+                        "args": {"stage": stage, "inputs": inputs, "why": why},
+                    }
                 )
         trace.sort(key=lambda e: (e["ts"], -e["dur"]))
         doc = {"traceEvents": trace, "displayTimeUnit": "ms"}
@@ -524,15 +539,32 @@ class EventList(list):
         if row_limit is not None and row_limit >= 0:
             rows = rows[:row_limit]
         self_total = sum(r.self_cpu_time_total for r in self) or 1.0
-        head = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "# of Calls",
-                "# Compiles", "Compile time"]
+        head = [
+            "Name",
+            "Self CPU %",
+            "Self CPU",
+            "CPU total %",
+            "CPU total",
+            "CPU time avg",
+            "# of Calls",
+            "# Compiles",
+            "Compile time",
+        ]
         if self._shapes:
             head.append("Input Shapes")
         body = []
         for r in rows:
-            line = [r.key[:max_name_column_width], f"{100 * r.self_cpu_time_total / self_total:.2f}%",
-                    _fmt(r.self_cpu_time_total), f"{100 * r.cpu_time_total / self_total:.2f}%", _fmt(r.cpu_time_total),
-                    _fmt(r.cpu_time), str(r.count), str(r.compile_count), _fmt(r.compile_time_total)]
+            line = [
+                r.key[:max_name_column_width],
+                f"{100 * r.self_cpu_time_total / self_total:.2f}%",
+                _fmt(r.self_cpu_time_total),
+                f"{100 * r.cpu_time_total / self_total:.2f}%",
+                _fmt(r.cpu_time_total),
+                _fmt(r.cpu_time),
+                str(r.count),
+                str(r.compile_count),
+                _fmt(r.compile_time_total),
+            ]
             if self._shapes:
                 line.append(r.input_shapes)
             body.append(line)
@@ -542,4 +574,3 @@ class EventList(list):
         lines = [rule, fmt(head), rule, *(fmt(b) for b in body), rule]
         lines.append(f"Self CPU time total: {_fmt(sum(r.self_cpu_time_total for r in self))}")
         return "\n".join(lines)
-
