@@ -158,13 +158,13 @@ def _on_span(event, start, end, **kwargs):
     stage = _STAGES.get(event)
     if stage is None:
         return
-    stages = getattr(_local, "stages", None)
-    if stages is None:
-        stages = _local.stages = []
-    stages.append((stage, start, end))
-    if stage != "compile":
+    last = getattr(_local, "stages", None)
+    if last is None:
+        last = _local.stages = {}
+    last[stage] = (stage, start, end)  # the latest of each: inner jits traced inside an outer
+    if stage != "compile":  # trace (nn.Graph's ops) report trace stages of their own
         return
-    _local.stages = []
+    stages = [last.pop(k) for k in ("trace", "lower", "compile") if k in last]
     seconds = sum(e - s for _, s, e in stages)
     with _lock:
         _totals["count"] += 1
