@@ -45,7 +45,7 @@ def _operators():
         fn = getattr(F, name)
         if reflected:
             return lambda self, other: fn(other, self)
-        return lambda self, other: fn(self, other)
+        return fn  # the op itself: ``self`` is its first argument
 
     def inplace(name):
         fn = getattr(F, name)
@@ -68,7 +68,7 @@ def _operators():
         "__rmul__": binary("mul", True),
         "__truediv__": binary("div"),
         "__rtruediv__": binary("div", True),
-        "__neg__": lambda self: F.neg(self),
+        "__neg__": F.neg,
         "__pos__": lambda self: self,
     }
     optional = {

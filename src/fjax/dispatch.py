@@ -229,6 +229,7 @@ def lift(op: OpDef):
     """The Tensor-level function of one op-table entry."""
     name, params, static = op.name, op.params, op.static
     static_pos = tuple(p in static for p in params)
+    static_args = any(static_pos)
     n_params = len(params)
     cache: dict = {}
 
@@ -241,11 +242,19 @@ def lift(op: OpDef):
                 return out
         leaves: list = []
         args_t = []
-        for i, a in enumerate(args):
-            if i < n_params and static_pos[i]:
-                args_t.append(("c", _static(a, name, params[i])))
-            else:
-                args_t.append(_template(a, leaves))
+        if static_args:
+            for i, a in enumerate(args):
+                if i < n_params and static_pos[i]:
+                    args_t.append(("c", _static(a, name, params[i])))
+                else:
+                    args_t.append(_template(a, leaves))
+        else:
+            for a in args:
+                if type(a) is Tensor:
+                    leaves.append(a)
+                    args_t.append(_LEAF)
+                else:
+                    args_t.append(_template(a, leaves))
         kwargs_t = ()
         if kwargs:
             kwargs_t = tuple(
@@ -355,16 +364,26 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     Inside a trace (nn.Graph, functional transforms) the same jitted functions are called on
     tracers: JAX inlines them, and Python numbers keep their weak types either way.
     """
-    # ``x._data`` written out (the property call costs ~35 ns an input)
-    arrays = [
-        (x._arr if x._st is None or x._gen == x._st.gen else x._sync()) if isinstance(x, Tensor) else x for x in leaves
-    ]
-    diff_idx = ()
-    if differentiable and _grad_state.enabled:
-        diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad)
+    arrays = []
+    grad = False
+    for x in leaves:
+        if isinstance(x, Tensor):  # ``x._data`` written out (the property call costs ~35 ns)
+            st = x._st
+            arrays.append(x._arr if st is None or x._gen == st.gen else x._sync())
+            if x._requires_grad:
+                grad = True
+        else:
+            arrays.append(x)
+    if not (grad and differentiable and _grad_state.enabled):
+        try:
+            out = entry.jit(*arrays)
+        except (TypeError, ValueError, IndexError) as err:
+            raise _error(name, err, leaves) from None
+        if isinstance(out, (tuple, list)):
+            return tuple(Tensor._wrap(o) for o in out)
+        return Tensor._wrap(out)
+    diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad)
     try:
-        if not diff_idx:
-            return _wrap_outputs(entry.jit(*arrays), None)
         out, vjp = entry.vjp(diff_idx)(*arrays)
         saved = None
         if isinstance(vjp, _Residuals):
