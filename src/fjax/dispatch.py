@@ -240,6 +240,8 @@ def lift(op: OpDef):
             out = _window(name, view_rule, args, kwargs)
             if out is not None:
                 return out
+        if check is not None and not trace_state.depth:
+            _run_check(check, args, kwargs)
         leaves: list = []
         args_t = []
         if static_args:
@@ -275,11 +277,25 @@ def lift(op: OpDef):
 
     view_rule = _VIEW_RULES.get(name)
     window = name in _WINDOWS
+    check = op.check
     _op_caches.append(cache)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__
     call.op = op
     return call
+
+
+def _run_check(check, args, kwargs):
+    """An op's eager value check (``OpDef.check``) on its arguments' arrays."""
+
+    def arrays(a):
+        if isinstance(a, Tensor):
+            return a._data
+        if type(a) in (list, tuple):
+            return type(a)(arrays(e) for e in a)
+        return a
+
+    check(*[arrays(a) for a in args], **{k: arrays(v) for k, v in kwargs.items()})
 
 
 def _window(name, rule, args, kwargs):

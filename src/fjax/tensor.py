@@ -776,6 +776,13 @@ def _index(t: Tensor, index):
                         "getitem: boolean mask indexing inside a trace has a data-dependent shape; "
                         "use fjax.where or masked_fill"
                     )
+                if dim is not None:
+                    for k, (m, n) in enumerate(zip(i.shape, t.shape[dim:])):
+                        if m != n:
+                            raise IndexError(
+                                f"getitem: The shape of the mask {list(i.shape)} at index {k} does not match the "
+                                f"shape of the indexed tensor {list(t.shape)} at index {dim + k}"
+                            )
                 for nz in np.nonzero(np.asarray(i._data)):
                     template.append(f"tensor:{len(arrays)}")
                     arrays.append(Tensor._wrap(jnp.asarray(nz, jnp.int64)))

@@ -52,15 +52,7 @@ group_norm = _F.group_norm
 rms_norm = _F.rms_norm
 
 
-def embedding(input, weight, *args, **kwargs):
-    """Rows of ``weight`` at the indices ``input``; eager out-of-range indices raise IndexError
-    (jax would clamp them silently)."""
-    data = input._data
-    if not isinstance(data, jax.core.Tracer) and data.size and jnp.issubdtype(data.dtype, jnp.integer):
-        lo, hi, n = int(data.min()), int(data.max()), weight.shape[0]
-        if lo < 0 or hi >= n:
-            raise IndexError(f"embedding: index {lo if lo < 0 else hi} is out of range for a weight with {n} rows")
-    return _F.embedding(input, weight, *args, **kwargs)
+embedding = _F.embedding
 
 
 pad = _F.pad

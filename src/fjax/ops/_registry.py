@@ -28,6 +28,9 @@ class OpDef:
             of its inputs do not invalidate the backward.
         jit: False for ops whose result placement jit would not keep (device transfers): they
             run eagerly, op by op.
+        check: a function with the op's signature, called in eager (not inside a trace) with
+            the arrays before the kernel runs: raises torch's error for values XLA would take
+            silently (out-of-range indices, which it clamps).
     """
 
     name: str
@@ -38,6 +41,7 @@ class OpDef:
     linear: bool = False
     params: tuple = field(default=())
     jit: bool = True
+    check: Callable | None = None
 
 
 def defop(
@@ -48,6 +52,7 @@ def defop(
     method: bool = True,
     linear: bool = False,
     jit: bool = True,
+    check: Callable | None = None,
 ):
     """Register a pure op in the table. Returns the function unchanged.
 
@@ -66,7 +71,7 @@ def defop(
         unknown = set(static) - set(params)
         if unknown:
             raise ValueError(f"op {op_name!r}: static names {sorted(unknown)} are not parameters")
-        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params, jit)
+        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params, jit, check)
         return fn
 
     return register

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import IndexOutOfRange
 from ._registry import defop
 
 
@@ -26,6 +27,63 @@ def _int_index(name: str, index):
     if not jnp.issubdtype(index.dtype, jnp.integer):
         raise TypeError(f"{name}: expected an integer index tensor, got {index.dtype}")
     return index
+
+
+# ----------------------------------------------------------------------------- eager index checks
+# XLA clamps (gather) or drops (scatter) out-of-range indices; torch raises. Each check below is
+# an op's ``check``: dispatch runs it in eager before the kernel, on the host copy of the index.
+
+
+def _host(index):
+    """An integer index array's values on the host; None inside a trace or for non-integers."""
+    if isinstance(index, jax.core.Tracer) or not jnp.issubdtype(jnp.result_type(index), jnp.integer):
+        return None
+    return np.asarray(index)
+
+
+def _first_outside(values, lo, hi):
+    """The first of ``values`` outside ``[lo, hi)``, or None."""
+    if values is None or values.size == 0 or (values.min() >= lo and values.max() < hi):
+        return None
+    return int(values[(values < lo) | (values >= hi)].flat[0])
+
+
+def _along(name, exc, input, dim, index, negative=False):
+    shape = jnp.shape(input)
+    n_dims = max(len(shape), 1)
+    if type(dim) is not int or not -n_dims <= dim < n_dims:
+        return  # the op itself reports a bad dim
+    d = dim % n_dims
+    n = shape[d] if shape else 1
+    v = _first_outside(_host(index), -n if negative else 0, n)
+    if v is not None:
+        raise exc(f"{name}: index {v} is out of bounds for dimension {d} with size {n}")
+
+
+def _checker(name, exc, negative=False):
+    def check(input, dim, index, *args, **kwargs):
+        _along(name, exc, input, dim, index, negative)
+
+    return check
+
+
+def _check_take(input, index):
+    n = int(np.prod(jnp.shape(input)))
+    v = _first_outside(_host(index), -n, n)
+    if v is not None:
+        raise IndexOutOfRange(f"take: out of range: tried to access index {v} on a tensor of {n} elements.")
+
+
+def _check_take_along_dim(input, indices, dim=None):
+    if dim is None:
+        _check_take(input, indices)
+    else:
+        _along("take_along_dim", IndexOutOfRange, input, dim, indices)
+
+
+def _check_index_put(input, indices, values, accumulate=False):
+    for k, index in enumerate(indices):
+        _along("index_put", IndexOutOfRange, input, k, index, negative=True)
 
 
 # ----------------------------------------------------------------------------- gather/scatter
@@ -50,7 +108,7 @@ def _coords(index, dim):
     )
 
 
-@defop(static=("dim", "sparse_grad"))
+@defop(static=("dim", "sparse_grad"), check=_checker("gather", IndexOutOfRange))
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims)."""
     index = _int_index("gather", index)
@@ -77,7 +135,7 @@ def _scatter(name, input, dim, index, src, how):
     return ref(src.astype(x.dtype)).reshape(input.shape)
 
 
-@defop(static=("dim", "reduce"))
+@defop(static=("dim", "reduce"), check=_checker("scatter", IndexOutOfRange))
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """Write ``src`` (a tensor, or the scalar ``value``) into ``input`` at ``index`` along ``dim``."""
     if reduce is not None:
@@ -87,7 +145,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     return _scatter("scatter", input, dim, index, value if src is None else src, "set")
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), check=_checker("scatter_add", IndexOutOfRange))
 def scatter_add(input, dim, index, src):
     """Add ``src`` into ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
     return _scatter("scatter_add", input, dim, index, src, "add")
@@ -104,7 +162,7 @@ def _dim_index(name, input, dim, index):
     return d, index.reshape(-1)
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), check=_checker("index_select", IndexOutOfRange))
 def index_select(input, dim, index):
     """Select entries ``index`` along ``dim``."""
     d, index = _dim_index("index_select", input, dim, index)
@@ -123,21 +181,21 @@ def _dim_update(name, input, dim, index, source):
     return ref, source.reshape(shape).astype(x.dtype)
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), check=_checker("index_add", IndexOutOfRange))
 def index_add(input, dim, index, source, *, alpha=1):
     """Add ``alpha * source`` into ``input`` at ``index`` along ``dim``."""
     ref, src = _dim_update("index_add", input, dim, index, source)
     return ref.add(src * jnp.asarray(alpha, src.dtype)).reshape(input.shape)
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), check=_checker("index_copy", IndexOutOfRange))
 def index_copy(input, dim, index, source):
     """Copy ``source`` into ``input`` at ``index`` along ``dim``."""
     ref, src = _dim_update("index_copy", input, dim, index, source)
     return ref.set(src).reshape(input.shape)
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), check=_checker("index_fill", IndexOutOfRange, negative=True))
 def index_fill(input, dim, index, value):
     """Fill ``input`` with the scalar ``value`` at ``index`` along ``dim``."""
     d, index = _dim_index("index_fill", input, dim, index)
@@ -156,7 +214,7 @@ def masked_fill(input, mask, value):
     return jnp.where(mask, jnp.asarray(value, input.dtype), input)
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), check=_check_take_along_dim)
 def take_along_dim(input, indices, dim=None):
     """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when None)."""
     indices = _int_index("take_along_dim", indices)
@@ -171,7 +229,7 @@ def take_along_dim(input, indices, dim=None):
     return jnp.take_along_axis(input, indices, axis=d)
 
 
-@defop()
+@defop(check=_check_take)
 def take(input, index):
     """Values of the flattened ``input`` at ``index`` (output has ``index``'s shape)."""
     index = _int_index("take", index)
@@ -254,7 +312,7 @@ def getitem(input, arrays, index):
     return _torch_get(input, _expand("getitem", arrays, index))
 
 
-@defop(static=("accumulate",), linear=True)
+@defop(static=("accumulate",), linear=True, check=_check_index_put)
 def index_put(input, indices, values, accumulate=False):
     """``input[indices] = values`` (or ``+=`` with ``accumulate``) for a tuple of integer index
     tensors, one per leading dim (numpy's advanced indexing)."""

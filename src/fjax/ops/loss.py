@@ -7,9 +7,11 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ..errors import IndexOutOfRange
 from ._promote import promote, to_float
 from ._registry import defop
 from .activation import pairwise_distance
+from .indexing import _first_outside, _host
 
 _LEGACY = ("size_average", "reduce", "reduction")
 
@@ -71,7 +73,20 @@ def _nll(name, logp, target, weight, ignore_index, reduction):
     return _reduce(loss, reduction), w
 
 
-@defop(static=("ignore_index",) + _LEGACY, method=False)
+def _check_targets(name):
+    def check(input, target, weight=None, size_average=None, ignore_index=-100, *args, **kwargs):
+        values = _host(target)
+        if values is None or jnp.ndim(input) == 0:
+            return
+        n = jnp.shape(input)[0 if jnp.ndim(input) == 1 else 1]
+        v = _first_outside(values[values != ignore_index], 0, n)
+        if v is not None:
+            raise IndexOutOfRange(f"{name}: Target {v} is out of bounds.")
+
+    return check
+
+
+@defop(static=("ignore_index",) + _LEGACY, method=False, check=_check_targets("nll_loss"))
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """``-weight[t] * input[t]`` for log-probabilities ``(N, C, ...)`` and class indices ``t``.
 
@@ -82,7 +97,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nll("nll_loss", input, target, weight, ignore_index, reduction)[0]
 
 
-@defop(static=("ignore_index", "label_smoothing") + _LEGACY, method=False)
+@defop(static=("ignore_index", "label_smoothing") + _LEGACY, method=False, check=_check_targets("cross_entropy"))
 def cross_entropy(
     input,
     target,

@@ -7,8 +7,10 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ..errors import IndexOutOfRange
 from ._promote import promote, to_float
 from ._registry import defop
+from .indexing import _first_outside, _host
 
 
 def _affine(x, weight, bias, shape):
@@ -154,7 +156,18 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
     return new_mean, new_var
 
 
-@defop(static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"), method=False)
+def _check_embedding(input, weight, *args, **kwargs):
+    n = jnp.shape(weight)[0] if jnp.ndim(weight) else 0
+    v = _first_outside(_host(input), 0, n)
+    if v is not None:
+        raise IndexOutOfRange(f"embedding: index {v} is out of range for a weight with {n} rows")
+
+
+@defop(
+    static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+    method=False,
+    check=_check_embedding,
+)
 def embedding(
     input,
     weight,
@@ -184,7 +197,17 @@ def embedding(
     return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
 
 
-@defop(static=("num_classes",), differentiable=False, method=False)
+def _check_one_hot(tensor, num_classes=-1):
+    values = _host(tensor)
+    if values is None or values.size == 0:
+        return
+    if values.min() < 0:
+        raise IndexOutOfRange("one_hot: Class values must be non-negative.")
+    if num_classes >= 0 and values.max() >= num_classes:
+        raise IndexOutOfRange(f"one_hot: Class values must be smaller than num_classes ({num_classes}).")
+
+
+@defop(static=("num_classes",), differentiable=False, method=False, check=_check_one_hot)
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding of integer ``tensor`` along a new last dim.
 

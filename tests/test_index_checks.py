@@ -1,0 +1,104 @@
+"""Out-of-range indices raise torch's error in eager (XLA would clamp or drop them silently):
+fuzzed index values against torch, op by op."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import fjax
+import fjax.nn.functional as F
+
+
+def _pair(a):
+    return fjax.tensor(a), torch.tensor(a)
+
+
+def _idx(rng, shape, n):
+    """Indices mostly in range, sometimes just outside it on either side."""
+    values = rng.integers(0, n, shape)
+    if rng.random() < 0.6:
+        flat = values.reshape(-1)
+        flat[rng.integers(0, flat.size)] = rng.choice([n, n + 3, -1, -n, -n - 1])
+    return values
+
+
+CASES = {  # i: six indices into a size-6 dim
+    "gather": lambda x, i, m: m.gather(x, 1, i.reshape(2, 3)),
+    "scatter": lambda x, i, m: x.scatter(1, i.reshape(2, 3), 2.0),
+    "scatter_add": lambda x, i, m: x.scatter_add(1, i.reshape(2, 3), x[:2, :3]),
+    "index_select": lambda x, i, m: x.index_select(1, i),
+    "index_select dim 0": lambda x, i, m: x.T.index_select(0, i),
+    "index_add": lambda x, i, m: x.index_add(1, i, x),
+    "index_copy": lambda x, i, m: x.index_copy(1, i[:1], x[:, :1]),
+    "index_fill": lambda x, i, m: x.index_fill(1, i, -1.0),
+    "take": lambda x, i, m: x.take(i * 4),
+    "index_put": lambda x, i, m: x.index_put((i % 4, i), m.tensor(5.0)),
+    "getitem": lambda x, i, m: x[:, i],
+    "setitem": lambda x, i, m: _set(x.clone(), i),
+    "embedding": lambda x, i, m: m.nn.functional.embedding(i, x.T),
+    "one_hot": lambda x, i, m: m.nn.functional.one_hot(i, 6),
+    "nll_loss": lambda x, i, m: m.nn.functional.nll_loss(x.T.log_softmax(1), i),
+    "cross_entropy": lambda x, i, m: m.nn.functional.cross_entropy(x.T, i, ignore_index=-1),
+}
+
+
+def _set(x, i):
+    x[:, i] = 7.0
+    return x
+
+
+def _outcome(case, x, i, lib):
+    try:
+        return "ok", case(x, i, lib)
+    except (IndexError, RuntimeError) as err:
+        return type(err), err
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fuzzed_indices_match_torch(name):
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    x, tx = _pair(rng.standard_normal((4, 6)).astype(np.float32))
+    raised = 0
+    for _ in range(24):
+        i, ti = _pair(_idx(rng, (6,), 6))
+        ours, theirs = _outcome(CASES[name], x, i, fjax), _outcome(CASES[name], tx, ti, torch)
+        if theirs[0] == "ok":
+            assert ours[0] == "ok", f"{name}: fjax raised {ours[1]!r} where torch gave a result for {ti.tolist()}"
+            np.testing.assert_allclose(ours[1].numpy(), theirs[1].numpy(), rtol=1e-5, atol=1e-6)
+        else:
+            raised += 1
+            assert ours[0] is not "ok", f"{name}: fjax returned a result where torch raised {theirs[1]!r}"  # noqa: F632
+            assert issubclass(ours[0], theirs[0]), f"{name}: {ours[1]!r} vs torch {theirs[1]!r}"
+            assert name.split()[0].split("_")[0] in str(ours[1]) or name in ("getitem", "setitem"), str(ours[1])
+    assert raised, f"{name}: no trial went out of range"
+
+
+def test_bool_mask_of_the_wrong_shape_raises():
+    x = fjax.zeros(4, 3)
+    with pytest.raises(IndexError, match=r"shape of the mask \[2\] at index 0 does not match"):
+        x[fjax.tensor([True, False])]
+    with pytest.raises(IndexError, match=r"shape of the mask \[2\] at index 0 does not match .* at index 1"):
+        x[:, fjax.tensor([True, False])]
+    assert x[fjax.tensor([True, False, True, False])].shape == (2, 3)
+
+
+def test_checks_skip_inside_a_graph_and_valid_indices_cost_no_compile():
+    emb = fjax.nn.Embedding(5, 2)
+
+    class G(fjax.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.emb = emb
+
+        def build(self, i):
+            return self.emb(i)
+
+    assert G()(fjax.tensor([0, 4])).shape == (2, 2)
+    i = fjax.tensor([1, 2])
+    F.embedding(i, emb.weight)
+    before = fjax.profiler.compile_count()
+    for _ in range(10):
+        F.embedding(i, emb.weight)
+    assert fjax.profiler.compile_count() == before
