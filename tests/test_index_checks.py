@@ -102,3 +102,99 @@ def test_checks_skip_inside_a_graph_and_valid_indices_cost_no_compile():
     for _ in range(10):
         F.embedding(i, emb.weight)
     assert fjax.profiler.compile_count() == before
+
+
+# ----------------------------------------------------------------------------- NaN and edge semantics
+NAN_A = np.array([[1.0, np.nan, -2.0, 3.0], [np.nan, np.nan, 0.5, -1.0], [0.0, -0.0, np.inf, -np.inf]], np.float32)
+NAN_B = np.array([[np.nan, 2.0, -3.0, 1.0], [1.0, np.nan, np.nan, 2.0], [1.0, 0.0, np.nan, 5.0]], np.float32)
+NAN_CASES = {
+    "relu": lambda m, x, y: m.relu(x),
+    "relu6": lambda m, x, y: m.nn.functional.relu6(x),
+    "hardtanh": lambda m, x, y: m.nn.functional.hardtanh(x),
+    "leaky_relu": lambda m, x, y: m.nn.functional.leaky_relu(x, 0.1),
+    "maximum": lambda m, x, y: m.maximum(x, y),
+    "minimum": lambda m, x, y: m.minimum(x, y),
+    "clamp scalars": lambda m, x, y: m.clamp(x, -1, 1),
+    "clamp tensor min": lambda m, x, y: m.clamp(x, min=y),
+    "clamp tensor max": lambda m, x, y: m.clamp(x, max=y),
+    "clamp both": lambda m, x, y: m.clamp(x, y - 1, y),
+    "max": lambda m, x, y: m.max(x),
+    "max dim": lambda m, x, y: m.max(x, 1),
+    "min dim": lambda m, x, y: m.min(x, 1),
+    "amax": lambda m, x, y: m.amax(x, 1),
+    "argmax": lambda m, x, y: m.argmax(x, 1),
+    "argmin": lambda m, x, y: m.argmin(x, 1),
+    "sort": lambda m, x, y: m.sort(x, 1),
+    "sort descending": lambda m, x, y: m.sort(x, 1, descending=True)[0],
+    "topk values": lambda m, x, y: m.topk(x, 2, 1)[0],
+    "median": lambda m, x, y: m.median(x),
+    "median dim": lambda m, x, y: m.median(x, 1),
+    "nanmedian": lambda m, x, y: m.nanmedian(x),
+    "nanmedian dim": lambda m, x, y: m.nanmedian(x, 0),
+    "cummax": lambda m, x, y: m.cummax(x, 1),
+}
+
+
+def _arrays(out):
+    if isinstance(out, (tuple, list)):
+        return [a for o in out for a in _arrays(o)]
+    return [out.numpy()]
+
+
+@pytest.mark.parametrize("name", list(NAN_CASES))
+def test_nan_propagation_matches_torch(name):
+    f = NAN_CASES[name]
+    ours = _arrays(f(fjax, fjax.tensor(NAN_A), fjax.tensor(NAN_B)))
+    theirs = _arrays(f(torch, torch.tensor(NAN_A), torch.tensor(NAN_B)))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o, t, err_msg=name)
+
+
+def test_relu_gradient_at_zero_and_nan_is_zero_as_torch():
+    a = np.array([-1.0, 0.0, -0.0, 2.0, np.nan], np.float32)
+    x, t = fjax.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = x.relu(), t.relu()
+    np.testing.assert_array_equal(np.signbit(y.detach().numpy()[:3]), np.signbit(ty.detach().numpy()[:3]))  # -0.0
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("expr", ["x // z", "x % z", "fmod", "div floor", "div trunc", "x //= z"])
+def test_integer_division_by_zero_raises(expr):
+    x, z = fjax.tensor([3, -4, 5]), fjax.tensor([1, 0, 2])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        if expr == "x // z":
+            x // z
+        elif expr == "x % z":
+            x % z
+        elif expr == "fmod":
+            fjax.fmod(x, 0)
+        elif expr == "div floor":
+            fjax.div(x, z, rounding_mode="floor")
+        elif expr == "div trunc":
+            x.div(0, rounding_mode="trunc")
+        else:
+            x //= z
+    assert x.tolist() == [3, -4, 5]
+    assert (x / 0).tolist() == [float("inf"), float("-inf"), float("inf")]  # true division: as torch
+    assert (x // 2).tolist() == (torch.tensor([3, -4, 5]) // 2).tolist()
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("conv1d", (1, 1, 3), (1, 1, 5), {}),
+        ("conv2d", (1, 1, 3, 3), (1, 1, 2, 5), {}),
+        ("conv2d", (1, 1, 3, 3), (1, 1, 3, 3), {"dilation": 2}),
+    ],
+)
+def test_conv_with_a_kernel_larger_than_the_input_raises_as_torch(case):
+    name, x_shape, w_shape, kwargs = case
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
+        getattr(torch.nn.functional, name)(torch.ones(x_shape), torch.ones(w_shape), **kwargs)
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
+        getattr(F, name)(fjax.ones(*x_shape), fjax.ones(*w_shape), **kwargs)
+    padded = getattr(F, name)(fjax.ones(*x_shape), fjax.ones(*w_shape), padding=3, **kwargs)
+    expected = getattr(torch.nn.functional, name)(torch.ones(x_shape), torch.ones(w_shape), padding=3, **kwargs)
+    assert tuple(padded.shape) == tuple(expected.shape)

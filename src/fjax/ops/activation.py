@@ -19,8 +19,10 @@ def _clip(x, lo, hi):
 
 @defop()
 def relu(input):
-    """``max(input, 0)``; the gradient at 0 is 0."""
-    return jnp.where(input > 0, input, jnp.zeros((), input.dtype))
+    """``max(input, 0)`` as torch's: NaN and -0.0 pass through; the gradient is 0 where
+    ``input <= 0`` (so 1 at NaN, as torch's)."""
+    zero = jnp.zeros((), input.dtype)
+    return jnp.where(input <= 0, jnp.where(input < 0, zero, jax.lax.stop_gradient(input)), input)
 
 
 @defop(method=False)

@@ -57,6 +57,13 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     stride = _tup(name, "stride", stride, nd)
     dilation = _tup(name, "dilation", dilation, nd)
     pads = _conv_padding(name, padding, weight.shape[2:], stride, dilation)
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))
+    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:]))
+    if any(r > n for r, n in zip(reach, padded)):
+        raise ValueError(
+            f"{name}: Calculated padded input size per channel: {padded}. Kernel size: {reach}. "
+            "Kernel size can't be greater than actual input size"
+        )
     out = lax.conv_general_dilated(
         x,
         weight,

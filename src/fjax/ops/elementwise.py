@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from ._promote import promote, result_type, to_float
@@ -41,7 +42,22 @@ def mul(input, other):
     return input * other
 
 
-@defop(static=("rounding_mode",))
+def _zero_divisor(name):
+    """Check: integer division or remainder by zero raises, as torch's (XLA returns garbage)."""
+
+    def check(input, other, *, rounding_mode=None):
+        if name == "div" and rounding_mode is None:
+            return  # true division of integers is float division: inf, as torch
+        if not jnp.issubdtype(jnp.result_type(input, other), jnp.integer):
+            return
+        if isinstance(other, jax.core.Tracer) or not (np.asarray(other) == 0).any():
+            return
+        raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
+
+    return check
+
+
+@defop(static=("rounding_mode",), check=_zero_divisor("div"))
 def div(input, other, *, rounding_mode=None):
     """True division (integers become float32, as in torch), or floor/trunc rounding."""
     if rounding_mode is None:
@@ -79,20 +95,20 @@ def true_divide(input, other):
     return div(input, other)
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, check=_zero_divisor("floor_divide"))
 def floor_divide(input, other):
     """``floor(input / other)`` (torch >= 1.13 semantics); torch defines no gradient."""
     return div(input, other, rounding_mode="floor")
 
 
-@defop()
+@defop(check=_zero_divisor("remainder"))
 def remainder(input, other):
     """Python-style modulus: the result has the sign of ``other``."""
     input, other = promote(input, other)
     return jnp.remainder(input, other)
 
 
-@defop()
+@defop(check=_zero_divisor("fmod"))
 def fmod(input, other):
     """C-style modulus: the result has the sign of ``input``."""
     input, other = promote(input, other)
@@ -210,11 +226,17 @@ def _clamp(x, lo, hi):
     """``min(max(x, lo), hi)`` with torch's gradients: ``x`` gets it on ``lo <= x <= hi``, ``lo``
     where ``x < lo < hi``, ``hi`` where ``x > hi`` or ``lo > hi``, and nobody where ``x < lo == hi``."""
     if hi is None:
-        return jnp.where(x < lo, lo, x)
-    if lo is None:
-        return jnp.where(x > hi, hi, x)
-    below = jnp.where(lo < hi, lo, lax.stop_gradient(lo))
-    return jnp.where((x > hi) | (lo > hi), hi, jnp.where(x < lo, below, x))
+        out = jnp.where(x < lo, lo, x)
+    elif lo is None:
+        out = jnp.where(x > hi, hi, x)
+    else:
+        below = jnp.where(lo < hi, lo, lax.stop_gradient(lo))
+        out = jnp.where((x > hi) | (lo > hi), hi, jnp.where(x < lo, below, x))
+    if jnp.issubdtype(out.dtype, jnp.inexact):  # a NaN bound gives NaN, as torch's
+        for bound in (lo, hi):
+            if bound is not None and not isinstance(bound, (int, float)):
+                out = jnp.where(jnp.isnan(bound), bound, out)
+    return out
 
 
 @defop()

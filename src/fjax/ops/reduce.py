@@ -13,6 +13,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ._promote import DEFAULT_INT
 from ._registry import defop
@@ -277,21 +278,45 @@ def argmin(input, dim=None, keepdim=False):
     return _arg("argmin", jnp.argmin, input, dim, keepdim)
 
 
-@defop(static=("dim", "keepdim"))
-def median(input, dim=None, keepdim=False):
-    """Lower median: ``median(input)`` -> value; ``median(input, dim)`` -> (values, indices)."""
+def _median(name, input, dim, keepdim, skip_nan):
+    """Lower median as torch's: ``median`` is NaN where its slice holds a NaN (the index is
+    the first NaN's); ``nanmedian`` takes the lower median of the values that are not NaN."""
     if dim is None:
-        flat = jnp.sort(input.reshape(-1))
-        if flat.size == 0:
-            raise ValueError(f"median: expected a non-empty input, got shape {input.shape}")
-        return flat[(flat.size - 1) // 2]
-    axis = _dim1("median", dim, input.ndim)
+        if input.size == 0:
+            raise ValueError(f"{name}: expected a non-empty input, got shape {input.shape}")
+        values, _ = _median(name, input.reshape(-1), 0, False, skip_nan)
+        return values
+    axis = _dim1(name, dim, input.ndim)
     if axis is None:
         return input, jnp.zeros((), DEFAULT_INT)
     n = input.shape[axis]
-    order = jnp.argsort(input, axis=axis, stable=True).astype(DEFAULT_INT)
-    idx = jax.lax.slice_in_dim(order, (n - 1) // 2, (n - 1) // 2 + 1, axis=axis)
+    order = jnp.argsort(input, axis=axis, stable=True).astype(DEFAULT_INT)  # NaNs last
+    if not jnp.issubdtype(input.dtype, jnp.inexact):
+        idx = lax.slice_in_dim(order, (n - 1) // 2, (n - 1) // 2 + 1, axis=axis)
+        return _select(input, idx, axis, keepdim)
+    nan = jnp.isnan(input)
+    if skip_nan:
+        valid = jnp.sum(~nan, axis=axis, keepdims=True)
+        pos = jnp.maximum((valid - 1) // 2, 0).astype(DEFAULT_INT)
+        idx = jnp.take_along_axis(order, pos, axis=axis)
+    else:
+        mid = lax.slice_in_dim(order, (n - 1) // 2, (n - 1) // 2 + 1, axis=axis)
+        first_nan = jnp.argmax(nan, axis=axis, keepdims=True).astype(DEFAULT_INT)
+        idx = jnp.where(jnp.any(nan, axis=axis, keepdims=True), first_nan, mid)
     return _select(input, idx, axis, keepdim)
+
+
+@defop(static=("dim", "keepdim"))
+def median(input, dim=None, keepdim=False):
+    """Lower median: ``median(input)`` -> value; ``median(input, dim)`` -> (values, indices).
+    A NaN makes its slice's median NaN, as torch's."""
+    return _median("median", input, dim, keepdim, False)
+
+
+@defop(static=("dim", "keepdim"))
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` of the values that are not NaN (NaN where a slice has none)."""
+    return _median("nanmedian", input, dim, keepdim, True)
 
 
 # ----------------------------------------------------------------------------- logical
@@ -342,8 +367,8 @@ def _cum_extreme(name, better, input, dim):
     iota = jax.lax.broadcasted_iota(DEFAULT_INT, input.shape, axis)
 
     def combine(a, b):
-        # torch keeps the later index on ties, and a NaN wins over numbers.
-        take_b = better(b[0], a[0]) | (b[0] == a[0]) | (jnp.isnan(b[0]) & ~jnp.isnan(a[0]))
+        # torch keeps the later index on ties, and a NaN wins over numbers (the latest NaN).
+        take_b = jnp.isnan(b[0]) | (~jnp.isnan(a[0]) & (better(b[0], a[0]) | (b[0] == a[0])))
         return jnp.where(take_b, b[0], a[0]), jnp.where(take_b, b[1], a[1])
 
     _, idx = jax.lax.associative_scan(combine, (jax.lax.stop_gradient(input), iota), axis=axis)

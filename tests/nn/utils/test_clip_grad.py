@@ -49,9 +49,11 @@ def test_clip_grad_norm_single_tensor_none_grads_and_nonfinite():
     assert total.item() == pytest.approx(math.sqrt(12), rel=1e-6)
     assert np.linalg.norm(p.grad.numpy()) == pytest.approx(1.0, rel=1e-5)
     p.grad = fjax.tensor([1.0, float("inf"), 0.0])
-    nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)  # deferred: surfaces at the next sync
-    with pytest.raises(RuntimeError, match="non-finite"):
-        fjax.asyncs.wait()
+    q = nn.Parameter(fjax.ones(2))
+    q.grad = fjax.tensor([3.0, 4.0])
+    with pytest.raises(RuntimeError, match="non-finite"):  # eager: at once, as torch
+        nn.utils.clip_grad_norm_([q, p], 1.0, error_if_nonfinite=True)
+    assert q.grad.tolist() == [3.0, 4.0]  # raised before any gradient was scaled
 
 
 def test_clip_grad_value():

@@ -56,13 +56,17 @@ def clip_grad_norm_(
     if not grads:
         return Tensor._wrap(jnp.zeros((), jnp.float32))
     total = _total_norm([g._data for g in grads], norm_type=norm_type)
-    if error_if_nonfinite:  # checked on a worker thread: the error surfaces at fjax.asyncs.wait()
-        check_finite(
-            total,
+    if error_if_nonfinite:
+        message = (
             f"clip_grad_norm_: the total norm of order {norm_type} for gradients from `parameters` is non-finite, "
             "so it cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
-            "anyway, set `error_if_nonfinite=False`",
+            "anyway, set `error_if_nonfinite=False`"
         )
+        if not isinstance(total, jax.core.Tracer):  # eager: raise before any gradient changes, as torch
+            if not bool(jnp.isfinite(total)):
+                raise RuntimeError(message)
+        else:  # inside nn.Graph: checked on a worker thread, the error surfaces at fjax.asyncs.wait()
+            check_finite(total, message)
     clipped = _scale([g._data for g in grads], total, max_norm)
     with no_grad():
         for g, new in zip(grads, clipped):
