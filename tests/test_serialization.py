@@ -321,3 +321,75 @@ def test_truncated_and_legacy_torch_files(tmp_path):
     torch.save({"w": torch.randn(2)}, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
     with pytest.raises(fjax.OpError, match="legacy.pt is in torch's legacy"):
         load(tmp_path / "legacy.pt")
+
+
+def _pickle_ops(*parts: bytes) -> bytes:
+    """A protocol-2 pickle from raw opcodes (what a hostile file holds)."""
+    return b"\x80\x02" + b"".join(parts) + b"."
+
+
+def _text(s: str) -> bytes:
+    return b"X" + len(s).to_bytes(4, "little") + s.encode()
+
+
+def test_a_hostile_torch_file_changes_no_process_state(tmp_path):
+    """BUILD opcodes on the globals a weights-only load hands out (a dtype, the rebuild
+    functions) must not reach fjax's own objects."""
+    before = (fjax.get_default_dtype(), repr(fjax.float32), np.dtype(fjax.float32), fjax.randn(2).dtype)
+    payloads = {
+        # setattr(<dtype float32>, "dtype", <dtype float64>); setattr(..., "name", "float64")
+        "dtype": _pickle_ops(
+            b"ctorch\nfloat32\n",
+            b"N}",
+            _text("name"),
+            _text("float64"),
+            b"s",
+            _text("dtype"),
+            b"ctorch\nfloat64\n",
+            b"s\x86b",
+        ),
+        # setattr(_rebuild_tensor_v2, "__defaults__", (0,)) and its __dict__
+        "function": _pickle_ops(b"ctorch._utils\n_rebuild_tensor_v2\n", b"N}", _text("__defaults__"), b"K\x00\x85s\x86b"),
+        "encode": _pickle_ops(b"c_codecs\nencode\n", b"}", _text("__kwdefaults__"), b"}s", b"b"),
+    }
+    for name, payload in payloads.items():
+        _zip_with_pickle(tmp_path / f"{name}.pt", payload)
+        try:
+            load(tmp_path / f"{name}.pt")
+        except fjax.OpError:
+            pass  # refusing is fine; changing fjax is not
+        after = (fjax.get_default_dtype(), repr(fjax.float32), np.dtype(fjax.float32), fjax.randn(2).dtype)
+        assert after == before, f"{name}: {after} != {before}"
+    # a real file still loads after the attempts
+    torch.save({"w": torch.arange(6.0).reshape(2, 3)}, tmp_path / "good.pt")
+    np.testing.assert_array_equal(load(tmp_path / "good.pt")["w"].numpy(), np.arange(6.0).reshape(2, 3))
+
+
+def test_a_tiny_file_cannot_make_load_allocate_much(tmp_path):
+    class _Storage:
+        pass
+
+    class _Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return ("storage", torch.FloatStorage, "0", "cpu", 1) if isinstance(obj, _Storage) else None
+
+    class _Expanded:  # 10^8 elements from a 1-element storage: 400 MB if materialized
+        def __reduce__(self):
+            return (torch._utils._rebuild_tensor_v2, (_Storage(), 0, (10_000, 10_000), (0, 0), False, OrderedDict()))
+
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=2).dump({"w": _Expanded()})
+    _zip_with_pickle(tmp_path / "expand.pt", buffer.getvalue(), {"0": np.zeros(1, np.float32).tobytes()})
+    assert (tmp_path / "expand.pt").stat().st_size < 2000
+    with pytest.raises(fjax.OpError, match=r"expand.pt'?: .*would materialize 100000000 elements from a storage of 1"):
+        load(tmp_path / "expand.pt")
+    # a zip bomb: a small compressed entry that would decompress to 200 MB
+    with zipfile.ZipFile(tmp_path / "bomb.pt", "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("archive/data.pkl", pickle.dumps({}, protocol=2))
+        zf.writestr("archive/data/0", b"\0" * (200 << 20))
+    assert (tmp_path / "bomb.pt").stat().st_size < 1 << 20
+    with pytest.raises(fjax.OpError, match=r"bomb.pt declares \d+ bytes of entries .* refusing"):
+        load(tmp_path / "bomb.pt")
+    # expanded tensors torch saves (stride 0, moderate size) still load, as torch gives them
+    torch.save({"e": torch.arange(3.0).expand(4, 3)}, tmp_path / "ok.pt")
+    np.testing.assert_array_equal(load(tmp_path / "ok.pt")["e"].numpy(), np.tile(np.arange(3.0), (4, 1)))

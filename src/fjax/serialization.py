@@ -14,6 +14,7 @@ semantics), without importing torch.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -321,6 +322,17 @@ class _StorageType:
         self.dtype = np.dtype(np_dtype)
 
 
+class _DtypeRef:
+    """A dtype named in a torch pickle; ``_place`` makes it the fjax dtype. The pickle gets this
+    fresh object, never the process's dtype singleton (whose attributes a BUILD could set)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+_MAX_EXPANSION = 64  # a stride-0 (expanded) tensor may materialize to 64x its storage (+1M elements)
+
+
 def _rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
     """torch._utils._rebuild_tensor_v2 on a numpy storage, with bounds checked."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
@@ -330,6 +342,11 @@ def _rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False, 
         last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
         if last >= storage.size:
             raise pickle.UnpicklingError(f"tensor of size {size} reads past its storage of {storage.size} elements")
+    numel = int(np.prod(size, dtype=np.float64))  # float: a hostile size must not overflow the check
+    if numel > _MAX_EXPANSION * storage.size + 2**20:
+        raise pickle.UnpicklingError(
+            f"tensor of size {size} would materialize {numel} elements from a storage of {storage.size}"
+        )
     item = storage.dtype.itemsize
     view = np.lib.stride_tricks.as_strided(storage[storage_offset:], size, tuple(s * item for s in stride))
     return _LoadedTensor(np.array(view), bool(requires_grad), False)
@@ -361,20 +378,22 @@ class _WeightsUnpickler(pickle.Unpickler):
         self._storages: dict[str, np.ndarray] = {}
 
     def find_class(self, module: str, name: str):
+        # Every object handed to the pickle is immutable (C types) or fresh (partials, refs), so
+        # a BUILD opcode on it cannot change anything outside this load.
         if (module, name) == ("collections", "OrderedDict"):
             return OrderedDict
         if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
-            return _rebuild_tensor
+            return functools.partial(_rebuild_tensor)
         if module == "torch._utils" and name in ("_rebuild_parameter", "_rebuild_parameter_with_state"):
-            return _rebuild_parameter
+            return functools.partial(_rebuild_parameter)
         if module == "torch" and name in _TORCH_STORAGES:
             return _StorageType(_TORCH_STORAGES[name])
         if module == "torch" and name in _TORCH_DTYPES:
-            return _to_dtype(_TORCH_DTYPES[name])
+            return _DtypeRef(_TORCH_DTYPES[name])
         if (module, name) == ("torch", "Size"):
             return tuple
         if (module, name) == ("_codecs", "encode"):
-            return _encode_latin1
+            return functools.partial(_encode_latin1)
         raise pickle.UnpicklingError(f"global '{module}.{name}' is not allowed in a weights-only load")
 
     def persistent_load(self, pid):
@@ -393,6 +412,8 @@ class _WeightsUnpickler(pickle.Unpickler):
 def _place(obj, dev):
     if isinstance(obj, _LoadedTensor):
         return _tensor(obj.array, dev, obj.requires_grad, obj.parameter)
+    if isinstance(obj, _DtypeRef):
+        return _to_dtype(obj.name)
     if isinstance(obj, OrderedDict):
         out = OrderedDict((k, _place(v, dev)) for k, v in obj.items())
         out.__dict__.update(obj.__dict__)
@@ -413,6 +434,12 @@ def _load_torch_zip(data: bytes, name: str, dev):
         if len(pickles) != 1:
             raise OpError(f"fjax.load: {name} is a zip file but not a torch.save checkpoint (no single data.pkl)")
         prefix = pickles[0][: -len("data.pkl")]
+        declared = sum(info.file_size for info in archive.infolist())
+        if declared > 64 * len(data) + 2**24:  # a zip bomb: decompressing would allocate that much
+            raise OpError(
+                f"fjax.load: {name} declares {declared} bytes of entries in a {len(data)}-byte file; refusing to "
+                "decompress it"
+            )
         byteorder = "little"
         if f"{prefix}byteorder" in archive.namelist():
             byteorder = archive.read(f"{prefix}byteorder").decode().strip()
