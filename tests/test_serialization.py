@@ -349,7 +349,9 @@ def test_a_hostile_torch_file_changes_no_process_state(tmp_path):
             b"s\x86b",
         ),
         # setattr(_rebuild_tensor_v2, "__defaults__", (0,)) and its __dict__
-        "function": _pickle_ops(b"ctorch._utils\n_rebuild_tensor_v2\n", b"N}", _text("__defaults__"), b"K\x00\x85s\x86b"),
+        "function": _pickle_ops(
+            b"ctorch._utils\n_rebuild_tensor_v2\n", b"N}", _text("__defaults__"), b"K\x00\x85s\x86b"
+        ),
         "encode": _pickle_ops(b"c_codecs\nencode\n", b"}", _text("__kwdefaults__"), b"}s", b"b"),
     }
     for name, payload in payloads.items():
