@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
+import threading
 
 import jax
 import numpy as np
 
+from .. import _atomic
 from ..tensor import Tensor
 
 _FORMAT = "fjax-graph-1"
@@ -18,11 +19,21 @@ _FORMAT = "fjax-graph-1"
 def save_graph(graph, path: str) -> None:
     """Write ``path/`` (a folder): ``step.bin`` (serialised StableHLO), ``state.npz``, ``meta.json``.
 
-    The folder is written under a temporary name and renamed into place, so a crash never
-    leaves a half-written graph at ``path``.
+    The folder is written under a temporary name and swapped into place (``_atomic``): a crash
+    at any point leaves the previous save or the new one at ``path``, whole. Saves from several
+    threads are serialised (tracing the step is not thread-safe); saves from several processes
+    end with one complete save.
     """
     if graph._last_key is None:
         raise RuntimeError(f"nn.Graph {graph.name}: save() needs a graph that has been called once")
+    with _SAVE_LOCK:
+        _save_graph(graph, path)
+
+
+_SAVE_LOCK = threading.Lock()
+
+
+def _save_graph(graph, path: str) -> None:
     entry = graph._cache[graph._last_key]
     _, in_tree, statics, _ = graph._last_call
     record: dict = {}
@@ -52,17 +63,14 @@ def save_graph(graph, path: str) -> None:
         "draws": int(entry.record["draws"]),
         "outputs_single": entry.record["out_tree"].num_leaves == 1 and entry.record["out_tree"].num_nodes == 1,
     }
-    parent = os.path.dirname(os.path.abspath(path)) or "."
-    tmp = tempfile.mkdtemp(prefix=".fjax-graph-", dir=parent)
+    tmp = _atomic.temp_dir_beside(path)
     try:
         with open(os.path.join(tmp, "step.bin"), "wb") as f:
             f.write(exported.serialize())
         np.savez(os.path.join(tmp, "state.npz"), *[np.asarray(a) for a in flat_args[:n_carry]])
         with open(os.path.join(tmp, "meta.json"), "w") as f:
             json.dump(meta, f)
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        _atomic.replace_dir(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -82,6 +90,7 @@ class LoadedGraph:
     """
 
     def __init__(self, path: str):
+        path = _atomic.resolve(path)
         try:
             with open(os.path.join(path, "meta.json")) as f:
                 self.meta = json.load(f)
