@@ -54,7 +54,7 @@ def _saved_version(path):
 def test_a_killed_save_leaves_the_old_or_the_new_graph(tmp_path):
     path = str(tmp_path / "graph")
     rng = random.Random(os.getpid())
-    for attempt in range(3):
+    for _ in range(3):
         child = subprocess.Popen([sys.executable, "-c", CHILD, path], stdout=subprocess.PIPE, text=True)
         first = child.stdout.readline()  # one save done
         assert first.strip().isdigit(), first
