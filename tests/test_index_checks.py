@@ -3,6 +3,8 @@ fuzzed index values against torch, op by op."""
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 import torch
@@ -20,7 +22,7 @@ def _idx(rng, shape, n):
     values = rng.integers(0, n, shape)
     if rng.random() < 0.6:
         flat = values.reshape(-1)
-        flat[rng.integers(0, flat.size)] = rng.choice([n, n + 3, -1, -n, -n - 1])
+        flat[0 if rng.random() < 0.5 else rng.integers(0, flat.size)] = rng.choice([n, n + 3, -1, -n, -n - 1])
     return values
 
 
@@ -58,7 +60,7 @@ def _outcome(case, x, i, lib):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_fuzzed_indices_match_torch(name):
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # str hashes vary per process
     x, tx = _pair(rng.standard_normal((4, 6)).astype(np.float32))
     raised = 0
     for _ in range(24):

@@ -10,11 +10,15 @@ the trace.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 
-class _TraceState:
-    depth = 0
-    undo: list = []
+class _TraceState(threading.local):
+    """Per thread: a trace in one thread leaves other threads' eager code alone."""
+
+    def __init__(self):
+        self.depth = 0
+        self.undo: list = []
 
 
 trace_state = _TraceState()

@@ -7,6 +7,8 @@ Inside a trace (nn.Graph) the key may be a tracer: draws stay functional.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 
 import jax
@@ -21,11 +23,20 @@ draws = [0]
 """Keys drawn from any generator so far (a traced program that drew one cannot be reused)."""
 
 
+class _Stream:
+    __slots__ = ("key", "counter", "offset")
+
+    def __init__(self, key=None, counter=0, offset=0):
+        self.key, self.counter, self.offset = key, counter, offset
+
+
 class Generator:
     """``fjax.Generator().manual_seed(0)``: an independent random stream."""
 
     def __init__(self, device="cpu"):
         self.device = device
+        self._main = _Stream()
+        self._traced = threading.local()  # .stream: this thread's stream while it traces a graph
         self.manual_seed(int(time.time_ns()) % (2**31))
 
     def manual_seed(self, seed: int) -> "Generator":
@@ -35,6 +46,24 @@ class Generator:
         self._counter = 0
         self._offset = 0  # nn.Graph sets a traced offset so compiled draws continue this stream
         return self
+
+    def _stream(self) -> "_Stream":
+        return getattr(self._traced, "stream", None) or self._main
+
+    _key = property(lambda self: self._stream().key, lambda self, v: setattr(self._stream(), "key", v))
+    _counter = property(lambda self: self._stream().counter, lambda self, v: setattr(self._stream(), "counter", v))
+    _offset = property(lambda self: self._stream().offset, lambda self, v: setattr(self._stream(), "offset", v))
+
+    @contextlib.contextmanager
+    def _tracing(self, key, offset):
+        """Within a graph trace in this thread: draws come from ``key`` at the traced ``offset``
+        (counted from 0); other threads keep drawing from the eager stream."""
+        saved = getattr(self._traced, "stream", None)
+        self._traced.stream = _Stream(key, 0, offset)
+        try:
+            yield
+        finally:
+            self._traced.stream = saved
 
     def seed(self) -> int:
         s = int(time.time_ns()) % (2**31)

@@ -281,14 +281,11 @@ class Graph:
         def step(state, opt_states, rng, hyper, inputs):
             key, counter = rng
             saved = [(t, t._data, t.grad, t._node) for t in state_tensors]
-            saved_rng = (default_generator._key, default_generator._counter, default_generator._offset)
             checkpointed = [(m, o.name) for m, o in self._module_options.values() if o.activation_checkpointing]
-            with tracing():
+            with tracing(), default_generator._tracing(jax.random.wrap_key_data(key), counter):
                 try:
                     for m, name in checkpointed:
                         object.__setattr__(m, "_graph_call", _checkpointer(name))
-                    default_generator._key = jax.random.wrap_key_data(key)
-                    default_generator._counter, default_generator._offset = 0, counter
                     masters = list(state)
                     for t, a in zip(state_tensors, state):
                         t._data, t.grad, t._node = a, None, None
@@ -337,7 +334,6 @@ class Graph:
                 finally:
                     for m, _ in checkpointed:
                         object.__delattr__(m, "_graph_call")
-                    default_generator._key, default_generator._counter, default_generator._offset = saved_rng
                     for t, data, grad, node in saved:
                         t._data, t.grad, t._node = data, grad, node
 
