@@ -328,3 +328,33 @@ def test_log_compiles_names_the_op_its_inputs_and_why(tmp_path):
     sums = [line for line in lines if "compiled sum(" in line]
     assert "first call of this op" in sums[0] and "new static arguments" in sums[1]
     assert len(cos) == 2  # x.cos() at a seen shape compiled nothing
+
+
+def test_a_10000_step_loop_with_changing_shapes_keeps_rss_bounded():
+    code = textwrap.dedent(
+        """
+        import gc, numpy as np, fjax
+        from fjax import nn
+        def rss():
+            gc.collect()
+            return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = fjax.optim.SGD(model.parameters(), lr=1e-3)
+        batches = [fjax.tensor(np.ones((b, 8), np.float32)) for b in range(1, 9)]
+        marks = {}
+        for step in range(10_000):
+            x = batches[step % len(batches)]  # the batch size changes every step
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step in (2_000, 9_999):
+                marks[step] = rss()
+        print(marks[9_999] - marks[2_000], float(loss))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    growth, loss = (float(v) for v in out.stdout.split()[-2:])
+    assert np.isfinite(loss)
+    assert growth < 40, f"RSS grew {growth:.0f} MB over 8,000 steps"
