@@ -13,6 +13,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import fjax
 from fjax import nn
@@ -104,3 +105,27 @@ def test_concurrent_saves_from_threads_end_whole_and_leave_the_graph_working(tmp
     loaded = nn.Graph.load(path)
     assert float(loaded(x)) == expected
     assert os.listdir(tmp_path) == ["graph"]
+
+
+def test_a_loaded_graph_names_the_input_it_was_given_wrongly(tmp_path):
+    lin = nn.Linear(4, 2)
+
+    class G(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.lin = lin
+
+        def build(self, x):
+            return self.lin(x).sum()
+
+    g = G()
+    g(fjax.ones(3, 4))
+    g.save(str(tmp_path / "g"))
+    loaded = nn.Graph.load(str(tmp_path / "g"))
+    with pytest.raises(fjax.OpError, match=r"input 0 must be float32\[3, 4\] .* got float32\[3, 5\]"):
+        loaded(fjax.ones(3, 5))
+    with pytest.raises(fjax.OpError, match=r"input 0 must be float32\[3, 4\] .* got float64\[3, 4\]"):
+        loaded(fjax.ones(3, 4, dtype=fjax.float64))
+    with pytest.raises(fjax.OpError, match=r"takes 1 input tensors \(float32\[3, 4\]\), got 2"):
+        loaded(fjax.ones(3, 4), fjax.ones(1))
+    assert float(loaded(fjax.ones(3, 4))) == float(g(fjax.ones(3, 4)))

@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 from .. import _atomic
+from ..errors import OpError
 from ..tensor import Tensor
 
 _FORMAT = "fjax-graph-1"
@@ -106,6 +107,18 @@ class LoadedGraph:
 
     def __call__(self, *inputs):
         arrays = [x._data if isinstance(x, Tensor) else np.asarray(x) for x in inputs]
+        expected = self._exported.in_avals[len(self._carry) :]
+        name = self.meta.get("graph", "graph")
+        if len(arrays) != len(expected):
+            raise OpError(
+                f"nn.Graph.load ({name}): the saved step takes {len(expected)} input tensors "
+                f"({', '.join(_aval(a) for a in expected)}), got {len(arrays)}"
+            )
+        for i, (a, e) in enumerate(zip(arrays, expected)):
+            if tuple(a.shape) != tuple(e.shape) or np.dtype(a.dtype) != np.dtype(e.dtype):
+                raise OpError(
+                    f"nn.Graph.load ({name}): input {i} must be {_aval(e)} as when the graph was saved, got {_aval(a)}"
+                )
         state_out, outputs = self._call(*self._carry, *arrays)
         n = self.meta["n_state_out"]
         key_pos, counter_pos = self.meta["rng_positions"]
@@ -113,3 +126,7 @@ class LoadedGraph:
         self._carry[counter_pos] = np.asarray(self._carry[counter_pos]) + self.meta["draws"]
         outs = [Tensor._wrap(o) for o in outputs]
         return outs[0] if self.meta["outputs_single"] else tuple(outs)
+
+
+def _aval(a) -> str:
+    return f"{np.dtype(a.dtype).name}{list(a.shape)}"
