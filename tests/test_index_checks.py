@@ -200,3 +200,37 @@ def test_conv_with_a_kernel_larger_than_the_input_raises_as_torch(case):
     padded = getattr(F, name)(fjax.ones(*x_shape), fjax.ones(*w_shape), padding=3, **kwargs)
     expected = getattr(torch.nn.functional, name)(torch.ones(x_shape), torch.ones(w_shape), padding=3, **kwargs)
     assert tuple(padded.shape) == tuple(expected.shape)
+
+
+class _EmbedLoss(fjax.nn.Graph):
+    def __init__(self, emb):
+        super().__init__()
+        self.emb = emb
+
+    def build(self, i, t):
+        return F.cross_entropy(self.emb(i), t)
+
+
+def test_inside_a_graph_a_bad_index_raises_at_the_next_sync_naming_the_op():
+    g = _EmbedLoss(fjax.nn.Embedding(5, 3))
+    g(fjax.tensor([0, 4]), fjax.tensor([1, 2]))
+    fjax.asyncs.wait()  # in range: nothing
+    g(fjax.tensor([0, 7]), fjax.tensor([1, 2]))
+    with pytest.raises(fjax.asyncs.CheckError, match=r"embedding: index \? is out of range for a weight with 5 rows"):
+        fjax.asyncs.wait()
+    g(fjax.tensor([0, 1]), fjax.tensor([1, -100]))  # ignore_index: allowed
+    fjax.asyncs.wait()
+    g(fjax.tensor([0, 1]), fjax.tensor([1, 3]))
+    with pytest.raises(fjax.asyncs.CheckError, match=r"cross_entropy: Target \? is out of bounds"):
+        fjax.asyncs.wait()
+
+
+def test_graph_index_checks_can_be_switched_off():
+    old = fjax.config.graph_index_checks
+    fjax.config.graph_index_checks = False
+    try:
+        g = _EmbedLoss(fjax.nn.Embedding(5, 3))
+        g(fjax.tensor([0, 7]), fjax.tensor([1, 2]))  # XLA clamps; no check compiled in
+        fjax.asyncs.wait()
+    finally:
+        fjax.config.graph_index_checks = old

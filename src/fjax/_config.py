@@ -37,6 +37,10 @@ class _Config:
         self._eager_cache_size = _env_int("FJAX_EAGER_CACHE_SIZE", 1024)
         self.log_compiles = os.environ.get("FJAX_LOG_COMPILES", "") not in ("", "0", "false", "False")
         """Print one line to stderr per XLA compile: the op, its inputs and why the cache missed."""
+        self.graph_index_checks = os.environ.get("FJAX_GRAPH_INDEX_CHECKS", "1") not in ("0", "false", "False")
+        """Inside nn.Graph steps, check indices (gather, embedding, loss targets, ...) as eager
+        does; a bad one raises ``fjax.asyncs.CheckError`` at the next synchronization. Off
+        (``FJAX_GRAPH_INDEX_CHECKS=0``) for production steps that must not pay for it."""
 
     @property
     def eager_cache_size(self) -> int:
@@ -55,7 +59,10 @@ class _Config:
         dispatch.new_kernel_cache(n)
 
     def __repr__(self):
-        return f"fjax.config(eager_cache_size={self.eager_cache_size}, log_compiles={self.log_compiles})"
+        return (
+            f"fjax.config(eager_cache_size={self.eager_cache_size}, log_compiles={self.log_compiles}, "
+            f"graph_index_checks={self.graph_index_checks})"
+        )
 
 
 config = _Config()

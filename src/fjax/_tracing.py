@@ -19,6 +19,7 @@ class _TraceState(threading.local):
     def __init__(self):
         self.depth = 0
         self.undo: list = []
+        self.graph_checks = False  # an nn.Graph trace with value checks on (config.graph_index_checks)
 
 
 trace_state = _TraceState()

@@ -26,6 +26,7 @@ from ._tracing import trace_state
 from .autograd.engine import Node
 from .autograd.grad_mode import _state as _grad_state
 from .errors import OpError
+from .ops import indexing as _indexing
 from .ops._registry import OPS, OpDef
 from .ops.views import RULES as _VIEW_RULES
 from .ops.views import WINDOWS as _WINDOWS
@@ -240,7 +241,7 @@ def lift(op: OpDef):
             out = _window(name, view_rule, args, kwargs)
             if out is not None:
                 return out
-        if check is not None and not trace_state.depth:
+        if check is not None and (not trace_state.depth or trace_state.graph_checks):
             _run_check(check, args, kwargs)
         leaves: list = []
         args_t = []
@@ -296,6 +297,16 @@ def _run_check(check, args, kwargs):
         return a
 
     check(*[arrays(a) for a in args], **{k: arrays(v) for k, v in kwargs.items()})
+
+
+def _defer_check(ok, message):
+    """A value check inside an nn.Graph trace: ``fjax.asyncs`` tests ``ok`` when the step runs."""
+    from .asyncs import check
+
+    check(ok, message)
+
+
+_indexing.traced_check = _defer_check
 
 
 def _window(name, rule, args, kwargs):

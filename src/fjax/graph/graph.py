@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _codegen
-from .._tracing import tracing
+from .._config import config
+from .._tracing import trace_state, tracing
 from ..autograd._reuse import modules_changed
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import OpError
@@ -283,6 +284,7 @@ class Graph:
             saved = [(t, t._data, t.grad, t._node) for t in state_tensors]
             checkpointed = [(m, o.name) for m, o in self._module_options.values() if o.activation_checkpointing]
             with tracing(), default_generator._tracing(jax.random.wrap_key_data(key), counter):
+                checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
                 try:
                     for m, name in checkpointed:
                         object.__setattr__(m, "_graph_call", _checkpointer(name))
@@ -332,6 +334,7 @@ class Graph:
                         ]
                     return new_state, new_opt_states, outputs
                 finally:
+                    trace_state.graph_checks = checks
                     for m, _ in checkpointed:
                         object.__delattr__(m, "_graph_call")
                     for t, data, grad, node in saved:

@@ -34,6 +34,29 @@ def _int_index(name: str, index):
 # an op's ``check``: dispatch runs it in eager before the kernel, on the host copy of the index.
 
 
+traced_check = None
+"""``traced_check(ok, message)``: set by dispatch; inside an nn.Graph trace the checks below
+hand it the traced condition, and ``fjax.asyncs`` raises at the next synchronization."""
+
+
+def _check_range(index, lo, hi, exc, message, ignore=None):
+    """Raise ``exc(message(v))`` for the first index ``v`` outside ``[lo, hi)`` (``ignore``:
+    a value that is always allowed); in a trace, defer the check (``traced_check``)."""
+    if isinstance(index, jax.core.Tracer):
+        if traced_check is not None and jnp.issubdtype(index.dtype, jnp.integer):
+            ok = (index >= lo) & (index < hi)
+            if ignore is not None:
+                ok = ok | (index == ignore)
+            traced_check(jnp.all(ok), message("?") + " (checked inside a compiled graph)")
+        return
+    values = _host(index)
+    if values is not None and ignore is not None:
+        values = values[values != ignore]
+    v = _first_outside(values, lo, hi)
+    if v is not None:
+        raise exc(message(v))
+
+
 def _host(index):
     """An integer index array's values on the host; None inside a trace or for non-integers."""
     if isinstance(index, jax.core.Tracer) or not jnp.issubdtype(jnp.result_type(index), jnp.integer):
@@ -55,9 +78,13 @@ def _along(name, exc, input, dim, index, negative=False):
         return  # the op itself reports a bad dim
     d = dim % n_dims
     n = shape[d] if shape else 1
-    v = _first_outside(_host(index), -n if negative else 0, n)
-    if v is not None:
-        raise exc(f"{name}: index {v} is out of bounds for dimension {d} with size {n}")
+    _check_range(
+        index,
+        -n if negative else 0,
+        n,
+        exc,
+        lambda v: f"{name}: index {v} is out of bounds for dimension {d} with size {n}",
+    )
 
 
 def _checker(name, exc, negative=False):
@@ -69,9 +96,13 @@ def _checker(name, exc, negative=False):
 
 def _check_take(input, index):
     n = int(np.prod(jnp.shape(input)))
-    v = _first_outside(_host(index), -n, n)
-    if v is not None:
-        raise IndexOutOfRange(f"take: out of range: tried to access index {v} on a tensor of {n} elements.")
+    _check_range(
+        index,
+        -n,
+        n,
+        IndexOutOfRange,
+        lambda v: f"take: out of range: tried to access index {v} on a tensor of {n} elements.",
+    )
 
 
 def _check_take_along_dim(input, indices, dim=None):

@@ -11,7 +11,7 @@ from ..errors import IndexOutOfRange
 from ._promote import promote, to_float
 from ._registry import defop
 from .activation import pairwise_distance
-from .indexing import _first_outside, _host
+from .indexing import _check_range
 
 _LEGACY = ("size_average", "reduce", "reduction")
 
@@ -75,13 +75,10 @@ def _nll(name, logp, target, weight, ignore_index, reduction):
 
 def _check_targets(name):
     def check(input, target, weight=None, size_average=None, ignore_index=-100, *args, **kwargs):
-        values = _host(target)
-        if values is None or jnp.ndim(input) == 0:
+        if jnp.ndim(input) == 0:
             return
         n = jnp.shape(input)[0 if jnp.ndim(input) == 1 else 1]
-        v = _first_outside(values[values != ignore_index], 0, n)
-        if v is not None:
-            raise IndexOutOfRange(f"{name}: Target {v} is out of bounds.")
+        _check_range(target, 0, n, IndexOutOfRange, lambda v: f"{name}: Target {v} is out of bounds.", ignore_index)
 
     return check
 

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from ..errors import IndexOutOfRange
 from ._promote import promote, to_float
 from ._registry import defop
-from .indexing import _first_outside, _host
+from .indexing import _check_range, _host
 
 
 def _affine(x, weight, bias, shape):
@@ -158,9 +158,9 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
 
 def _check_embedding(input, weight, *args, **kwargs):
     n = jnp.shape(weight)[0] if jnp.ndim(weight) else 0
-    v = _first_outside(_host(input), 0, n)
-    if v is not None:
-        raise IndexOutOfRange(f"embedding: index {v} is out of range for a weight with {n} rows")
+    _check_range(
+        input, 0, n, IndexOutOfRange, lambda v: f"embedding: index {v} is out of range for a weight with {n} rows"
+    )
 
 
 @defop(
