@@ -22,7 +22,9 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +32,11 @@ import jax
 import numpy as np
 
 from ..errors import OpError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: threads are still serialised
+    fcntl = None
 from ..tensor import Tensor
 
 
@@ -204,6 +211,33 @@ def _manager(directory, max_to_keep: int | None = None, create: bool = True):
     return ocp.CheckpointManager(os.path.abspath(os.fspath(directory)), options=options, item_handlers=handlers)
 
 
+_thread_locks: dict = {}
+_thread_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _locked(directory, exclusive: bool):
+    """Serialise work on one checkpoint folder: saves (``exclusive``) run one at a time across
+    threads and processes, so ``max_to_keep``'s clean-up of one save never races another's
+    write; loads wait for a running save. A thread lock per folder plus ``flock`` on
+    ``<directory>/.fjax-lock`` (where the OS has it)."""
+    path = os.path.abspath(os.fspath(directory))
+    with _thread_locks_guard:
+        lock = _thread_locks.setdefault(path, threading.Lock())
+    with lock:
+        # a multi-process save is collective (every process writes at once): no file lock then
+        if fcntl is None or jax.process_count() > 1 or not (exclusive or os.path.isdir(path)):
+            yield
+            return
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, ".fjax-lock"), "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def save(directory: str | os.PathLike, target, step: int, *, max_to_keep: int | None = None) -> str:
     """Write ``target``'s state as step ``step`` of ``directory``; every process writes its own shards.
 
@@ -216,21 +250,29 @@ def save(directory: str | os.PathLike, target, step: int, *, max_to_keep: int | 
     Returns:
         The folder of the written step.
     """
-    import orbax.checkpoint as ocp
-
     units = _units(target)
     arrays = {path: array for unit in units for path, array in unit.arrays.items()}
     meta = {k: v for unit in units for k, v in unit.meta.items()}
     _check_arrays(arrays)
+    with _locked(directory, exclusive=True):
+        return _save(directory, arrays, meta, step, max_to_keep)
+
+
+def _save(directory, arrays, meta, step, max_to_keep) -> str:
+    import orbax.checkpoint as ocp
+
     manager = _manager(directory, max_to_keep)
     try:
         if step in manager.all_steps():
             raise OpError(f"checkpoint.save: step {step} already exists in {os.fspath(directory)}")
-        manager.save(
+        saved = manager.save(  # force: orbax would skip (silently) a step older than its newest
             int(step),
             args=ocp.args.Composite(state=ocp.args.PyTreeSave(_nest(arrays)), meta=ocp.args.JsonSave(meta)),
+            force=True,
         )
         manager.wait_until_finished()
+        if not saved:
+            raise OpError(f"checkpoint.save: orbax did not save step {step} in {os.fspath(directory)}")
     finally:
         manager.close()
     return os.path.join(os.path.abspath(os.fspath(directory)), str(step))
@@ -246,11 +288,12 @@ def latest_step(directory: str | os.PathLike) -> int | None:
     """The newest complete step in ``directory`` (None when there is none)."""
     if not os.path.isdir(directory):
         return None
-    manager = _manager(directory, create=False)
-    try:
-        return manager.latest_step()
-    finally:
-        manager.close()
+    with _locked(directory, exclusive=False):
+        manager = _manager(directory, create=False)
+        try:
+            return manager.latest_step()
+        finally:
+            manager.close()
 
 
 def load(directory: str | os.PathLike, target, step: int | None = None, *, strict: bool = True) -> int:
@@ -264,13 +307,22 @@ def load(directory: str | os.PathLike, target, step: int | None = None, *, stric
     Returns:
         The step that was loaded.
     """
-    import orbax.checkpoint as ocp
-
     if not os.path.isdir(directory):
         raise OpError(f"checkpoint.load: no checkpoint folder {os.fspath(directory)!r}")
     units = _units(target)
     arrays = {path: array for unit in units for path, array in unit.arrays.items()}
     shardings = {path: s for unit in units for path, s in unit.shardings.items()}
+    with _locked(directory, exclusive=False):
+        step, restored = _restore(directory, arrays, shardings, step, strict)
+    values, meta = _flatten(restored["state"]), restored["meta"] or {}
+    for unit in units:
+        unit.apply(values, meta, strict)
+    return int(step)
+
+
+def _restore(directory, arrays, shardings, step, strict):
+    import orbax.checkpoint as ocp
+
     manager = _manager(directory, create=False)
     try:
         steps = manager.all_steps()
@@ -294,10 +346,7 @@ def load(directory: str | os.PathLike, target, step: int | None = None, *, stric
         restored = manager.restore(step, args=ocp.args.Composite(state=state, meta=ocp.args.JsonRestore()))
     finally:
         manager.close()
-    values, meta = _flatten(restored["state"]), restored["meta"] or {}
-    for unit in units:
-        unit.apply(values, meta, strict)
-    return int(step)
+    return step, restored
 
 
 def _check_compatible(saved: dict, arrays: dict, step: int) -> None:
