@@ -220,7 +220,7 @@ def _locked(directory, exclusive: bool):
     """Serialise work on one checkpoint folder: saves (``exclusive``) run one at a time across
     threads and processes, so ``max_to_keep``'s clean-up of one save never races another's
     write; loads wait for a running save. A thread lock per folder plus ``flock`` on
-    ``<directory>/.fjax-lock`` (where the OS has it)."""
+    ``.<name>.fjax-lock`` beside the folder (where the OS has it)."""
     path = os.path.abspath(os.fspath(directory))
     with _thread_locks_guard:
         lock = _thread_locks.setdefault(path, threading.Lock())
@@ -229,8 +229,9 @@ def _locked(directory, exclusive: bool):
         if fcntl is None or jax.process_count() > 1 or not (exclusive or os.path.isdir(path)):
             yield
             return
-        os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, ".fjax-lock"), "a") as fh:
+        parent, name = os.path.split(path)
+        os.makedirs(parent, exist_ok=True)
+        with open(os.path.join(parent, f".{name}.fjax-lock"), "a") as fh:  # beside it: the folder stays clean
             fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             try:
                 yield
