@@ -42,17 +42,22 @@ def mul(input, other):
     return input * other
 
 
+def _integer(x) -> bool:
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, (int, np.integer)) or np.issubdtype(getattr(x, "dtype", np.float32), np.integer)
+
+
 def _zero_divisor(name):
     """Check: integer division or remainder by zero raises, as torch's (XLA returns garbage)."""
 
     def check(input, other, *, rounding_mode=None):
         if name == "div" and rounding_mode is None:
             return  # true division of integers is float division: inf, as torch
-        if not jnp.issubdtype(jnp.result_type(input, other), jnp.integer):
+        if not (_integer(input) and _integer(other)) or isinstance(other, jax.core.Tracer):
             return
-        if isinstance(other, jax.core.Tracer) or not (np.asarray(other) == 0).any():
-            return
-        raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
+        if (other == 0) if isinstance(other, int) else not np.asarray(other).all():
+            raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
     return check
 
