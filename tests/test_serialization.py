@@ -395,3 +395,35 @@ def test_a_tiny_file_cannot_make_load_allocate_much(tmp_path):
     # expanded tensors torch saves (stride 0, moderate size) still load, as torch gives them
     torch.save({"e": torch.arange(3.0).expand(4, 3)}, tmp_path / "ok.pt")
     np.testing.assert_array_equal(load(tmp_path / "ok.pt")["e"].numpy(), np.tile(np.arange(3.0), (4, 1)))
+
+
+_SAVE_LOOP = """
+import sys, numpy as np, fjax
+k = 0
+while True:
+    fjax.save({"w": fjax.tensor(np.full(200_000, float(k), np.float32)), "step": k}, sys.argv[1])
+    print(k, flush=True)
+    k += 1
+"""
+
+
+def test_a_process_killed_while_saving_leaves_a_whole_checkpoint(tmp_path):
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "ckpt.safetensors"
+    rng = random.Random(os.getpid())
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, "-c", _SAVE_LOOP, str(path)], stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline().strip().isdigit()  # one save done
+        time.sleep(rng.uniform(0.0, 0.5))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        loaded = load(path)
+        w = loaded["w"].numpy()
+        assert (w == loaded["step"]).all(), "a mix of two saves"
+        for name in os.listdir(tmp_path):  # only the target, or temporaries of the killed save
+            assert name == "ckpt.safetensors" or (name.startswith(".ckpt.safetensors.") and name.endswith(".tmp"))
