@@ -59,9 +59,10 @@ def _check_range(index, lo, hi, exc, message, ignore=None):
 
 def _host(index):
     """An integer index array's values on the host; None inside a trace or for non-integers."""
-    if isinstance(index, jax.core.Tracer) or not jnp.issubdtype(jnp.result_type(index), jnp.integer):
+    if isinstance(index, jax.core.Tracer):
         return None
-    return np.asarray(index)
+    values = np.asarray(index)  # a view of a CPU array; the index only on an accelerator
+    return values if np.issubdtype(values.dtype, np.integer) else None
 
 
 def _first_outside(values, lo, hi):
