@@ -2,7 +2,7 @@
 whole, never a mix and never nothing.
 
 A new version is written beside the target under a temporary name and fsynced; then
-- a file is renamed over the target (``os.replace`` is atomic);
+- a file is renamed over the target (``write_file``: ``os.replace`` is atomic);
 - a folder is swapped with the target in one step where the OS can (Linux's
   ``renameat2(RENAME_EXCHANGE)``), and the old version, now under the temporary name, is
   removed. Elsewhere the old folder is renamed aside first and ``resolve`` finds it if a
@@ -46,6 +46,25 @@ def fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_file(path: str, write) -> None:
+    """Make the file ``path`` hold what ``write(tmp)`` writes to a temporary file beside it:
+    fsynced, renamed over ``path`` and the rename made durable. On any failure the temporary
+    is removed and ``path`` keeps its previous version."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    fsync_dir(directory)
 
 
 def temp_dir_beside(path: str) -> str:

@@ -30,13 +30,13 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 
 import jax
 from jax import monitoring
 
+from . import _atomic
 from ._config import config
 
 __all__ = ["ProfilerActivity", "compile_count", "compile_time", "profile", "record_function"]
@@ -181,8 +181,9 @@ def _on_span(event, start, end, **kwargs):
     op = _op_of_compile()
     if op is not None:
         name, leaves, entry, grad = op
-        inputs = ", ".join(_describe(x) for x in leaves)
-        why = _why(name, entry, grad, tuple(_describe(x) for x in leaves))
+        described = tuple(_describe(x) for x in leaves)
+        inputs = ", ".join(described)
+        why = _why(name, entry, grad, described)
         what = f"{name}({inputs})" + (" backward" if grad else "")
     else:
         name = what = f"{kwargs.get('fun_name', 'jit')} (in {_caller()})"
@@ -454,19 +455,14 @@ class profile:
                 )
         trace.sort(key=lambda e: (e["ts"], -e["dur"]))
         doc = {"traceEvents": trace, "displayTimeUnit": "ms"}
-        folder = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".fjax-trace-", dir=folder)
-        except OSError as err:
-            raise type(err)(
-                err.errno, f"fjax.profiler.export_chrome_trace: cannot write {path!r}: {err.strerror}"
-            ) from None
-        try:
-            with os.fdopen(fd, "w") as f:
+
+        def write(tmp):
+            with open(tmp, "w") as f:
                 json.dump(doc, f)
-            os.replace(tmp, path)
+
+        try:
+            _atomic.write_file(path, write)
         except OSError as err:
-            os.unlink(tmp)
             raise type(err)(
                 err.errno, f"fjax.profiler.export_chrome_trace: cannot write {path!r}: {err.strerror}"
             ) from None

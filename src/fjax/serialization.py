@@ -20,7 +20,6 @@ import json
 import os
 import pickle
 import struct
-import tempfile
 import zipfile
 from collections import OrderedDict
 from typing import Any, BinaryIO
@@ -30,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import safetensors
 
+from . import _atomic
 from .device import device as _device
 from .dtypes import dtype as _DType
 from .dtypes import to_dtype as _to_dtype
@@ -72,7 +72,7 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
     if hasattr(f, "write"):
         f.write(safetensors.serialize(_specs(arrays), metadata=metadata))
         return
-    _atomic_write(os.fspath(f), arrays, metadata)
+    _atomic.write_file(os.fspath(f), lambda tmp: _write_file(tmp, arrays, metadata))
 
 
 def _host(x: Tensor | jax.Array, where: str) -> np.ndarray:
@@ -145,33 +145,8 @@ def _specs(arrays: dict) -> dict:
 
 
 def _write_file(path: str, arrays: dict, metadata: dict) -> None:
-    """Write the safetensors file and flush it to disk."""
+    """Write the safetensors file (``_atomic.write_file`` fsyncs and renames it)."""
     safetensors.serialize_file(_specs(arrays), path, metadata=metadata)
-    with open(path, "rb") as fh:
-        os.fsync(fh.fileno())
-
-
-def _atomic_write(path: str, arrays: dict, metadata: dict) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        _write_file(tmp, arrays, metadata)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 # -- load -------------------------------------------------------------------------------------

@@ -43,6 +43,15 @@ CHILD = textwrap.dedent(
 )
 
 
+class _SumOf(nn.Graph):
+    def __init__(self, lin):
+        super().__init__()
+        self.lin = lin
+
+    def build(self, x):
+        return self.lin(x).sum()
+
+
 def _saved_version(path):
     """The version number a saved graph holds, checking every state array agrees."""
     with np.load(os.path.join(path, "state.npz")) as z:
@@ -72,17 +81,7 @@ def test_a_killed_save_leaves_the_old_or_the_new_graph(tmp_path):
 
 
 def test_concurrent_saves_from_threads_end_whole_and_leave_the_graph_working(tmp_path):
-    lin = nn.Linear(64, 64)
-
-    class G(nn.Graph):
-        def __init__(self):
-            super().__init__()
-            self.lin = lin
-
-        def build(self, x):
-            return self.lin(x).sum()
-
-    g = G()
+    g = _SumOf(nn.Linear(64, 64))
     x = fjax.ones(2, 64)
     expected = float(g(x))
     path = str(tmp_path / "graph")
@@ -108,17 +107,7 @@ def test_concurrent_saves_from_threads_end_whole_and_leave_the_graph_working(tmp
 
 
 def test_a_loaded_graph_names_the_input_it_was_given_wrongly(tmp_path):
-    lin = nn.Linear(4, 2)
-
-    class G(nn.Graph):
-        def __init__(self):
-            super().__init__()
-            self.lin = lin
-
-        def build(self, x):
-            return self.lin(x).sum()
-
-    g = G()
+    g = _SumOf(nn.Linear(4, 2))
     g(fjax.ones(3, 4))
     g.save(str(tmp_path / "g"))
     loaded = nn.Graph.load(str(tmp_path / "g"))
