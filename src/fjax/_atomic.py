@@ -51,19 +51,19 @@ def fsync_dir(path: str) -> None:
 def write_file(path: str, write) -> None:
     """Make the file ``path`` hold what ``write(tmp)`` writes to a temporary file beside it:
     fsynced, renamed over ``path`` and the rename made durable. On any failure the temporary
-    is removed and ``path`` keeps its previous version."""
+    is removed and ``path`` keeps its previous version. The temporary lives in a folder of its
+    own (``.<name>.*.tmp``), so whatever the writer creates next to it (safetensors writes
+    through a ``.tmp*`` file of its own) is one leftover a killed process leaves, not several."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
+    scratch = tempfile.mkdtemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    tmp = os.path.join(scratch, "data")
     try:
         write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     fsync_dir(directory)
 
 
