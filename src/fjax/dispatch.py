@@ -14,6 +14,7 @@ Every entry of the op table (``ops/_registry.py``) becomes one Tensor-level func
 
 from __future__ import annotations
 
+import inspect
 import types
 
 import jax
@@ -282,6 +283,7 @@ def lift(op: OpDef):
     _op_caches.append(cache)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__
+    call.__signature__ = inspect.signature(op.fn)
     call.op = op
     return call
 
