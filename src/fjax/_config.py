@@ -34,6 +34,7 @@ class _Config:
     """The settings (attributes of ``fjax.config``)."""
 
     def __init__(self):
+        self._cache_size_listeners = []  # dispatch's new_kernel_cache (it imports this module)
         self._eager_cache_size = _env_int("FJAX_EAGER_CACHE_SIZE", 1024)
         self.log_compiles = os.environ.get("FJAX_LOG_COMPILES", "") not in ("", "0", "false", "False")
         """Print one line to stderr per XLA compile: the op, its inputs and why the cache missed."""
@@ -54,9 +55,8 @@ class _Config:
         if type(n) is not int or n < 1:
             raise ValueError(f"fjax.config.eager_cache_size: expected an int >= 1, got {n!r}")
         self._eager_cache_size = n
-        from . import dispatch
-
-        dispatch.new_kernel_cache(n)
+        for listener in self._cache_size_listeners:
+            listener(n)
 
     def __repr__(self):
         return (

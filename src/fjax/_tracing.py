@@ -47,3 +47,8 @@ def log_inplace(obj, *names) -> None:
     """Called while tracing, before a write replaces attributes ``names`` of ``obj`` (a Tensor
     or its Storage); the outermost trace puts them back."""
     trace_state.undo.append((obj, [(name, getattr(obj, name)) for name in names]))
+
+
+modules_changed = [0]
+"""Bumped by every structural change of any nn.Module (see nn/module.py): functional
+transforms re-read the modules they reached, and nn.Graph its modules' training flags."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +13,7 @@ import numpy as np
 from . import dtypes as _dt
 from .device import device as _device
 from .errors import OpError
-from .tensor import Tensor
+from .tensor import Tensor, _Above
 
 _PY_KIND = {"b": _dt.bool, "i": _dt.int64, "u": _dt.int64, "f": _dt.float32, "c": _dt.complex64}
 
@@ -168,3 +169,6 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (n x m)."""
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.eye(n, m, dtype=dt), device, requires_grad)
+
+
+_Above.creation = sys.modules[__name__]

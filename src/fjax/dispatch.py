@@ -32,7 +32,7 @@ from .ops._registry import OPS, OpDef
 from .ops.views import RULES as _VIEW_RULES
 from .ops.views import WINDOWS as _WINDOWS
 from .ops.views import contiguous_strides
-from .tensor import Tensor
+from .tensor import Tensor, _Above
 
 _LEAF = object()
 _NUMBERS = (int, float, bool, complex)
@@ -478,7 +478,9 @@ def call_pure(name: str, fn, leaves):
 
 
 new_kernel_cache(config.eager_cache_size)
+config._cache_size_listeners.append(new_kernel_cache)
 _profiler._RUN_CODE = run.__code__
 
 functions = types.SimpleNamespace(**{name: lift(op) for name, op in OPS.items()})
 """Every op-table entry as a Tensor-level function (``functions.add(x, y)``)."""
+_Above.ops = functions

@@ -55,15 +55,20 @@ class Storage:
         return f"fjax.Storage(nbytes={self.nbytes()}, dtype={self.array.dtype})"
 
 
+class _Above:
+    """What the layers above this module lend it when they are imported: this module imports
+    none of them (they all import it), so Tensor's methods that need them look them up here.
+
+    ``ops``: the op table's Tensor functions (``dispatch.functions``); ``creation``:
+    ``fjax.creation``; ``backward``: ``autograd.backward``; ``global_tensor``:
+    ``fjax.distributed.global_tensor``.
+    """
+
+    ops = creation = backward = global_tensor = None
+
+
 def _f():
-    """The op table's Tensor functions (dispatch imports this module, so it is looked up late)."""
-    global _functions
-    if _functions is None:
-        from .dispatch import functions as _functions
-    return _functions
-
-
-_functions = None
+    return _Above.ops
 
 
 class Tensor:
@@ -98,12 +103,11 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, *args, dtype=None, device=None):
-        from .creation import tensor, zeros
-
+        creation = _Above.creation
         if len(args) == 1 and not isinstance(args[0], int):
-            src = tensor(args[0], dtype=dtype or _dt.float32, device=device)
+            src = creation.tensor(args[0], dtype=dtype or _dt.float32, device=device)
         else:
-            src = zeros(*args, dtype=dtype or _dt.float32, device=device)
+            src = creation.zeros(*args, dtype=dtype or _dt.float32, device=device)
         Tensor._init(self, src._data)
 
     def _init(self, data, node=None, idx=0):
@@ -287,9 +291,7 @@ class Tensor:
     @data.setter
     def data(self, value: "Tensor"):
         """``p.data = t``: from now on ``p`` is an alias of ``t``'s storage (torch's set_data)."""
-        from .creation import as_tensor
-
-        self._share(value if isinstance(value, Tensor) else as_tensor(value), stop=True)
+        self._share(value if isinstance(value, Tensor) else _Above.creation.as_tensor(value), stop=True)
 
     @property
     def dtype(self) -> _dt.dtype:
@@ -387,9 +389,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics)."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        _Above.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
@@ -485,9 +485,7 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
-        from .creation import tensor
-
-        return (tensor, (np.asarray(self._data),), None)
+        return (_Above.creation.tensor, (np.asarray(self._data),), None)
 
     def __deepcopy__(self, memo):
         """A copy of the values; tensors that shared a storage share the copy's (torch's)."""
@@ -641,9 +639,7 @@ class Tensor:
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
         """Overwrite with ``src``, broadcast to this shape and cast to this dtype (in place)."""
-        from .creation import as_tensor
-
-        src = as_tensor(src) if not isinstance(src, Tensor) else src
+        src = _Above.creation.as_tensor(src) if not isinstance(src, Tensor) else src
         result = _f().broadcast_to(_f()._cast(src, dtype=self._data.dtype), tuple(self.shape))
         return self._set_(result, "copy_")
 
@@ -655,21 +651,15 @@ class Tensor:
     # -- global tensors (fjax.distributed) ------------------------------------------------
     def to_global(self, placement=None, sbp=None, **kwargs) -> "Tensor":
         """This tensor on ``placement`` with ``sbp`` (see fjax.distributed)."""
-        from .distributed.global_tensor import to_global
-
-        return to_global(self, placement, sbp, **kwargs)
+        return _Above.global_tensor.to_global(self, placement, sbp, **kwargs)
 
     def to_local(self) -> "Tensor":
         """This process's piece of a global tensor."""
-        from .distributed.global_tensor import to_local
-
-        return to_local(self)
+        return _Above.global_tensor.to_local(self)
 
     @property
     def is_global(self) -> bool:
-        from .distributed.global_tensor import is_global
-
-        return is_global(self)
+        return _Above.global_tensor.is_global(self)
 
     @property
     def is_local(self) -> bool:
@@ -677,15 +667,11 @@ class Tensor:
 
     @property
     def placement(self):
-        from .distributed.global_tensor import get_placement
-
-        return get_placement(self)
+        return _Above.global_tensor.get_placement(self)
 
     @property
     def sbp(self):
-        from .distributed.global_tensor import get_sbp
-
-        return get_sbp(self)
+        return _Above.global_tensor.get_sbp(self)
 
     def __setitem__(self, index, value):
         arrays, template = _index(self, index)

@@ -1,17 +1,12 @@
 """Reverse-mode autograd on the tape: backward, grad, grad modes, custom Functions.
 
-``fjax.autograd.functional`` (jvp, vjp, hvp, vhp, jacobian, hessian) is imported by
-``fjax/__init__.py`` once dispatch exists (it builds on it).
+This package's ``__init__`` only re-exports. ``fjax.autograd.functional`` (jvp, vjp, hvp, vhp,
+jacobian, hessian) is imported by ``fjax/__init__.py`` once dispatch exists (it builds on it).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
-
-import jax
-import jax.numpy as jnp
-
-from . import engine
+from .api import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -26,145 +21,3 @@ __all__ = [
     "no_grad",
     "set_grad_enabled",
 ]
-
-
-def _as_tuple(x):
-    from ..tensor import Tensor
-
-    if x is None:
-        return None
-    return (x,) if isinstance(x, Tensor) else tuple(x)
-
-
-def _seed(outputs, grad_outputs, create_graph):
-    """Root cotangents: given ones (Tensors or arrays), or ones for scalar outputs."""
-    from ..tensor import Tensor
-
-    grads = []
-    grad_outputs = grad_outputs or (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise ValueError(f"grad: got {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
-    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
-        if not t.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        if g is None:
-            if t.numel() != 1:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for scalar outputs; output {i} has shape "
-                    f"{tuple(t.shape)}: pass a gradient/grad_outputs of that shape"
-                )
-            g = Tensor._wrap(jnp.ones(t._data.shape, t._data.dtype))
-        elif not isinstance(g, Tensor):
-            g = Tensor._wrap(jnp.asarray(g, t._data.dtype))
-        if tuple(g.shape) != tuple(t.shape):
-            raise RuntimeError(
-                f"grad: mismatch in shape: grad_output[{i}] has shape {tuple(g.shape)} and output[{i}] "
-                f"has shape {tuple(t.shape)}"
-            )
-        grads.append(g if create_graph else g._data)
-    return grads
-
-
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (torch.autograd.backward)."""
-    tensors = _as_tuple(tensors)
-    grads = _seed(tensors, _as_tuple(grad_tensors), create_graph)
-    inputs = _as_tuple(inputs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    if create_graph:
-        results, wrt = _grad_with_graph(tensors, grads, inputs or ())
-        for leaf, g in zip(wrt, results):
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
-        return
-    if inputs is None:
-        engine.backward(tensors, grads, retain_graph)
-        return
-    from ..tensor import Tensor
-
-    found = engine.backward(tensors, grads, retain_graph, inputs=inputs)
-    for t, g in zip(inputs, found):
-        if g is not None:
-            t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
-
-
-def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
-    retain_graph=None,
-    create_graph=False,
-    allow_unused=None,
-    materialize_grads=False,
-):
-    """Gradients of ``outputs`` w.r.t. ``inputs``, without touching ``.grad`` (torch.autograd.grad).
-
-    Example::
-
-        >>> x = fjax.tensor(3.0, requires_grad=True)
-        >>> (g,) = fjax.autograd.grad(x**3, x, create_graph=True)
-        >>> fjax.autograd.grad(g, x)[0]   # 6 * x
-        tensor(18., dtype=fjax.float32)
-    """
-    from ..tensor import Tensor
-
-    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
-    for i, t in enumerate(inputs):
-        if not t.requires_grad:
-            raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
-    grads = _seed(outputs, _as_tuple(grad_outputs), create_graph)
-    if retain_graph is None:
-        retain_graph = create_graph
-    used = _reachable(outputs, inputs)
-    if create_graph:
-        results, _ = _grad_with_graph(outputs, grads, inputs)
-        results = [r if u else None for r, u in zip(results, used)]
-    else:
-        found = engine.backward(outputs, grads, retain_graph, inputs=inputs)
-        results = [None if g is None else Tensor._wrap(g) for g in found]
-    for i, (r, t) in enumerate(zip(results, inputs)):
-        if r is None:
-            if materialize_grads:
-                results[i] = Tensor._wrap(jnp.zeros_like(t._data))
-            elif not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {i} (shape {tuple(t.shape)}) was not used in the graph of the outputs; "
-                    "set allow_unused=True if this is the desired behavior"
-                )
-    return tuple(results)
-
-
-def _reachable(outputs, inputs) -> list[bool]:
-    """Which inputs the outputs depend on through the tape."""
-    nodes = engine._toposort([t._node for t in outputs if t._node is not None])
-    leaves, edges = set(), set()
-    for node in nodes:
-        engine._check_alive(node)
-        for x in node.inputs:
-            if type(x) is tuple:
-                edges.add((id(x[0]), x[1]))
-            else:
-                leaves.add(id(x))
-    roots = {id(t) for t in outputs}
-    return [id(t) in roots or (id(t) in leaves if t._node is None else (id(t._node), t._idx) in edges) for t in inputs]
-
-
-def _grad_with_graph(outputs, grads, inputs: Sequence):
-    """create_graph=True: JAX's VJP of the replayed program, recorded as one tape node.
-
-    Returns the gradients (Tensors on the tape) w.r.t. ``inputs`` plus every other leaf the
-    outputs depend on, and that list of tensors.
-    """
-    from ..dispatch import call_pure
-
-    program, leaves = engine.replay_program(outputs, list(inputs))
-    wrt = list(inputs) + leaves
-    n = len(wrt)
-
-    def vjp_of_program(*arrays):
-        primals, cts = arrays[:n], arrays[n:]
-        _, vjp = jax.vjp(program, *primals)
-        return tuple(vjp(tuple(cts)))
-
-    results = call_pure("GradWithGraph", vjp_of_program, wrt + list(grads))
-    return list(results), wrt

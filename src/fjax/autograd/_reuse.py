@@ -37,12 +37,10 @@ from .. import random as _random
 from .._tracing import trace_state
 from ..device import device as _device
 from ..dtypes import dtype as _dtype
+from .._tracing import modules_changed
 from ..tensor import Tensor
 from ._trace import Program
 
-modules_changed = [0]
-"""Bumped by every structural change of any nn.Module (see module.py); nn.Graph also reads it
-to know when its modules' training flags must be read again."""
 
 _LIBRARIES = frozenset({"fjax", "jax", "jaxlib", "numpy", "math", "cmath", "operator", "builtins"})
 _VALUES = (int, bool, str, bytes, type(None))

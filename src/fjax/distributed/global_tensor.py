@@ -8,13 +8,15 @@ each rank (rank 0 holds the sum, the others zeros).
 
 from __future__ import annotations
 
+import sys
+
 import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding
 
 from ..dispatch import functions as F
 from ..errors import OpError
-from ..tensor import Tensor
+from ..tensor import Tensor, _Above
 from .placement import _PartialSum, as_sbp_tuple, partial_sum, partition_spec, placement, sbp_of
 
 
@@ -93,3 +95,6 @@ def module_to_global(module, placement: placement, sbp) -> None:
         t._data = g._data
         t._vc[0] += 1
     return module
+
+
+_Above.global_tensor = sys.modules[__name__]

@@ -7,7 +7,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
 from .. import dtypes as _dt
-from ..autograd._reuse import modules_changed
+from .._tracing import modules_changed
 from ..autograd.grad_mode import no_grad
 from ..creation import tensor as _tensor
 from ..device import device as _device
