@@ -86,8 +86,9 @@ globals().update(
 max, min = _methods.max, _methods.min  # noqa: A001 - reduction or elementwise, as torch
 einsum = _methods.einsum
 
-from . import asyncs, distributed, env, func, graph, nn, optim, profiler, sbp, utils  # noqa: E402
+from . import asyncs, distributed, env, func, graph, nn, optim, profiler, return_types, sbp, utils  # noqa: E402
 from ._config import config  # noqa: E402
+from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - torch's top-level order
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
 from .serialization import load, save  # noqa: E402

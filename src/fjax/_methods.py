@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from .dispatch import functions as F
 from .errors import OpError
 from .ops._registry import OPS
@@ -25,11 +27,11 @@ def _varargs_methods():
     def permute(self, *dims):
         return F.permute(self, _shape_args(dims))
 
-    def expand(self, *sizes):
-        return F.expand(self, _shape_args(sizes))
+    def expand(self, *size):
+        return F.expand(self, _shape_args(size))
 
-    def repeat(self, *sizes):
-        return F.repeat(self, _shape_args(sizes))
+    def repeat(self, *repeats):
+        return F.repeat(self, _shape_args(repeats))
 
     def tile(self, *dims):
         return F.tile(self, _shape_args(dims))
@@ -57,6 +59,7 @@ def _operators():
                 raise OpError(f"{name}_: {err}") from None
             return self._set_(result, name + "_")
 
+        method.__signature__ = inspect.signature(fn)  # the op's parameters, ``input`` as self
         return method
 
     ops = {
@@ -125,11 +128,12 @@ def _extremum(reduce_name: str, pairwise_name: str):
     """torch.max/min: a reduction, or the elementwise maximum/minimum when given a tensor."""
     reduce, pairwise = getattr(F, reduce_name), getattr(F, pairwise_name)
 
-    def extremum(input, *args, **kwargs):
-        other = args[0] if args else kwargs.get("other")
-        if isinstance(other, Tensor):
+    def extremum(input, dim=None, keepdim=False, *, other=None):
+        if isinstance(dim, Tensor):  # max(input, other): torch's elementwise overload
+            dim, other = None, dim
+        if other is not None:
             return pairwise(input, other)
-        return reduce(input, *args, **kwargs)
+        return reduce(input, dim, keepdim)
 
     extremum.__name__ = reduce_name
     extremum.__doc__ = reduce.__doc__
@@ -137,7 +141,26 @@ def _extremum(reduce_name: str, pairwise_name: str):
 
 
 def einsum(equation: str, *operands):
-    """``einsum("ij,jk->ik", a, b)``; operands may also come as one list, as torch allows."""
+    """Einstein summation: multiply the operands along the subscripts that ``equation`` gives
+    them and sum over the subscripts missing from its output (after ``->``; without an arrow the
+    output keeps the subscripts that appear once, in alphabetical order).
+
+    Matrix products, traces, outer products, transposes and batched contractions are all one
+    ``einsum``. The operands may also be passed as one list, as torch allows; they must share a
+    dtype.
+
+    Example::
+
+        >>> a = fjax.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> fjax.einsum("ij,jk->ik", a, a)
+        tensor([[ 7., 10.],
+                [15., 22.]], dtype=fjax.float32)
+        >>> fjax.einsum("ii", a)
+        tensor(5., dtype=fjax.float32)
+        >>> fjax.einsum("i,j->ij", [fjax.tensor([1, 2]), fjax.tensor([3, 4])])
+        tensor([[3, 4],
+                [6, 8]], dtype=fjax.int64)
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return F.einsum(equation, list(operands))
@@ -148,8 +171,51 @@ def _where_method(self, condition, other):
     return F.where(condition, self, other)
 
 
+def _split_method(self, split_size, dim=0):
+    """``x.split(split_size, dim=0)``: ``fjax.split`` under torch's method parameter name."""
+    return F.split(self, split_size, dim)
+
+
 max = _extremum("max", "maximum")  # noqa: A001 - torch's name
 min = _extremum("min", "minimum")  # noqa: A001 - torch's name
+max.__doc__ = """The largest value, in one of three forms, as in torch.
+
+``max(input)`` reduces all elements to a 0-d tensor. ``max(input, dim, keepdim=False)`` reduces
+along ``dim`` and returns a ``(values, indices)`` pair, the indices (int64) locating each maximum
+along ``dim``. ``max(input, other)`` with a tensor ``other`` is ``fjax.maximum``: the elementwise
+maximum, with broadcasting and dtype promotion. NaN propagates: a NaN in a reduced slice gives NaN.
+
+Example::
+
+    >>> x = fjax.tensor([[1.0, 5.0], [4.0, 2.0]])
+    >>> fjax.max(x)
+    tensor(5., dtype=fjax.float32)
+    >>> values, indices = fjax.max(x, dim=1)
+    >>> values, indices
+    (tensor([5., 4.], dtype=fjax.float32), tensor([1, 0], dtype=fjax.int64))
+    >>> fjax.max(x, fjax.tensor([3.0, 3.0]))
+    tensor([[3., 5.],
+            [4., 3.]], dtype=fjax.float32)
+"""
+min.__doc__ = """The smallest value, in one of three forms, as in torch.
+
+``min(input)`` reduces all elements to a 0-d tensor. ``min(input, dim, keepdim=False)`` reduces
+along ``dim`` and returns a ``(values, indices)`` pair, the indices (int64) locating each minimum
+along ``dim``. ``min(input, other)`` with a tensor ``other`` is ``fjax.minimum``: the elementwise
+minimum, with broadcasting and dtype promotion. NaN propagates: a NaN in a reduced slice gives NaN.
+
+Example::
+
+    >>> x = fjax.tensor([[1.0, 5.0], [4.0, 2.0]])
+    >>> fjax.min(x)
+    tensor(1., dtype=fjax.float32)
+    >>> fjax.min(x, 0, keepdim=True)
+    fjax.return_types.min(
+    values=tensor([[1., 2.]], dtype=fjax.float32),
+    indices=tensor([[0, 1]], dtype=fjax.int64))
+    >>> fjax.min(fjax.tensor([1, 7]), fjax.tensor([2.5, 0.5]))
+    tensor([1.0000, 0.5000], dtype=fjax.float32)
+"""
 
 
 def install() -> None:
@@ -161,6 +227,7 @@ def install() -> None:
         setattr(Tensor, name, fn)
     Tensor.max, Tensor.min = max, min
     Tensor.where = _where_method
+    Tensor.split = _split_method
 
     def fill_(self, value):
         from .creation import full_like

@@ -34,13 +34,18 @@ def _np_dtype(dtype):
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy or jax arrays).
 
-    Python floats become float32, Python ints int64 and bools bool, as in torch; numpy and
-    jax arrays keep their dtype.
+    Python floats become float32, Python ints int64 and bools bool, as in torch (a mix of ints
+    and floats is float32); numpy and jax arrays keep their dtype. ``dtype`` converts the data,
+    and ``requires_grad=True`` makes the result a leaf that autograd tracks.
 
     Example::
 
         >>> fjax.tensor([[1, 2]]).dtype
         fjax.int64
+        >>> fjax.tensor([1.5, 2])
+        tensor([1.5000, 2.0000], dtype=fjax.float32)
+        >>> fjax.tensor([1, 2], dtype=fjax.float16)
+        tensor([1., 2.], dtype=fjax.float16)
     """
     if isinstance(data, Tensor):
         arr = data._data
@@ -61,14 +66,35 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but returns ``data`` itself when it already is a matching Tensor."""
+    """Convert ``data`` to a Tensor, copying only when needed: a Tensor that already has the
+    requested ``dtype`` (and no ``device`` is asked for) is returned as is; anything else goes
+    through ``fjax.tensor``.
+
+    Example::
+
+        >>> t = fjax.tensor([1.0, 2.0])
+        >>> fjax.as_tensor(t) is t
+        True
+        >>> fjax.as_tensor(t, dtype=fjax.float64)
+        tensor([1., 2.], dtype=fjax.float64)
+    """
     if isinstance(data, Tensor) and (dtype is None or data.dtype == _dt.to_dtype(dtype)) and device is None:
         return data
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
-    """A tensor with the values and dtype of a numpy array."""
+    """A tensor with the values, shape and dtype of a numpy array.
+
+    Unlike torch, the result does not share memory with the array: jax arrays are immutable, so
+    later writes to the numpy array are not seen by the tensor.
+
+    Example::
+
+        >>> import numpy as np
+        >>> fjax.from_numpy(np.array([1, 2], dtype=np.int32))
+        tensor([1, 2], dtype=fjax.int32)
+    """
     if not isinstance(ndarray, np.ndarray):
         raise OpError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
     return tensor(ndarray)
@@ -92,22 +118,63 @@ def _filled(op, size, value, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of zeros, float32 unless ``dtype`` says otherwise."""
+    """A tensor of zeros of the given size, float32 unless ``dtype`` says otherwise.
+
+    The size may be given as separate ints or as one tuple/list.
+
+    Example::
+
+        >>> fjax.zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]], dtype=fjax.float32)
+        >>> fjax.zeros((2,), dtype=fjax.int64)
+        tensor([0, 0], dtype=fjax.int64)
+    """
     return _filled("zeros", size, 0, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of ones."""
+    """A tensor of ones of the given size (ints or one tuple), float32 unless ``dtype`` says otherwise.
+
+    Example::
+
+        >>> fjax.ones(2, 2)
+        tensor([[1., 1.],
+                [1., 1.]], dtype=fjax.float32)
+        >>> fjax.ones(3, dtype=fjax.bool)
+        tensor([ True,  True,  True], dtype=fjax.bool)
+    """
     return _filled("ones", size, 1, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """An uninitialised tensor (fjax fills it with zeros: XLA has no uninitialised buffers)."""
+    """A tensor of the given size whose values are not meant to be read.
+
+    torch leaves the memory uninitialised; XLA has no uninitialised buffers, so fjax fills it with
+    zeros. Do not rely on that: write before you read.
+
+    Example::
+
+        >>> fjax.empty(2, 3).shape
+        fjax.Size([2, 3])
+    """
     return _filled("empty", size, 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor filled with ``fill_value``; its dtype follows the value's Python type."""
+    """A tensor of shape ``size`` filled with ``fill_value``.
+
+    Without ``dtype`` the result's dtype follows the value's Python type, as in torch: bool for
+    a bool, int64 for an int and float32 for a float.
+
+    Example::
+
+        >>> fjax.full((2, 2), 7)
+        tensor([[7, 7],
+                [7, 7]], dtype=fjax.int64)
+        >>> fjax.full((2,), 0.5)
+        tensor([0.5000, 0.5000], dtype=fjax.float32)
+    """
     if dtype is None:
         dtype = _dt.bool if isinstance(fill_value, bool) else _dt.int64 if isinstance(fill_value, int) else None
     return _filled("full", (size,), fill_value, dtype, device, requires_grad)
@@ -119,23 +186,73 @@ def _like(op, input, value, dtype, device, requires_grad):
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
+
+    Example::
+
+        >>> fjax.zeros_like(fjax.tensor([[1, 2], [3, 4]]))
+        tensor([[0, 0],
+                [0, 0]], dtype=fjax.int64)
+    """
     return _like("zeros_like", input, 0, dtype, device, requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> fjax.ones_like(x, dtype=fjax.float32)
+        tensor([[1., 1.],
+                [1., 1.]], dtype=fjax.float32)
+    """
     return _like("ones_like", input, 1, dtype, device, requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor with the shape and dtype of ``input`` whose values are not meant to be read
+    (fjax fills it with zeros; see ``fjax.empty``).
+
+    Example::
+
+        >>> fjax.empty_like(fjax.tensor([[1, 2], [3, 4]])).shape
+        fjax.Size([2, 2])
+    """
     return _like("empty_like", input, 0, dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor with the shape of ``input`` filled with ``fill_value``.
+
+    The dtype is ``input``'s unless ``dtype`` is given, whatever the value's type: a float value
+    in an integer tensor is truncated, as in torch.
+
+    Example::
+
+        >>> fjax.full_like(fjax.tensor([1.0, 2.0]), 7)
+        tensor([7., 7.], dtype=fjax.float32)
+        >>> fjax.full_like(fjax.tensor([1, 2]), 2.7)
+        tensor([2, 2], dtype=fjax.int64)
+    """
     return _like("full_like", input, fill_value, dtype, device, requires_grad)
 
 
 def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``[start, end)`` in steps: int64 when all bounds are ints, else float32 (torch rule)."""
+    """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``;
+    ``arange(n)`` counts ``0 .. n - 1``.
+
+    The dtype is int64 when ``start``, ``end`` and ``step`` are all ints, else float32, as in
+    torch. With a fractional ``step`` rounding can make the length surprising; prefer
+    ``linspace`` when the end point matters.
+
+    Example::
+
+        >>> fjax.arange(5)
+        tensor([0, 1, 2, 3, 4], dtype=fjax.int64)
+        >>> fjax.arange(1, 2.5, 0.5)
+        tensor([1.0000, 1.5000, 2.0000], dtype=fjax.float32)
+    """
     if end is None:
         start, end = 0, start
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
@@ -154,19 +271,43 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 unless
+    ``dtype`` says otherwise).
+
+    Example::
+
+        >>> fjax.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000], dtype=fjax.float32)
+    """
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.linspace(start, end, steps, dtype=dt), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``base ** linspace(start, end, steps)``."""
+    """``steps`` values spaced evenly on a log scale: ``base ** linspace(start, end, steps)``
+    (``base`` defaults to 10).
+
+    Example::
+
+        >>> fjax.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.], dtype=fjax.float32)
+        >>> fjax.logspace(0, 3, 4, base=2)
+        tensor([1., 2., 4., 8.], dtype=fjax.float32)
+    """
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.logspace(start, end, steps, base=base, dtype=dt), device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """The identity matrix (n x m)."""
+    """An ``n x m`` matrix (``m`` defaults to ``n``) with ones on the main diagonal and zeros
+    elsewhere; float32 unless ``dtype`` says otherwise.
+
+    Example::
+
+        >>> fjax.eye(2, 3, dtype=fjax.int64)
+        tensor([[1, 0, 0],
+                [0, 1, 0]], dtype=fjax.int64)
+    """
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.eye(n, m, dtype=dt), device, requires_grad)
 

@@ -63,6 +63,14 @@ def from_jax(d: jax.Device) -> device:
 
 
 def is_cuda_available() -> bool:
+    """Whether JAX sees at least one GPU, i.e. whether ``"cuda"`` devices can be used.
+
+    Example::
+
+        >>> dev = "cuda" if fjax.is_cuda_available() else "cpu"
+        >>> fjax.zeros(2, device=dev).shape
+        fjax.Size([2])
+    """
     try:
         return bool(jax.devices("gpu"))
     except RuntimeError:

@@ -66,7 +66,7 @@ def _template(x, leaves):
         return _LEAF
     if x is None:
         return None
-    if type(x) in (list, tuple):
+    if isinstance(x, (list, tuple)):  # a named tuple (x.max(0)) passes as a plain one
         return ("seq", type(x) is list, tuple(_template(e, leaves) for e in x))
     if hasattr(x, "dtype"):
         return ("c", np.dtype(x))
@@ -275,11 +275,13 @@ def lift(op: OpDef):
         out = run(name, entry, leaves, op.differentiable, op.linear)
         if view_rule is not None:
             _as_view(name, view_rule, out, args, kwargs)
+        if returns is not None and type(out) is tuple:
+            return returns(*out)
         return out
 
     view_rule = _VIEW_RULES.get(name)
     window = name in _WINDOWS
-    check = op.check
+    check, returns = op.check, op.returns
     _op_caches.append(cache)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__

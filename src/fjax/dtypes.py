@@ -93,5 +93,14 @@ def to_dtype(x) -> dtype:
 
 
 def get_default_dtype() -> dtype:
-    """The dtype of tensors made from Python floats: float32, as in torch."""
+    """The floating dtype that tensors made from Python floats, and float factories such as
+    ``zeros`` or ``rand`` without a ``dtype``, get: float32, as in torch.
+
+    Example::
+
+        >>> fjax.get_default_dtype()
+        fjax.float32
+        >>> fjax.tensor([1.0]).dtype == fjax.get_default_dtype()
+        True
+    """
     return float32

@@ -108,24 +108,74 @@ default_generator = Generator().manual_seed(67280421310721)
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (same seed, same numbers)."""
+    """Seed the default generator, which every random function and dropout draws from unless
+    given a ``generator``; the same seed gives the same numbers again. Returns the generator.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> a = fjax.rand(3)
+        >>> _ = fjax.manual_seed(0)
+        >>> bool((fjax.rand(3) == a).all())
+        True
+    """
     return default_generator.manual_seed(seed)
 
 
 def seed() -> int:
+    """Seed the default generator from the clock (a non-deterministic seed) and return that seed.
+
+    Example::
+
+        >>> s = fjax.seed()
+        >>> s == fjax.initial_seed()
+        True
+        >>> _ = fjax.manual_seed(0)
+    """
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(42)
+        >>> fjax.initial_seed()
+        42
+    """
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> Tensor:
+    """The default generator's state as an int64 tensor ``[seed, draws so far]``; pass it to
+    ``set_rng_state`` to replay the numbers drawn after this point.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.get_rng_state()
+        tensor([0, 0], dtype=fjax.int64)
+        >>> _ = fjax.rand(2)
+        >>> fjax.get_rng_state()
+        tensor([0, 1], dtype=fjax.int64)
+    """
     return default_generator.get_state()
 
 
-def set_rng_state(state: Tensor) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator to a state returned by ``get_rng_state``.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> state = fjax.get_rng_state()
+        >>> a = fjax.randn(2)
+        >>> fjax.set_rng_state(state)
+        >>> bool((fjax.randn(2) == a).all())
+        True
+    """
+    default_generator.set_state(new_state)
 
 
 def _key(generator):
@@ -140,19 +190,50 @@ def _float_dtype(dtype, op):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples in [0, 1)."""
+    """A tensor of the given size (ints or one tuple) with samples drawn uniformly from ``[0, 1)``;
+    float32 unless ``dtype`` (a floating dtype) says otherwise.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> x = fjax.rand(2, 3)
+        >>> x.shape, x.dtype
+        (fjax.Size([2, 3]), fjax.float32)
+        >>> bool(((x >= 0) & (x < 1)).all())
+        True
+    """
     arr = jax.random.uniform(_key(generator), _size(size, "rand"), _float_dtype(dtype, "rand"))
     return _place(arr, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples."""
+    """A tensor of the given size with samples from the standard normal distribution (mean 0,
+    variance 1); float32 unless ``dtype`` (a floating dtype) says otherwise.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.randn(2, 3, dtype=fjax.float64).dtype
+        fjax.float64
+    """
     arr = jax.random.normal(_key(generator), _size(size, "randn"), _float_dtype(dtype, "randn"))
     return _place(arr, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform integers in [low, high); ``randint(high, size)`` also works, as in torch."""
+    """A tensor of shape ``size`` with integers drawn uniformly from ``[low, high)`` (``high``
+    excluded), int64 unless ``dtype`` says otherwise. ``randint(high, size)`` starts at 0, as in
+    torch.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> r = fjax.randint(3, 7, (5,))
+        >>> r.dtype, bool(((r >= 3) & (r < 7)).all())
+        (fjax.int64, True)
+        >>> fjax.randint(10, (2, 2)).shape
+        fjax.Size([2, 2])
+    """
     if size is None:
         low, high, size = 0, low, high
     if high is None or size is None:
@@ -165,7 +246,19 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
-    """Normal samples; ``mean``/``std`` may be tensors (broadcast) or floats with ``size``."""
+    """Samples from normal distributions with the given ``mean`` and standard deviation ``std``.
+
+    ``mean`` and ``std`` may be tensors, broadcast against each other (the result has their
+    shape), or floats together with ``size``.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.normal(fjax.tensor([0.0, 10.0]), 0.0)
+        tensor([ 0., 10.], dtype=fjax.float32)
+        >>> fjax.normal(2.0, 3.0, size=(2, 3)).shape
+        fjax.Size([2, 3])
+    """
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     shape = _size((size,), "normal") if size is not None else jnp.broadcast_shapes(jnp.shape(m), jnp.shape(s))
@@ -175,30 +268,77 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
-    """1 with probability ``input`` (or ``p``) per element, else 0; same dtype as input."""
+    """Draw 1 with probability ``input[i]`` (or with probability ``p`` when given) for each
+    element, else 0; the result has ``input``'s shape and dtype.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.bernoulli(fjax.tensor([0.0, 1.0, 1.0]))
+        tensor([0., 1., 1.], dtype=fjax.float32)
+    """
     prob = input._data if p is None else jnp.full(input._data.shape, p, input._data.dtype)
     arr = jax.random.bernoulli(_key(generator), prob).astype(input._data.dtype)
     return Tensor._wrap(arr)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
-    """A random permutation of 0..n-1 (int64)."""
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of the integers ``0 .. n - 1``, int64 unless ``dtype`` says otherwise.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> sorted(fjax.randperm(5).tolist())
+        [0, 1, 2, 3, 4]
+    """
     dt = _np_dtype(dtype) or _dt.int64.dtype
-    return _place(jax.random.permutation(_key(generator), n).astype(dt), device)
+    return _place(jax.random.permutation(_key(generator), n).astype(dt), device, requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, generator=None) -> Tensor:
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device, generator=generator)
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``rand`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.rand_like(fjax.zeros(2, 2, dtype=fjax.float64)).dtype
+        fjax.float64
+    """
+    return rand(
+        *input.shape, dtype=dtype or input.dtype, device=device, generator=generator, requires_grad=requires_grad
+    )
 
 
-def randn_like(input, dtype=None, device=None, generator=None) -> Tensor:
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device, generator=generator)
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``randn`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.randn_like(fjax.zeros(2, 2)).shape
+        fjax.Size([2, 2])
+    """
+    return randn(
+        *input.shape, dtype=dtype or input.dtype, device=device, generator=generator, requires_grad=requires_grad
+    )
 
 
-def randint_like(input, low, high=None, dtype=None, device=None, generator=None) -> Tensor:
+def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``randint(low, high)`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype
+    (so a float input gives whole numbers stored as floats); ``randint_like(input, high)`` starts at 0.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.randint_like(fjax.zeros(3), 1, 2)
+        tensor([1., 1., 1.], dtype=fjax.float32)
+    """
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device, generator=generator)
+    dtype = dtype or input.dtype
+    return randint(
+        low, high, tuple(input.shape), generator=generator, dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
 # -- torch's in-place random fills (Tensor methods): ``w.data.normal_(0, 0.02)`` ---------------

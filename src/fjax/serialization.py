@@ -62,9 +62,18 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         obj: e.g. ``model.state_dict()``, ``optimizer.state_dict()`` or a dict of them.
         f: a path (written atomically) or a writable binary file object.
 
+    The file is a safetensors file; the nesting and the non-tensor values are kept in its
+    metadata, and ``fjax.load`` rebuilds the object.
+
     Example::
 
-        >>> fjax.save({"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}, "ckpt.safetensors")
+        >>> import io
+        >>> model = nn.Linear(2, 1)
+        >>> buf = io.BytesIO()  # or a path such as "ckpt.safetensors"
+        >>> fjax.save({"model": model.state_dict(), "epoch": 3}, buf)
+        >>> _ = buf.seek(0)
+        >>> sorted(fjax.load(buf)["model"])
+        ['bias', 'weight']
     """
     arrays: dict[str, np.ndarray] = {}
     structure = _encode(obj, (), arrays)
@@ -160,6 +169,15 @@ def load(f: str | os.PathLike | BinaryIO, map_location=None, weights_only: bool 
 
     Returns:
         The saved object, with fjax Tensors (``nn.Parameter`` where a Parameter was saved).
+
+    Example::
+
+        >>> import io
+        >>> buf = io.BytesIO()
+        >>> fjax.save({"w": fjax.tensor([1.0, 2.0]), "step": 3}, buf)
+        >>> _ = buf.seek(0)
+        >>> fjax.load(buf)
+        {'w': tensor([1., 2.], dtype=fjax.float32), 'step': 3}
     """
     if not weights_only:
         raise NotImplementedError(

@@ -260,9 +260,9 @@ class Tensor:
     def untyped_storage(self) -> Storage:
         return self._storage()
 
-    def is_set_to(self, other: "Tensor") -> bool:
+    def is_set_to(self, tensor: "Tensor") -> bool:
         """Whether both tensors are the same storage, offset, sizes and strides."""
-        return self._storage() is other._storage() and self._geometry() == other._geometry()
+        return self._storage() is tensor._storage() and self._geometry() == tensor._geometry()
 
     def as_strided(self, size, stride, storage_offset=None) -> "Tensor":
         """A view of this tensor's storage with the given sizes, strides and offset."""
@@ -428,8 +428,8 @@ class Tensor:
         return self
 
     # -- host values --------------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        if self._requires_grad:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
             raise RuntimeError("numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy()")
         return np.asarray(self._data)
 
@@ -539,10 +539,10 @@ class Tensor:
                 out = _f()._to_device(out, device=dev)
         return out
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
             return f"fjax.{type(self).__name__}"
-        return self.to(dtype)
+        return self.to(dtype, non_blocking=non_blocking, **kwargs)
 
     def float(self):
         return self.to(_dt.float32)
@@ -568,8 +568,9 @@ class Tensor:
     def cpu(self):
         return self.to("cpu")
 
-    def cuda(self, device=None):
-        return self.to(_device("cuda", device) if isinstance(device, int) else device or "cuda")
+    def cuda(self, device=None, non_blocking=False):
+        device = _device("cuda", device) if isinstance(device, int) else device or "cuda"
+        return self.to(device, non_blocking=non_blocking)
 
     def clone(self):
         return _f()._copy(self)

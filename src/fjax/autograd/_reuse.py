@@ -34,13 +34,11 @@ import numpy as np
 
 from .. import _codegen
 from .. import random as _random
-from .._tracing import trace_state
+from .._tracing import modules_changed, trace_state
 from ..device import device as _device
 from ..dtypes import dtype as _dtype
-from .._tracing import modules_changed
 from ..tensor import Tensor
 from ._trace import Program
-
 
 _LIBRARIES = frozenset({"fjax", "jax", "jaxlib", "numpy", "math", "cmath", "operator", "builtins"})
 _VALUES = (int, bool, str, bytes, type(None))

@@ -14,7 +14,17 @@ _state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops record on the tape."""
+    """Whether gradient recording is on in this thread, i.e. whether ops on tensors that
+    require grad are recorded for ``backward`` (off inside ``fjax.no_grad()``).
+
+    Example::
+
+        >>> fjax.is_grad_enabled()
+        True
+        >>> with fjax.no_grad():
+        ...     fjax.is_grad_enabled()
+        False
+    """
     return _state.enabled
 
 

@@ -109,6 +109,17 @@ class Graph:
 
         g = TrainGraph()
         loss = g(x, y)   # one compiled XLA step: forward, backward, optimizer update
+
+    A runnable one, an inference graph::
+
+        >>> class Double(fjax.nn.Graph):
+        ...     def __init__(self, model):
+        ...         super().__init__()
+        ...         self.model = model
+        ...     def build(self, x):
+        ...         return self.model(x) * 2
+        >>> Double(nn.Identity())(fjax.tensor([1.0, 2.0]))
+        tensor([2., 4.], dtype=fjax.float32)
     """
 
     def __init__(self):

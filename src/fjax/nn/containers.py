@@ -21,10 +21,20 @@ def _index(name: str, idx: int, n: int) -> int:
 class Sequential(Module):
     """Modules called in order, each on the previous one's output.
 
+    Built from modules as positional arguments (children ``'0'``, ``'1'``, ...) or from one
+    ``OrderedDict`` of named modules. Indexing gives a child; a slice gives a new Sequential.
+
     Example::
 
-        >>> net = fjax.nn.Sequential(fjax.nn.Linear(3, 4), fjax.nn.ReLU())
-        >>> net = fjax.nn.Sequential(OrderedDict(fc=fjax.nn.Linear(3, 4), act=fjax.nn.ReLU()))
+        >>> net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        >>> net(fjax.ones(5, 3)).shape
+        fjax.Size([5, 2])
+        >>> net[1], len(net[:2])
+        (ReLU(), 2)
+        >>> from collections import OrderedDict
+        >>> net = nn.Sequential(OrderedDict(fc=nn.Linear(3, 4), act=nn.ReLU()))
+        >>> net.fc
+        Linear(in_features=3, out_features=4, bias=True)
     """
 
     def __init__(self, *args: Module):
@@ -96,7 +106,21 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered as children ``'0'``, ``'1'``, ... (no ``forward``)."""
+    """A list of modules, registered as children ``'0'``, ``'1'``, ... (no ``forward``).
+
+    Unlike a plain Python list, its modules' parameters show up in ``parameters()``,
+    ``state_dict()`` and ``.to()``. Supports indexing, slicing, ``append``, ``extend``,
+    ``insert`` and iteration.
+
+    Example::
+
+        >>> layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+        >>> _ = layers.append(nn.ReLU())
+        >>> len(layers), layers[-1]
+        (4, ReLU())
+        >>> len(list(layers.parameters()))  # 3 weights and 3 biases
+        6
+    """
 
     def __init__(self, modules: Iterable[Module] | None = None):
         super().__init__()
@@ -168,7 +192,19 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """An ordered dict of named child modules (no ``forward``)."""
+    """An ordered dict of named child modules (no ``forward``).
+
+    Keys keep insertion order; the modules are registered, so their parameters belong to the
+    parent. Supports ``[]``, ``in``, ``keys()``, ``values()``, ``items()``, ``update`` and ``pop``.
+
+    Example::
+
+        >>> acts = nn.ModuleDict({'relu': nn.ReLU(), 'tanh': nn.Tanh()})
+        >>> acts['relu'](fjax.tensor([-1., 2.]))
+        tensor([0., 2.], dtype=fjax.float32)
+        >>> list(acts.keys()), 'tanh' in acts
+        (['relu', 'tanh'], True)
+    """
 
     def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None):
         super().__init__()
@@ -236,7 +272,20 @@ def _param_line(key, value) -> str:
 
 
 class ParameterList(Module):
-    """A list of parameters registered as ``'0'``, ``'1'``, ...; plain tensors become Parameters."""
+    """A list of parameters registered as ``'0'``, ``'1'``, ...; plain tensors become Parameters.
+
+    Use it for a variable number of parameters that an optimizer must see through
+    ``parameters()``.
+
+    Example::
+
+        >>> params = nn.ParameterList([fjax.ones(2), fjax.zeros(3)])
+        >>> type(params[0]).__name__, params[0].requires_grad
+        ('Parameter', True)
+        >>> _ = params.append(fjax.ones(1))
+        >>> sum(p.numel() for p in params.parameters())
+        6
+    """
 
     def __init__(self, values: Iterable[Any] | None = None):
         super().__init__()
@@ -281,7 +330,20 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """An ordered dict of parameters; plain tensors become Parameters."""
+    """An ordered dict of parameters; plain tensors become Parameters.
+
+    Keys keep insertion order and name the parameters in ``named_parameters()`` and
+    ``state_dict()``.
+
+    Example::
+
+        >>> params = nn.ParameterDict({'scale': fjax.ones(2)})
+        >>> params['shift'] = fjax.zeros(2)
+        >>> type(params['shift']).__name__, params['shift'].requires_grad
+        ('Parameter', True)
+        >>> [name for name, _ in params.named_parameters()]
+        ['scale', 'shift']
+    """
 
     def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
         super().__init__()

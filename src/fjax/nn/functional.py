@@ -10,6 +10,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import jax
@@ -18,7 +19,6 @@ import jax.numpy as jnp
 from ..autograd.grad_mode import no_grad
 from ..creation import full as _full
 from ..dispatch import functions as _F
-from ..ops._registry import OPS
 from ..ops.nn import batch_norm_stats
 from ..random import bernoulli as _bernoulli
 from ..random import default_generator
@@ -99,19 +99,66 @@ triplet_margin_loss = _F.triplet_margin_loss
 def _with_inplace(name: str):
     """``op(input, ..., inplace=False)``: torch's trailing ``inplace`` (positional or keyword)."""
     op = getattr(_F, name)
-    n_params = len(OPS[name].params)
+    sig = inspect.signature(op)
+    inplace_param = inspect.Parameter("inplace", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=False)
+    sig = sig.replace(parameters=[*sig.parameters.values(), inplace_param])
 
-    def fn(*args, inplace: bool = False, **kwargs):
-        if len(args) > n_params:
-            args, inplace = args[:n_params], args[n_params]
-        out = op(*args, **kwargs)
-        if not inplace:
-            return out
-        return (args[0] if args else kwargs["input"])._set_(out, name + "_")
+    def fn(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        inplace = bound.arguments.pop("inplace", False)
+        out = op(*bound.args, **bound.kwargs)
+        return bound.arguments["input"]._set_(out, name + "_") if inplace else out
 
     fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig
     fn.__doc__ = f"{op.__doc__}\n\n``inplace=True`` writes the result into ``input``."
     return fn
+
+
+# Examples of the in-place aliases (``relu_`` ...), appended to their docstrings.
+_INPLACE_EXAMPLES = {
+    "relu_": """
+    >>> x = fjax.tensor([-1.0, 2.0])
+    >>> F.relu_(x) is x
+    True
+    >>> x
+    tensor([0., 2.], dtype=fjax.float32)""",
+    "elu_": """
+    >>> x = fjax.tensor([-1.0, 2.0])
+    >>> _ = F.elu_(x)
+    >>> x
+    tensor([-0.6321,  2.0000], dtype=fjax.float32)""",
+    "selu_": """
+    >>> x = fjax.tensor([-1.0, 2.0])
+    >>> _ = F.selu_(x)
+    >>> x
+    tensor([-1.1113,  2.1014], dtype=fjax.float32)""",
+    "celu_": """
+    >>> x = fjax.tensor([-1.0, 2.0])
+    >>> _ = F.celu_(x, alpha=2.0)
+    >>> x
+    tensor([-0.7869,  2.0000], dtype=fjax.float32)""",
+    "leaky_relu_": """
+    >>> x = fjax.tensor([-1.0, 2.0])
+    >>> _ = F.leaky_relu_(x, 0.5)
+    >>> x
+    tensor([-0.5000,  2.0000], dtype=fjax.float32)""",
+    "hardtanh_": """
+    >>> x = fjax.tensor([-2.0, 0.5, 3.0])
+    >>> _ = F.hardtanh_(x)
+    >>> x
+    tensor([-1.0000,  0.5000,  1.0000], dtype=fjax.float32)""",
+    "threshold_": """
+    >>> x = fjax.tensor([0.5, 1.0, 2.0])
+    >>> _ = F.threshold_(x, 1.0, 0.0)
+    >>> x
+    tensor([0., 0., 2.], dtype=fjax.float32)""",
+    "rrelu_": """
+    >>> x = fjax.tensor([-3.0, 2.0])
+    >>> _ = F.rrelu_(x, 0.1, 0.3)
+    >>> x
+    tensor([-0.6000,  2.0000], dtype=fjax.float32)""",
+}
 
 
 def _inplace_alias(fn):
@@ -119,7 +166,12 @@ def _inplace_alias(fn):
         return fn(*args, inplace=True, **kwargs)
 
     fn_.__name__ = fn_.__qualname__ = fn.__name__ + "_"
-    fn_.__doc__ = f"In-place ``{fn.__name__}``."
+    sig = inspect.signature(fn)
+    fn_.__signature__ = sig.replace(parameters=[q for q in sig.parameters.values() if q.name != "inplace"])
+    fn_.__doc__ = (
+        f"In-place ``{fn.__name__}``: ``{fn.__name__}(input, ..., inplace=True)``, which overwrites "
+        f"``input`` with the result and returns ``input`` itself.\n\nExample::\n{_INPLACE_EXAMPLES[fn_.__name__]}\n"
+    )
     return fn_
 
 
@@ -147,8 +199,21 @@ threshold_ = _inplace_alias(threshold)
 def rrelu(
     input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False
 ) -> Tensor:
-    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training,
-    and is ``(lower + upper) / 2`` otherwise."""
+    """Randomized leaky ReLU: ``input`` where it is positive, else ``input * slope``.
+
+    When ``training``, each element draws its own ``slope`` uniformly from ``[lower, upper]``
+    (from the default generator); otherwise the slope is the fixed ``(lower + upper) / 2``.
+    ``training`` defaults to False, as in torch's functional form.
+
+    Example::
+
+        >>> F.rrelu(fjax.tensor([-3.0, 2.0]))
+        tensor([-0.6875,  2.0000], dtype=fjax.float32)
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.rrelu(fjax.tensor([-3.0, -3.0]), 0.1, 0.3, training=True)
+        >>> bool(((y >= -0.9) & (y <= -0.3)).all())
+        True
+    """
     if training:
         slopes = _rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
         out = _F.where(input > 0, input, input * slopes)
@@ -161,22 +226,68 @@ rrelu_ = _inplace_alias(rrelu)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim, keepdim=True)``, computed stably (the
+    maximum is subtracted first), so each slice along ``dim`` is positive and sums to 1.
+
+    Give ``dim`` explicitly (torch deprecates guessing it). ``dtype`` casts the input first, e.g.
+    to compute an integer or half input's softmax in a wider float.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+        >>> F.softmax(x, dim=1)
+        tensor([[0.0900, 0.2447, 0.6652],
+                [0.3333, 0.3333, 0.3333]], dtype=fjax.float32)
+        >>> F.softmax(fjax.tensor([1, 2]), dim=0, dtype=fjax.float64)
+        tensor([0.2689, 0.7311], dtype=fjax.float64)
+    """
     return _F.softmax(input, dim, dtype=dtype)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``softmax(-x)`` along ``dim``."""
+    """Softmin along ``dim``: ``softmax(-x, dim)``, which gives the smallest values the largest
+    weights. ``dtype`` casts the input first, as in ``softmax``.
+
+    Example::
+
+        >>> F.softmin(fjax.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.6652, 0.2447, 0.0900], dtype=fjax.float32)
+    """
     return _F.softmin(input, dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``log(softmax(x))`` along ``dim``, computed stably."""
+    """``log(softmax(x, dim))``, computed as ``x - logsumexp(x, dim)`` so that it stays finite
+    where ``softmax`` underflows to 0. ``dtype`` casts the input first. Pair it with
+    ``F.nll_loss`` (or use ``F.cross_entropy``, which combines both).
+
+    Example::
+
+        >>> F.log_softmax(fjax.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([-2.4076, -1.4076, -0.4076], dtype=fjax.float32)
+        >>> F.log_softmax(fjax.tensor([0.0, 1000.0]), dim=0)
+        tensor([-1000.,     0.], dtype=fjax.float32)
+    """
     return _F.log_softmax(input, dim, dtype=dtype)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """int64 one-hot encoding along a new last dim; ``num_classes=-1`` reads ``max + 1`` (a host sync)."""
+    """One-hot encode an integer tensor: a new last dim of length ``num_classes`` holds 1 at each
+    value's index and 0 elsewhere; the result is int64.
+
+    With the default ``num_classes=-1`` the length is ``tensor.max() + 1``, read from the data
+    (a device-to-host sync); pass ``num_classes`` where that matters.
+
+    Example::
+
+        >>> F.one_hot(fjax.tensor([0, 2, 1]))
+        tensor([[1, 0, 0],
+                [0, 0, 1],
+                [0, 1, 0]], dtype=fjax.int64)
+        >>> F.one_hot(fjax.tensor([0, 2]), num_classes=4)
+        tensor([[1, 0, 0, 0],
+                [0, 0, 1, 0]], dtype=fjax.int64)
+    """
     if num_classes < 0:
         num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
     return _F.one_hot(tensor, num_classes)
@@ -191,7 +302,19 @@ def _check_p(name: str, p: float) -> None:
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
-    The mask is drawn from ``fjax.random.default_generator`` (``fjax.manual_seed`` fixes it).
+    Scaling keeps the expected value of each element unchanged. The mask is drawn from
+    ``fjax.random.default_generator`` (``fjax.manual_seed`` fixes it). ``training`` defaults to
+    True in this functional form: pass ``training=False`` (``nn.Dropout`` passes ``self.training``)
+    to get ``input`` back unchanged.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> x = fjax.ones(8)
+        >>> sorted(set(F.dropout(x, p=0.5).tolist()))
+        [0.0, 2.0]
+        >>> F.dropout(x, p=0.5, training=False) is x
+        True
     """
     _check_p("dropout", p)
     if not training or p == 0.0:
@@ -220,19 +343,52 @@ def _feature_dropout(name: str, input: Tensor, p: float, training: bool, inplace
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``."""
+    """Channel dropout for ``(N, C, L)`` or ``(C, L)`` input: each channel is zeroed as a whole
+    with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.dropout1d(fjax.ones(2, 4, 3), p=0.5)
+        >>> bool((y == y[..., :1]).all())  # each channel is all 0 or all 2
+        True
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+    """
     if input.ndim not in (2, 3):
         raise ValueError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input")
     return _feature_dropout("dropout1d", input, p, training, inplace, 2)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of ``(N, C, H, W)`` input; a 3-d input is taken as ``(N, C, L)``, as torch does."""
+    """Channel dropout for ``(N, C, H, W)`` input: each ``H x W`` feature map is zeroed as a whole
+    with probability ``p`` and the kept ones are scaled by ``1 / (1 - p)``.
+
+    A 3-d input is taken as ``(N, C, L)`` (torch's historical behaviour), not as unbatched.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.dropout2d(fjax.ones(2, 4, 3, 3), p=0.5)
+        >>> bool((y == y[..., :1, :1]).all())
+        True
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+    """
     return _feature_dropout("dropout2d", input, p, training, inplace, None)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with probability ``p``."""
+    """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: each volume is zeroed as
+    a whole with probability ``p`` and the kept ones are scaled by ``1 / (1 - p)``.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.dropout3d(fjax.ones(1, 4, 2, 2, 2), p=0.5)
+        >>> y.shape, sorted(set(y.flatten().tolist()))
+        (fjax.Size([1, 4, 2, 2, 2]), [0.0, 2.0])
+    """
     return _feature_dropout("dropout3d", input, p, training, inplace, 4)
 
 
@@ -253,12 +409,35 @@ def _alpha_dropout(name: str, input: Tensor, p: float, training: bool, inplace: 
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """Dropout that keeps SELU's self-normalizing mean and variance (dropped values -> -alpha')."""
+    """Dropout for SELU networks: keeps a zero-mean, unit-variance input at zero mean and unit
+    variance.
+
+    Dropped elements are set to SELU's saturation value ``-1.7581`` instead of 0, and an affine
+    correction then restores the mean and variance. ``training`` defaults to False here, as in
+    torch; outside training the input is returned unchanged.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.alpha_dropout(fjax.zeros(6), p=0.5, training=True)
+        >>> sorted(set(y.tolist()))
+        [-0.77919..., 0.77919...]
+    """
     return _alpha_dropout("alpha_dropout", input, p, training, inplace, False)
 
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """``alpha_dropout`` of whole channels."""
+    """``alpha_dropout`` of whole channels: each channel of an ``(N, C, *)`` input is dropped (to
+    SELU's saturation value, then affinely corrected) as a whole with probability ``p``.
+    ``training`` defaults to False, as in torch.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.feature_alpha_dropout(fjax.zeros(2, 3, 4), p=0.5, training=True)
+        >>> bool((y == y[..., :1]).all())
+        True
+    """
     return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, True)
 
 
@@ -295,8 +474,21 @@ def batch_norm(
 ) -> Tensor:
     """Normalize each channel (dim 1) by batch statistics (training) or the running ones.
 
-    When training with running buffers, they are updated in place:
-    ``running = (1 - momentum) * running + momentum * batch`` (unbiased batch variance).
+    Computes ``(x - mean) / sqrt(var + eps) * weight + bias`` per channel, the statistics taken
+    over every dim but 1. When training with running buffers, they are updated in place:
+    ``running = (1 - momentum) * running + momentum * batch`` (with the unbiased batch variance,
+    while the output uses the biased one). ``training`` defaults to False: the running buffers
+    are then used and must be given.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 10.0], [3.0, 30.0]])
+        >>> rm, rv = fjax.zeros(2), fjax.ones(2)
+        >>> F.batch_norm(x, rm, rv, training=True)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]], dtype=fjax.float32)
+        >>> rm, rv
+        (tensor([0.2000, 2.0000], dtype=fjax.float32), tensor([ 1.1000, 20.9000], dtype=fjax.float32))
     """
     if training:
         out = _F.batch_norm(input, None, None, weight, bias, True, momentum, eps)
@@ -318,8 +510,17 @@ def instance_norm(
 ) -> Tensor:
     """Normalize each channel of each sample over its spatial dims (or by running statistics).
 
-    With ``use_input_stats`` and running buffers, the buffers move towards the per-instance
+    For an ``(N, C, *)`` input each ``(sample, channel)`` slice is normalized to zero mean and
+    unit (biased) variance, then scaled by ``weight`` and shifted by ``bias`` per channel. With
+    ``use_input_stats`` and running buffers, the buffers move towards the per-instance
     statistics averaged over the batch, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 3.0], [10.0, 30.0]]])
+        >>> F.instance_norm(x)
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]], dtype=fjax.float32)
     """
     if not use_input_stats:
         return _F.instance_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)

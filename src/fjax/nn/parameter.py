@@ -6,7 +6,22 @@ from ..tensor import Tensor
 
 
 class Parameter(Tensor):
-    """``nn.Parameter(tensor, requires_grad=True)``: shares the tensor's values, as a new leaf."""
+    """``nn.Parameter(tensor, requires_grad=True)``: shares the tensor's values, as a new leaf.
+
+    A Tensor subclass: assigning one as a Module attribute registers it, so it appears in
+    ``parameters()`` and ``state_dict()``. It requires grad by default.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., 2.]))
+        >>> w
+        Parameter containing:
+        tensor([1., 2.], dtype=fjax.float32, requires_grad=True)
+        >>> w.is_leaf, isinstance(w, fjax.Tensor)
+        (True, True)
+        >>> nn.Parameter(fjax.zeros(2), requires_grad=False).requires_grad
+        False
+    """
 
     def __init__(self, data=None, requires_grad: bool = True):
         from ..creation import tensor

@@ -6,6 +6,7 @@ entry to a Tensor-level function; the oracle tests iterate the same table.
 
 from __future__ import annotations
 
+import collections
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable
@@ -31,6 +32,8 @@ class OpDef:
         check: a function with the op's signature, called in eager (not inside a trace) with
             the arrays before the kernel runs: raises torch's error for values XLA would take
             silently (out-of-range indices, which it clamps).
+        returns: for an op whose tuple result torch names (``x.max(0).values``), the named
+            tuple class it comes back as (``fjax.return_types.<name>``).
     """
 
     name: str
@@ -42,6 +45,19 @@ class OpDef:
     params: tuple = field(default=())
     jit: bool = True
     check: Callable | None = None
+    returns: type | None = None
+
+
+def _named_tuple(name: str, fields: tuple) -> type:
+    """torch's ``torch.return_types.<name>``: a tuple whose items also have names."""
+    cls = collections.namedtuple(name, fields, module="fjax.return_types")
+
+    def __repr__(self):
+        items = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"fjax.return_types.{name}(\n{items})"
+
+    cls.__repr__ = __repr__
+    return cls
 
 
 def defop(
@@ -53,6 +69,7 @@ def defop(
     linear: bool = False,
     jit: bool = True,
     check: Callable | None = None,
+    returns: tuple = (),
 ):
     """Register a pure op in the table. Returns the function unchanged.
 
@@ -71,7 +88,8 @@ def defop(
         unknown = set(static) - set(params)
         if unknown:
             raise ValueError(f"op {op_name!r}: static names {sorted(unknown)} are not parameters")
-        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params, jit, check)
+        named = _named_tuple(op_name, returns) if returns else None
+        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params, jit, check, named)
         return fn
 
     return register

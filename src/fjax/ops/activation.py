@@ -19,21 +19,48 @@ def _clip(x, lo, hi):
 
 @defop()
 def relu(input):
-    """``max(input, 0)`` as torch's: NaN and -0.0 pass through; the gradient is 0 where
-    ``input <= 0`` (so 1 at NaN, as torch's)."""
+    """Rectified linear unit, ``max(input, 0)`` elementwise, keeping the input's dtype.
+
+    As in torch, NaN and ``-0.0`` pass through unchanged, and the gradient is 0 where
+    ``input <= 0`` (and 1 at NaN).
+
+    Example::
+
+        >>> x = fjax.tensor([-1.0, 0.0, 2.0, float("nan")])
+        >>> fjax.relu(x)
+        tensor([ 0.,  0.,  2., nan], dtype=fjax.float32)
+        >>> fjax.tensor([-3, 5]).relu()
+        tensor([0, 5], dtype=fjax.int64)
+    """
     zero = jnp.zeros((), input.dtype)
     return jnp.where(input <= 0, jnp.where(input < 0, zero, jax.lax.stop_gradient(input)), input)
 
 
 @defop(method=False)
 def relu6(input):
-    """``min(max(input, 0), 6)``."""
+    """ReLU capped at 6: ``min(max(input, 0), 6)`` elementwise.
+
+    The gradient is 0 at and beyond both bounds, as in torch.
+
+    Example::
+
+        >>> F.relu6(fjax.tensor([-2.0, 3.0, 8.0]))
+        tensor([0., 3., 6.], dtype=fjax.float32)
+    """
     return _clip(input, 0, 6)
 
 
 @defop(method=False)
 def leaky_relu(input, negative_slope=0.01):
-    """``input`` where positive, else ``negative_slope * input``."""
+    """Leaky ReLU: ``input`` where it is positive, else ``negative_slope * input``.
+
+    ``negative_slope`` (default 0.01) is the slope of the negative half.
+
+    Example::
+
+        >>> F.leaky_relu(fjax.tensor([-2.0, 0.0, 3.0]), negative_slope=0.1)
+        tensor([-0.2000,  0.0000,  3.0000], dtype=fjax.float32)
+    """
     input = to_float(input)
     return jnp.where(input > 0, input, input * jnp.asarray(negative_slope, input.dtype))
 
@@ -47,25 +74,63 @@ def _elu(x, alpha, scale=1.0, input_scale=1.0):
 
 @defop(method=False)
 def elu(input, alpha=1.0):
-    """``input`` where positive, else ``alpha * (exp(input) - 1)``."""
+    """Exponential linear unit: ``input`` where it is positive, else ``alpha * (exp(input) - 1)``.
+
+    The negative half saturates at ``-alpha`` (default 1.0).
+
+    Example::
+
+        >>> x = fjax.tensor([-1.0, 0.0, 2.0])
+        >>> F.elu(x)
+        tensor([-0.6321,  0.0000,  2.0000], dtype=fjax.float32)
+        >>> F.elu(x, alpha=2.0)
+        tensor([-1.2642,  0.0000,  2.0000], dtype=fjax.float32)
+    """
     return _elu(input, alpha)
 
 
 @defop(method=False)
 def selu(input):
-    """Scaled ELU with the self-normalizing constants."""
+    """Scaled ELU: ``scale * elu(input, alpha)`` with the fixed self-normalizing constants
+    ``alpha ~ 1.6733`` and ``scale ~ 1.0507``.
+
+    Example::
+
+        >>> F.selu(fjax.tensor([-1.0, 0.0, 1.0]))
+        tensor([-1.1113,  0.0000,  1.0507], dtype=fjax.float32)
+    """
     return _elu(input, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
 
 
 @defop(method=False)
 def celu(input, alpha=1.0):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Unlike ``elu``, the slope at 0 is 1 for every ``alpha``.
+
+    Example::
+
+        >>> F.celu(fjax.tensor([-1.0, 0.0, 2.0]), alpha=2.0)
+        tensor([-0.7869,  0.0000,  2.0000], dtype=fjax.float32)
+    """
     return _elu(input, alpha, 1.0, 1.0 / alpha)
 
 
 @defop(static=("approximate",), method=False)
 def gelu(input, approximate="none"):
-    """Gaussian error linear unit, exact (``'none'``) or with the tanh approximation."""
+    """Gaussian error linear unit ``x * Phi(x)``, with ``Phi`` the standard normal CDF.
+
+    ``approximate='none'`` (default) uses the exact erf form; ``'tanh'`` uses the tanh
+    approximation. Any other value raises ValueError.
+
+    Example::
+
+        >>> x = fjax.tensor([-1.0, 0.0, 1.0])
+        >>> F.gelu(x)
+        tensor([-0.1587,  0.0000,  0.8413], dtype=fjax.float32)
+        >>> F.gelu(x, approximate="tanh")
+        tensor([-0.1588,  0.0000,  0.8412], dtype=fjax.float32)
+    """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return jax.nn.gelu(to_float(input), approximate=approximate == "tanh")
@@ -73,20 +138,42 @@ def gelu(input, approximate="none"):
 
 @defop(method=False)
 def silu(input):
-    """``input * sigmoid(input)``."""
+    """SiLU (swish): ``input * sigmoid(input)`` elementwise.
+
+    Example::
+
+        >>> F.silu(fjax.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.2689,  0.0000,  0.7311], dtype=fjax.float32)
+    """
     return jax.nn.silu(to_float(input))
 
 
 @defop(method=False)
 def mish(input):
-    """``input * tanh(softplus(input))``."""
+    """Mish: ``input * tanh(softplus(input))`` elementwise.
+
+    Example::
+
+        >>> F.mish(fjax.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.3034,  0.0000,  0.8651], dtype=fjax.float32)
+    """
     input = to_float(input)
     return input * jnp.tanh(jax.nn.softplus(input))
 
 
 @defop(method=False)
 def softplus(input, beta=1.0, threshold=20.0):
-    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    """Smooth ReLU ``log(1 + exp(beta * x)) / beta``, computed without overflow.
+
+    Where ``beta * x > threshold`` (default 20) the result is ``x`` itself, as in torch.
+
+    Example::
+
+        >>> F.softplus(fjax.tensor([-1.0, 0.0, 30.0]))
+        tensor([ 0.3133,  0.6931, 30.0000], dtype=fjax.float32)
+        >>> F.softplus(fjax.tensor([1.0, 12.0]), beta=2.0, threshold=10.0)
+        tensor([ 1.0635, 12.0000], dtype=fjax.float32)
+    """
     input = to_float(input)
     bx = input * beta
     soft = (jnp.logaddexp(bx, 0) / beta).astype(input.dtype)
@@ -95,47 +182,96 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 @defop(method=False)
 def softsign(input):
-    """``input / (1 + |input|)``."""
+    """Softsign: ``input / (1 + |input|)``, a squashing into ``(-1, 1)``.
+
+    Example::
+
+        >>> F.softsign(fjax.tensor([-3.0, 0.0, 1.0]))
+        tensor([-0.7500,  0.0000,  0.5000], dtype=fjax.float32)
+    """
     input = to_float(input)
     return input / (1 + jnp.abs(input))
 
 
 @defop(method=False)
 def hardtanh(input, min_val=-1.0, max_val=1.0):
-    """Clamp to ``[min_val, max_val]`` with zero gradient outside the open interval."""
+    """Clamp to ``[min_val, max_val]`` (default ``[-1, 1]``).
+
+    The gradient is 1 strictly inside the interval and 0 at and beyond its ends, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([-2.0, 0.5, 3.0])
+        >>> F.hardtanh(x)
+        tensor([-1.0000,  0.5000,  1.0000], dtype=fjax.float32)
+        >>> F.hardtanh(x, min_val=0.0, max_val=2.0)
+        tensor([0.0000, 0.5000, 2.0000], dtype=fjax.float32)
+    """
     return _clip(to_float(input), min_val, max_val)
 
 
 @defop(method=False)
 def hardsigmoid(input):
-    """``relu6(x + 3) / 6``."""
+    """Piecewise-linear sigmoid: ``relu6(x + 3) / 6``, so 0 below -3 and 1 above 3.
+
+    Example::
+
+        >>> F.hardsigmoid(fjax.tensor([-4.0, 0.0, 1.5, 4.0]))
+        tensor([0.0000, 0.5000, 0.7500, 1.0000], dtype=fjax.float32)
+    """
     input = to_float(input)
     return _clip(input + 3, 0, 6) / 6
 
 
 @defop(method=False)
 def hardswish(input):
-    """``x * relu6(x + 3) / 6``."""
+    """Hard swish: ``x * relu6(x + 3) / 6``, i.e. ``x * hardsigmoid(x)``.
+
+    Example::
+
+        >>> F.hardswish(fjax.tensor([-1.0, 1.0, 4.0]))
+        tensor([-0.3333,  0.6667,  4.0000], dtype=fjax.float32)
+    """
     input = to_float(input)
     return input * _clip(input + 3, 0, 6) / 6
 
 
 @defop(method=False)
 def logsigmoid(input):
-    """``log(sigmoid(input))``, computed stably."""
+    """``log(sigmoid(input))`` elementwise, computed without underflow for large negative inputs.
+
+    Example::
+
+        >>> F.logsigmoid(fjax.tensor([-200.0, 0.0, 1.0]))
+        tensor([-200.0000,   -0.6931,   -0.3133], dtype=fjax.float32)
+    """
     return jax.nn.log_sigmoid(to_float(input))
 
 
 @defop(method=False)
 def tanhshrink(input):
-    """``input - tanh(input)``."""
+    """Tanh shrink: ``input - tanh(input)`` elementwise.
+
+    Example::
+
+        >>> F.tanhshrink(fjax.tensor([-1.0, 0.0, 2.0]))
+        tensor([-0.2384,  0.0000,  1.0360], dtype=fjax.float32)
+    """
     input = to_float(input)
     return input - jnp.tanh(input)
 
 
 @defop(method=False)
 def softshrink(input, lambd=0.5):
-    """Shrink towards 0 by ``lambd``; 0 inside ``[-lambd, lambd]``."""
+    """Soft shrinkage: move each value towards 0 by ``lambd`` (default 0.5).
+
+    Values inside ``[-lambd, lambd]`` become 0; the others become ``x - lambd`` or ``x + lambd``.
+
+    Example::
+
+        >>> F.softshrink(fjax.tensor([-1.0, 0.2, 0.5, 2.0]))
+        tensor([-0.5000,  0.0000,  0.0000,  1.5000], dtype=fjax.float32)
+    """
     lambd = jnp.asarray(lambd, input.dtype)
     zero = jnp.zeros((), input.dtype)
     return jnp.where(input > lambd, input - lambd, jnp.where(input < -lambd, input + lambd, zero))
@@ -143,19 +279,49 @@ def softshrink(input, lambd=0.5):
 
 @defop()
 def hardshrink(input, lambd=0.5):
-    """``input`` where ``|input| > lambd``, else 0."""
+    """Hard shrinkage: keep ``input`` where ``|input| > lambd`` (default 0.5), else 0.
+
+    Values equal to ``lambd`` in magnitude become 0.
+
+    Example::
+
+        >>> x = fjax.tensor([-1.0, 0.2, 0.5, 2.0])
+        >>> fjax.hardshrink(x)
+        tensor([-1.,  0.,  0.,  2.], dtype=fjax.float32)
+        >>> x.hardshrink(lambd=1.5)
+        tensor([0., 0., 0., 2.], dtype=fjax.float32)
+    """
     return jnp.where(jnp.abs(input) > lambd, input, jnp.zeros((), input.dtype))
 
 
 @defop(method=False)
 def threshold(input, threshold, value):
-    """``input`` where ``input > threshold``, else ``value``."""
+    """Keep ``input`` where ``input > threshold``, and replace every other element by ``value``.
+
+    The comparison is strict, so elements equal to ``threshold`` are replaced too.
+
+    Example::
+
+        >>> F.threshold(fjax.tensor([0.5, 1.0, 2.0]), 1.0, -1.0)
+        tensor([-1., -1.,  2.], dtype=fjax.float32)
+    """
     return jnp.where(input > threshold, input, jnp.asarray(value, input.dtype))
 
 
 @defop(static=("dim",), method=False)
 def glu(input, dim=-1):
-    """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``input`` along ``dim``."""
+    """Gated linear unit: split ``input`` in two halves ``a, b`` along ``dim`` (default -1)
+    and return ``a * sigmoid(b)``.
+
+    The size of ``dim`` must be even; the output has half of it.
+
+    Example::
+
+        >>> F.glu(fjax.tensor([[1.0, 2.0, 0.0, 0.0]]))
+        tensor([[0.5000, 1.0000]], dtype=fjax.float32)
+        >>> F.glu(fjax.tensor([[1.0, 2.0], [0.0, 0.0]]), dim=0)
+        tensor([[0.5000, 1.0000]], dtype=fjax.float32)
+    """
     if input.ndim == 0 or input.shape[dim] % 2:
         raise ValueError(f"glu: dim {dim} of input {input.shape} must have an even size")
     a, b = jnp.split(to_float(input), 2, axis=dim)
@@ -164,7 +330,21 @@ def glu(input, dim=-1):
 
 @defop()
 def prelu(input, weight):
-    """Leaky ReLU with a learned slope: one for all channels or one per channel (dim 1)."""
+    """Parametric ReLU: ``input`` where positive, else ``weight * input``.
+
+    ``weight`` holds either one slope shared by all channels or one slope per channel of
+    dim 1 (inputs of fewer than 2 dims take a single slope).
+
+    Example::
+
+        >>> x = fjax.tensor([[-1.0, 2.0], [-3.0, 4.0]])
+        >>> F.prelu(x, fjax.tensor([0.25]))
+        tensor([[-0.2500,  2.0000],
+                [-0.7500,  4.0000]], dtype=fjax.float32)
+        >>> F.prelu(x, fjax.tensor([0.1, 0.5]))
+        tensor([[-0.1000,  2.0000],
+                [-0.3000,  4.0000]], dtype=fjax.float32)
+    """
     input, weight = promote(input, weight)
     if weight.size != 1:
         channels = input.shape[1] if input.ndim >= 2 else 1
@@ -180,7 +360,17 @@ def prelu(input, weight):
 
 @defop(static=("training",), method=False)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """Randomized leaky ReLU in eval mode: slope ``(lower + upper) / 2``."""
+    """Randomized leaky ReLU, evaluation mode: negative values are scaled by the fixed slope
+    ``(lower + upper) / 2``.
+
+    ``training=True`` (a random slope per element) is not supported by this op; use
+    ``F.rrelu``, which draws the slopes from the global generator.
+
+    Example::
+
+        >>> fjax.rrelu(fjax.tensor([-3.0, 1.0]), lower=0.125, upper=0.375)
+        tensor([-0.7500,  1.0000], dtype=fjax.float32)
+    """
     if training:
         raise NotImplementedError("rrelu: training=True (random slopes) is not supported")
     input = to_float(input)
@@ -204,22 +394,54 @@ def _softmax_input(name, input, dim, dtype):
 
 
 @defop(static=("dim", "dtype"))
-def softmax(input, dim=None, *, dtype=None):
-    """``exp(x) / sum(exp(x))`` along ``dim`` (optionally casting to ``dtype`` first)."""
+def softmax(input, dim=None, dtype=None):
+    """Softmax ``exp(x) / sum(exp(x))`` along ``dim``: the slices along ``dim`` sum to 1.
+
+    ``dtype`` casts the input first; otherwise the input must be floating point. Pass ``dim``
+    explicitly: when omitted, torch's legacy rule picks 0 for 0-, 1- and 3-d inputs, else 1.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+        >>> fjax.softmax(x, dim=1)
+        tensor([[0.0900, 0.2447, 0.6652],
+                [0.3333, 0.3333, 0.3333]], dtype=fjax.float32)
+        >>> fjax.tensor([0, 1]).softmax(0, dtype=fjax.float64)
+        tensor([0.2689, 0.7311], dtype=fjax.float64)
+    """
     input, dim = _softmax_input("softmax", input, dim, dtype)
     return jax.nn.softmax(input, axis=dim if input.ndim else None)
 
 
 @defop(static=("dim", "dtype"))
-def log_softmax(input, dim=None, *, dtype=None):
-    """``log(softmax(x))`` along ``dim``, computed stably."""
+def log_softmax(input, dim=None, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed without forming the softmax (no underflow).
+
+    ``dim`` and ``dtype`` behave as in ``softmax``.
+
+    Example::
+
+        >>> x = fjax.tensor([1.0, 2.0, 3.0])
+        >>> fjax.log_softmax(x, dim=0)
+        tensor([-2.4076, -1.4076, -0.4076], dtype=fjax.float32)
+        >>> x.log_softmax(dim=0).exp().sum()
+        tensor(1., dtype=fjax.float32)
+    """
     input, dim = _softmax_input("log_softmax", input, dim, dtype)
     return jax.nn.log_softmax(input, axis=dim if input.ndim else None)
 
 
 @defop(static=("dim", "dtype"), method=False)
 def softmin(input, dim=None, *, dtype=None):
-    """``softmax(-x)`` along ``dim``."""
+    """``softmax(-x)`` along ``dim``: the smallest value gets the largest weight.
+
+    ``dim`` and ``dtype`` behave as in ``softmax``.
+
+    Example::
+
+        >>> fjax.softmin(fjax.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.6652, 0.2447, 0.0900], dtype=fjax.float32)
+    """
     input, dim = _softmax_input("softmin", input, dim, dtype)
     return jax.nn.softmax(-input, axis=dim if input.ndim else None)
 
@@ -243,7 +465,18 @@ def vector_norm(x, p, axis, keepdims=False):
 
 @defop(static=("p", "dim"), method=False)
 def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """Divide ``input`` by its ``p``-norm along ``dim``: ``input / max(||input||_p, eps)``.
+
+    Defaults are ``p=2`` and ``dim=1``; ``eps`` keeps an all-zero slice at zero instead of NaN.
+
+    Example::
+
+        >>> F.normalize(fjax.tensor([[3.0, 4.0], [0.0, 0.0]]))
+        tensor([[0.6000, 0.8000],
+                [0.0000, 0.0000]], dtype=fjax.float32)
+        >>> F.normalize(fjax.tensor([1.0, 3.0]), p=1.0, dim=0)
+        tensor([0.2500, 0.7500], dtype=fjax.float32)
+    """
     input = to_float(input)
     norm = vector_norm(input, p, dim if input.ndim else None, keepdims=True)
     return input / jnp.maximum(norm, jnp.asarray(eps, input.dtype))
@@ -251,9 +484,16 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 @defop(static=("dim",), method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast).
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (default 1).
 
-    Each norm is clamped to ``eps`` without changing its gradient, exactly as torch does.
+    The inputs broadcast against each other and ``dim`` is removed from the result. Each norm
+    is clamped to at least ``eps`` without changing its gradient, exactly as torch does.
+
+    Example::
+
+        >>> a = fjax.tensor([[1.0, 0.0], [1.0, 1.0], [-2.0, -2.0]])
+        >>> F.cosine_similarity(a, fjax.tensor([1.0, 1.0]))
+        tensor([ 0.7071,  1.0000, -1.0000], dtype=fjax.float32)
     """
     x1, x2 = promote(to_float(x1), to_float(x2))
     x1, x2 = jnp.broadcast_arrays(x1, x2)
@@ -268,7 +508,20 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 @defop(static=("p", "keepdim"), method=False)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``||x1 - x2 + eps||_p`` along the last dimension."""
+    """Distance ``||x1 - x2 + eps||_p`` between matching rows, taken along the last dimension.
+
+    ``x1`` and ``x2`` broadcast; ``eps`` (default 1e-6) is added to the difference, as torch
+    does, and ``keepdim=True`` keeps the reduced dimension with size 1.
+
+    Example::
+
+        >>> a = fjax.tensor([[0.0, 0.0], [1.0, 1.0]])
+        >>> F.pairwise_distance(a, fjax.tensor([[3.0, 4.0], [1.0, 2.0]]))
+        tensor([5.0000, 1.0000], dtype=fjax.float32)
+        >>> F.pairwise_distance(a, fjax.tensor([3.0, 4.0]), p=1.0, keepdim=True)
+        tensor([[7.0000],
+                [5.0000]], dtype=fjax.float32)
+    """
     x1, x2 = promote(to_float(x1), to_float(x2))
     diff = x1 - x2 + jnp.asarray(eps, x1.dtype)
     if diff.ndim == 0:

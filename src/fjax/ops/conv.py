@@ -80,19 +80,61 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
 
 @defop(static=("stride", "padding", "dilation", "groups"), method=False)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-d cross-correlation of ``(N, C_in, L)`` with ``(C_out, C_in / groups, k)``."""
+    """1-d convolution (cross-correlation, as in torch: the kernel is not flipped) of an
+    ``(N, C_in, L)`` or unbatched ``(C_in, L)`` input with a ``(C_out, C_in / groups, k)`` weight.
+
+    ``bias`` of shape ``(C_out,)`` is added per output channel. ``padding`` is an int, a tuple,
+    ``"valid"`` (no padding) or ``"same"`` (output as long as the input; needs ``stride=1``, and
+    an odd total puts the extra zero on the right). ``groups`` splits the channels into
+    independent convolutions.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+        >>> w = fjax.tensor([[[1.0, -1.0]]])
+        >>> F.conv1d(x, w)
+        tensor([[[-1., -1., -1.]]], dtype=fjax.float32)
+        >>> F.conv1d(x, w, padding="same")
+        tensor([[[-1., -1., -1.,  4.]]], dtype=fjax.float32)
+    """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 @defop(static=("stride", "padding", "dilation", "groups"), method=False)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-d cross-correlation of ``(N, C_in, H, W)`` with ``(C_out, C_in / groups, kh, kw)``."""
+    """2-d convolution (cross-correlation) of an ``(N, C_in, H, W)`` or ``(C_in, H, W)`` input
+    with a ``(C_out, C_in / groups, kh, kw)`` weight, plus an optional ``(C_out,)`` bias.
+
+    ``stride``, ``padding`` and ``dilation`` take an int or an ``(h, w)`` pair; ``padding`` may
+    also be ``"valid"`` or ``"same"``. Each output size is
+    ``(size + 2 * padding - dilation * (k - 1) - 1) // stride + 1``.
+
+    Example::
+
+        >>> x = fjax.arange(16.0).reshape(1, 1, 4, 4)
+        >>> F.conv2d(x, fjax.ones(1, 1, 2, 2), stride=2)
+        tensor([[[[10., 18.],
+                  [42., 50.]]]], dtype=fjax.float32)
+        >>> F.conv2d(x, fjax.ones(2, 1, 3, 3), bias=fjax.tensor([0.0, 100.0])).shape
+        fjax.Size([1, 2, 2, 2])
+    """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 @defop(static=("stride", "padding", "dilation", "groups"), method=False)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """3-d cross-correlation of ``(N, C_in, D, H, W)`` with ``(C_out, C_in / groups, *k)``."""
+    """3-d convolution (cross-correlation) of an ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``
+    input with a ``(C_out, C_in / groups, kd, kh, kw)`` weight, plus an optional ``(C_out,)`` bias.
+
+    ``stride``, ``padding`` and ``dilation`` take an int or a triple; with ``groups=g`` the input
+    channels split into ``g`` groups, each convolved with its own ``C_out / g`` filters.
+
+    Example::
+
+        >>> x = fjax.ones(1, 2, 3, 4, 4)
+        >>> F.conv3d(x, fjax.ones(4, 1, 3, 3, 3), groups=2, padding=1).shape
+        fjax.Size([1, 4, 3, 4, 4])
+    """
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -140,7 +182,21 @@ _TRANSPOSE_STATIC = ("stride", "padding", "output_padding", "groups", "dilation"
 
 @defop(static=_TRANSPOSE_STATIC, method=False)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """Transposed 1-d convolution; ``weight`` is ``(C_in, C_out / groups, k)``."""
+    """Transposed 1-d convolution (the gradient of ``conv1d`` with respect to its input), of an
+    ``(N, C_in, L)`` or ``(C_in, L)`` input with a ``(C_in, C_out / groups, k)`` weight.
+
+    Each input element scatters ``weight``, scaled by its value, into the output at steps of
+    ``stride``; the output length is
+    ``(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Example::
+
+        >>> x, w = fjax.tensor([[[1.0, 2.0]]]), fjax.tensor([[[1.0, 10.0]]])
+        >>> F.conv_transpose1d(x, w)
+        tensor([[[ 1., 12., 20.]]], dtype=fjax.float32)
+        >>> F.conv_transpose1d(x, w, stride=2)
+        tensor([[[ 1., 10.,  2., 20.]]], dtype=fjax.float32)
+    """
     return _conv_transpose(
         "conv_transpose1d",
         1,
@@ -157,7 +213,23 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 @defop(static=_TRANSPOSE_STATIC, method=False)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """Transposed 2-d convolution; ``weight`` is ``(C_in, C_out / groups, kh, kw)``."""
+    """Transposed 2-d convolution (the gradient of ``conv2d`` with respect to its input), of an
+    ``(N, C_in, H, W)`` or ``(C_in, H, W)`` input with a ``(C_in, C_out / groups, kh, kw)`` weight.
+
+    Often used to upsample: ``output_padding`` adds rows/columns on one side so that the output
+    can match the input size of the strided ``conv2d`` it inverts.
+
+    Example::
+
+        >>> F.conv_transpose2d(fjax.ones(1, 1, 2, 2), fjax.ones(1, 1, 2, 2), stride=2)
+        tensor([[[[1., 1., 1., 1.],
+                  [1., 1., 1., 1.],
+                  [1., 1., 1., 1.],
+                  [1., 1., 1., 1.]]]], dtype=fjax.float32)
+        >>> x, w = fjax.ones(1, 4, 5, 5), fjax.ones(4, 3, 3, 3)
+        >>> F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1).shape
+        fjax.Size([1, 3, 10, 10])
+    """
     return _conv_transpose(
         "conv_transpose2d",
         2,
@@ -174,7 +246,16 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 @defop(static=_TRANSPOSE_STATIC, method=False)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """Transposed 3-d convolution; ``weight`` is ``(C_in, C_out / groups, kd, kh, kw)``."""
+    """Transposed 3-d convolution (the gradient of ``conv3d`` with respect to its input), of an
+    ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` input with a ``(C_in, C_out / groups, kd, kh, kw)``
+    weight. Each output size is ``(size - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Example::
+
+        >>> x, w = fjax.ones(1, 2, 2, 2, 2), fjax.ones(2, 3, 2, 2, 2)
+        >>> F.conv_transpose3d(x, w, stride=2).shape
+        fjax.Size([1, 3, 4, 4, 4])
+    """
     return _conv_transpose(
         "conv_transpose3d",
         3,
@@ -210,7 +291,20 @@ def _im2col(name, input, kernel_size, dilation, padding, stride):
 
 @defop(static=("kernel_size", "dilation", "padding", "stride"), linear=True, method=False)
 def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
-    """``torch.nn.functional.unfold``: sliding ``(N, C, H, W)`` blocks as ``(N, C * kh * kw, L)``."""
+    """Extract sliding ``kh x kw`` blocks of an ``(N, C, H, W)`` (or ``(C, H, W)``) input as the
+    columns of an ``(N, C * kh * kw, L)`` tensor, ``L`` being the number of block positions
+    (``F.unfold``). ``dilation``, ``padding`` and ``stride`` work as in ``conv2d``; ``F.fold`` is
+    its adjoint.
+
+    Example::
+
+        >>> x = fjax.arange(9.0).reshape(1, 1, 3, 3)
+        >>> F.unfold(x, kernel_size=2)
+        tensor([[[0., 1., 3., 4.],
+                 [1., 2., 4., 5.],
+                 [3., 4., 6., 7.],
+                 [4., 5., 7., 8.]]], dtype=fjax.float32)
+    """
     return _im2col("im2col", input, kernel_size, dilation, padding, stride)
 
 
@@ -220,7 +314,19 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
     method=False,
 )
 def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """``torch.nn.functional.fold``: sum ``(N, C * kh * kw, L)`` blocks into ``(N, C, H, W)``."""
+    """Sum the blocks stored as columns of an ``(N, C * kh * kw, L)`` input into an
+    ``(N, C, *output_size)`` image (``F.fold``, the adjoint of ``F.unfold``).
+
+    Where blocks overlap their values add up, so ``fold(unfold(x))`` is ``x`` times the number of
+    blocks covering each pixel, not ``x``.
+
+    Example::
+
+        >>> F.fold(fjax.ones(1, 4, 4), output_size=(3, 3), kernel_size=2)
+        tensor([[[[1., 2., 1.],
+                  [2., 4., 2.],
+                  [1., 2., 1.]]]], dtype=fjax.float32)
+    """
     unbatched = input.ndim == 2
     cols = input[None] if unbatched else input
     kernel = _tup("col2im", "kernel_size", kernel_size, 2)

@@ -23,21 +23,63 @@ def _scale(op, other, alpha):
 
 @defop(linear=True)
 def add(input, other, *, alpha=1):
-    """``input + alpha * other`` with torch's type promotion."""
+    """Elementwise ``input + alpha * other``.
+
+    ``other`` may be a tensor or a Python number; the two broadcast against each other and the
+    result takes torch's promoted dtype (an int64 tensor plus a float32 one gives float32, while a
+    Python float only lifts integer tensors to the default float). ``alpha`` scales ``other`` first;
+    it must be an integer when both operands are integers.
+
+    Example::
+
+        >>> a = fjax.tensor([1, 2, 3])
+        >>> fjax.add(a, fjax.tensor([0.5]))
+        tensor([1.5000, 2.5000, 3.5000], dtype=fjax.float32)
+        >>> fjax.add(a, fjax.tensor([1, 1, 1]), alpha=10)
+        tensor([11, 12, 13], dtype=fjax.int64)
+        >>> a.add(2.5)
+        tensor([3.5000, 4.5000, 5.5000], dtype=fjax.float32)
+    """
     input, other = promote(input, other)
     return input + _scale("add", other, alpha)
 
 
 @defop(linear=True)
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other``."""
+    """Elementwise ``input - alpha * other``, with the broadcasting and dtype promotion of ``add``.
+
+    ``alpha`` multiplies ``other`` before the subtraction; it must be an integer when both
+    operands are integers.
+
+    Example::
+
+        >>> a = fjax.tensor([5.0, 7.0])
+        >>> fjax.sub(a, fjax.tensor([1.0, 2.0]), alpha=2)
+        tensor([3., 3.], dtype=fjax.float32)
+        >>> fjax.sub(fjax.tensor([[1], [2]]), fjax.tensor([1, 10]))
+        tensor([[ 0, -9],
+                [ 1, -8]], dtype=fjax.int64)
+    """
     input, other = promote(input, other)
     return input - _scale("sub", other, alpha)
 
 
 @defop()
 def mul(input, other):
-    """Elementwise product."""
+    """Elementwise product ``input * other``.
+
+    The operands broadcast against each other and follow torch's type promotion: an integer
+    tensor times a Python float is a float32 tensor, while a Python number never widens a float
+    tensor's dtype.
+
+    Example::
+
+        >>> fjax.mul(fjax.tensor([1, 2, 3]), 0.5)
+        tensor([0.5000, 1.0000, 1.5000], dtype=fjax.float32)
+        >>> fjax.mul(fjax.tensor([[1], [2]]), fjax.tensor([1, 10]))
+        tensor([[ 1, 10],
+                [ 2, 20]], dtype=fjax.int64)
+    """
     input, other = promote(input, other)
     return input * other
 
@@ -64,7 +106,23 @@ def _zero_divisor(name):
 
 @defop(static=("rounding_mode",), check=_zero_divisor("div"))
 def div(input, other, *, rounding_mode=None):
-    """True division (integers become float32, as in torch), or floor/trunc rounding."""
+    """Elementwise ``input / other``.
+
+    With ``rounding_mode=None`` this is true division: integer inputs give a float32 result, and
+    dividing by zero gives ``inf`` or ``nan``. ``rounding_mode="floor"`` rounds the quotient down
+    and ``"trunc"`` rounds it towards zero; both keep the promoted dtype, so integers stay
+    integers (and an integer division by zero raises). The operands broadcast.
+
+    Example::
+
+        >>> a = fjax.tensor([7, -7])
+        >>> fjax.div(a, 2)
+        tensor([ 3.5000, -3.5000], dtype=fjax.float32)
+        >>> fjax.div(a, 2, rounding_mode="floor")
+        tensor([ 3, -4], dtype=fjax.int64)
+        >>> fjax.div(a, 2, rounding_mode="trunc")
+        tensor([ 3, -3], dtype=fjax.int64)
+    """
     if rounding_mode is None:
         dt = result_type(input, other)
         if not jnp.issubdtype(dt, jnp.inexact):
@@ -84,52 +142,142 @@ def div(input, other, *, rounding_mode=None):
 
 @defop(linear=True)
 def neg(input):
-    """``-input``."""
+    """Elementwise negation ``-input``; the dtype is kept (negating 0.0 gives -0.0).
+
+    Example::
+
+        >>> fjax.neg(fjax.tensor([1.0, -2.0, 0.0]))
+        tensor([-1.,  2., -0.], dtype=fjax.float32)
+        >>> fjax.neg(fjax.tensor([3, -4]))
+        tensor([-3,  4], dtype=fjax.int64)
+    """
     return -input
 
 
 @defop()
 def exp(input):
-    """``e ** input``."""
+    """Elementwise exponential ``e ** input``.
+
+    Integer and bool inputs are computed in the default float dtype (float32); floating inputs
+    keep their dtype.
+
+    Example::
+
+        >>> fjax.exp(fjax.tensor([0, 1, 2]))
+        tensor([1.0000, 2.7183, 7.3891], dtype=fjax.float32)
+        >>> fjax.exp(fjax.tensor([-float("inf"), 0.0]))
+        tensor([0., 1.], dtype=fjax.float32)
+    """
     return jnp.exp(to_float(input))
 
 
 @defop()
 def true_divide(input, other):
-    """Alias of ``div`` without rounding: integers become float32."""
+    """True division ``input / other``: the same as ``div`` with no rounding mode.
+
+    Integer operands give a float32 result; the operands broadcast.
+
+    Example::
+
+        >>> fjax.true_divide(fjax.tensor([1, 2, 3]), fjax.tensor([2]))
+        tensor([0.5000, 1.0000, 1.5000], dtype=fjax.float32)
+    """
     return div(input, other)
 
 
 @defop(differentiable=False, check=_zero_divisor("floor_divide"))
 def floor_divide(input, other):
-    """``floor(input / other)`` (torch >= 1.13 semantics); torch defines no gradient."""
+    """Elementwise ``floor(input / other)``: the quotient rounded towards minus infinity (the
+    behaviour of torch 1.13 and later, which matches Python's ``//``).
+
+    The promoted dtype is kept, so integer inputs give an integer result and an integer division
+    by zero raises. No gradient is defined, as in torch.
+
+    Example::
+
+        >>> fjax.floor_divide(fjax.tensor([7, -7]), 2)
+        tensor([ 3, -4], dtype=fjax.int64)
+        >>> fjax.floor_divide(fjax.tensor([7.5, -7.5]), 2)
+        tensor([ 3., -4.], dtype=fjax.float32)
+    """
     return div(input, other, rounding_mode="floor")
 
 
 @defop(check=_zero_divisor("remainder"))
 def remainder(input, other):
-    """Python-style modulus: the result has the sign of ``other``."""
+    """Elementwise remainder of ``input / other`` with Python's sign rule: a nonzero result has the
+    sign of the divisor ``other`` (``input - floor(input / other) * other``).
+
+    The operands broadcast and promote; an integer remainder by zero raises. See ``fmod`` for the
+    C rule, where the result follows the sign of ``input``.
+
+    Example::
+
+        >>> x = fjax.tensor([-3, -1, 1, 3])
+        >>> fjax.remainder(x, 2)
+        tensor([1, 1, 1, 1], dtype=fjax.int64)
+        >>> fjax.remainder(x, -2)
+        tensor([-1, -1, -1, -1], dtype=fjax.int64)
+    """
     input, other = promote(input, other)
     return jnp.remainder(input, other)
 
 
 @defop(check=_zero_divisor("fmod"))
 def fmod(input, other):
-    """C-style modulus: the result has the sign of ``input``."""
+    """Elementwise remainder of ``input / other`` with C's sign rule: a nonzero result has the sign
+    of the dividend ``input`` (``input - trunc(input / other) * other``).
+
+    The operands broadcast and promote; an integer remainder by zero raises. Compare
+    ``remainder``, which follows the sign of ``other``.
+
+    Example::
+
+        >>> x = fjax.tensor([-3, -1, 1, 3])
+        >>> fjax.fmod(x, 2)
+        tensor([-1, -1,  1,  1], dtype=fjax.int64)
+        >>> fjax.fmod(fjax.tensor([-3.5, 3.5]), 2)
+        tensor([-1.5000,  1.5000], dtype=fjax.float32)
+    """
     input, other = promote(input, other)
     return jnp.fmod(input, other)
 
 
 @defop()
 def pow(input, exponent):
-    """``input ** exponent``; integer ** integer stays integer, as in torch."""
+    """Elementwise ``input ** exponent``.
+
+    ``exponent`` may be a Python number or a tensor that broadcasts with ``input``. The dtype is
+    the promoted one, so an integer tensor raised to an integer power stays integer, and raising
+    it to a float power gives float32.
+
+    Example::
+
+        >>> fjax.pow(fjax.tensor([1, 2, 3]), 2)
+        tensor([1, 4, 9], dtype=fjax.int64)
+        >>> fjax.pow(fjax.tensor([4, 9]), 0.5)
+        tensor([2., 3.], dtype=fjax.float32)
+        >>> fjax.pow(fjax.tensor([2.0]), fjax.tensor([0.0, 1.0, 3.0]))
+        tensor([1., 2., 8.], dtype=fjax.float32)
+    """
     input, exponent = promote(input, exponent)
     return jnp.power(input, exponent)
 
 
 @defop()
 def float_power(input, exponent):
-    """``input ** exponent`` computed in float64."""
+    """Elementwise ``input ** exponent`` computed in double precision.
+
+    Both operands are cast to float64 (complex128 if either is complex) before the power, so the
+    result is float64 whatever the input dtypes; the operands broadcast.
+
+    Example::
+
+        >>> fjax.float_power(fjax.tensor([2, 3]), 2)
+        tensor([4., 9.], dtype=fjax.float64)
+        >>> fjax.float_power(fjax.tensor([4.0]), -0.5)
+        tensor([0.5000], dtype=fjax.float64)
+    """
     dt = jnp.complex128 if jnp.issubdtype(result_type(input, exponent), jnp.complexfloating) else jnp.float64
     return jnp.power(jnp.asarray(input, dt), jnp.asarray(exponent, dt))
 
@@ -147,13 +295,33 @@ def _abs_jvp(primals, tangents):
 
 @defop()
 def abs(input):
-    """``|input|``; the gradient at 0 is 0, as in torch."""
+    """Elementwise absolute value ``|input|``, in the input's dtype.
+
+    As in torch, the gradient is ``sign(input)``, so it is 0 at ``input == 0``.
+
+    Example::
+
+        >>> fjax.abs(fjax.tensor([-1.5, 0.0, 2.0]))
+        tensor([1.5000, 0.0000, 2.0000], dtype=fjax.float32)
+        >>> fjax.abs(fjax.tensor([-3, 4]))
+        tensor([3, 4], dtype=fjax.int64)
+    """
     return _abs(input)
 
 
 @defop()
 def sign(input):
-    """-1, 0 or 1 with the sign of ``input``; 0 for NaN and -0.0, as in torch."""
+    """Elementwise sign: -1 for negative, 0 for zero, 1 for positive values, in the input's dtype.
+
+    NaN maps to 0, as in torch, and bool tensors pass through unchanged.
+
+    Example::
+
+        >>> fjax.sign(fjax.tensor([-2.0, 0.0, 3.0, float("nan")]))
+        tensor([-1.,  0.,  1.,  0.], dtype=fjax.float32)
+        >>> fjax.sign(fjax.tensor([-5, 0, 7]))
+        tensor([-1,  0,  1], dtype=fjax.int64)
+    """
     if input.dtype == jnp.bool_:
         return input
     return (input > 0).astype(input.dtype) - (input < 0).astype(input.dtype)
@@ -161,25 +329,66 @@ def sign(input):
 
 @defop()
 def square(input):
-    """``input * input`` (integers stay integers)."""
+    """Elementwise ``input * input``; integer tensors stay integer.
+
+    Example::
+
+        >>> fjax.square(fjax.tensor([-2, 3]))
+        tensor([4, 9], dtype=fjax.int64)
+        >>> fjax.square(fjax.tensor([0.5, -1.5]))
+        tensor([0.2500, 2.2500], dtype=fjax.float32)
+    """
     return input * input
 
 
 @defop()
 def reciprocal(input):
-    """``1 / input``; integers become float32."""
+    """Elementwise ``1 / input``.
+
+    Integer inputs give a float32 result (torch's rule for this op), and ``1 / 0`` is ``inf``.
+
+    Example::
+
+        >>> fjax.reciprocal(fjax.tensor([1, 2, 4]))
+        tensor([1.0000, 0.5000, 0.2500], dtype=fjax.float32)
+        >>> fjax.reciprocal(fjax.tensor([-0.5, 0.0]))
+        tensor([-2., inf], dtype=fjax.float32)
+    """
     return 1 / to_float(input)
 
 
 @defop()
 def sigmoid(input):
-    """``1 / (1 + exp(-input))``."""
+    """Elementwise logistic function ``1 / (1 + exp(-input))``, with values in ``(0, 1)``.
+
+    Integer inputs are computed in float32. Large inputs saturate to 0 and 1 without overflow;
+    ``F.sigmoid`` is the same function.
+
+    Example::
+
+        >>> fjax.sigmoid(fjax.tensor([0.0, 2.0, -2.0]))
+        tensor([0.5000, 0.8808, 0.1192], dtype=fjax.float32)
+        >>> F.sigmoid(fjax.tensor([-100.0, 100.0]))
+        tensor([0., 1.], dtype=fjax.float32)
+    """
     return jax.nn.sigmoid(to_float(input))
 
 
 @defop()
 def logit(input, eps=None):
-    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when eps is given."""
+    """Elementwise log-odds ``log(p / (1 - p))``, the inverse of ``sigmoid``.
+
+    When ``eps`` is given, ``p`` is first clamped to ``[eps, 1 - eps]`` so that 0 and 1 give finite
+    values; without it, 0 and 1 map to ``-inf`` and ``inf``. Integer inputs are computed in float32.
+
+    Example::
+
+        >>> p = fjax.tensor([0.0, 0.5, 1.0])
+        >>> fjax.logit(p)
+        tensor([-inf,   0.,  inf], dtype=fjax.float32)
+        >>> fjax.logit(p, eps=0.25)
+        tensor([-1.0986,  0.0000,  1.0986], dtype=fjax.float32)
+    """
     x = to_float(input)
     if eps is not None:
         eps = jnp.asarray(eps, x.dtype)
@@ -189,25 +398,66 @@ def logit(input, eps=None):
 
 @defop()
 def floor(input):
-    """Round down (integers pass through)."""
+    """Elementwise rounding down to the nearest integer value (towards minus infinity).
+
+    Floating inputs keep their dtype; integer inputs are returned unchanged.
+
+    Example::
+
+        >>> fjax.floor(fjax.tensor([-1.5, -0.5, 0.5, 1.5]))
+        tensor([-2., -1.,  0.,  1.], dtype=fjax.float32)
+        >>> fjax.floor(fjax.tensor([3, -3]))
+        tensor([ 3, -3], dtype=fjax.int64)
+    """
     return input if not jnp.issubdtype(input.dtype, jnp.inexact) else jnp.floor(input)
 
 
 @defop()
 def ceil(input):
-    """Round up (integers pass through)."""
+    """Elementwise rounding up to the nearest integer value (towards plus infinity).
+
+    Floating inputs keep their dtype (a negative value above -1 gives -0.0); integer inputs are
+    returned unchanged.
+
+    Example::
+
+        >>> fjax.ceil(fjax.tensor([-1.5, -0.5, 0.5, 1.5]))
+        tensor([-1., -0.,  1.,  2.], dtype=fjax.float32)
+    """
     return input if not jnp.issubdtype(input.dtype, jnp.inexact) else jnp.ceil(input)
 
 
 @defop()
 def trunc(input):
-    """Round towards zero (integers pass through)."""
+    """Elementwise rounding towards zero: drops the fractional part.
+
+    Floating inputs keep their dtype; integer inputs are returned unchanged.
+
+    Example::
+
+        >>> fjax.trunc(fjax.tensor([-1.7, -0.5, 0.5, 1.7]))
+        tensor([-1., -0.,  0.,  1.], dtype=fjax.float32)
+    """
     return input if not jnp.issubdtype(input.dtype, jnp.inexact) else jnp.trunc(input)
 
 
 @defop(static=("decimals",))
 def round(input, *, decimals=0):
-    """Round half to even, to ``decimals`` decimal places (integers pass through)."""
+    """Elementwise rounding to the nearest integer, or to ``decimals`` decimal places.
+
+    Halfway cases go to the even neighbour (banker's rounding), as in torch, so 0.5 becomes 0 and
+    2.5 becomes 2. A negative ``decimals`` rounds to tens, hundreds and so on. Integer inputs are
+    returned unchanged.
+
+    Example::
+
+        >>> fjax.round(fjax.tensor([0.5, 1.5, 2.5, -0.5]))
+        tensor([ 0.,  2.,  2., -0.], dtype=fjax.float32)
+        >>> fjax.round(fjax.tensor([1.2345, 2.7182]), decimals=2)
+        tensor([1.2300, 2.7200], dtype=fjax.float32)
+        >>> fjax.round(fjax.tensor([1234.0, 1250.0]), decimals=-2)
+        tensor([1200., 1200.], dtype=fjax.float32)
+    """
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         return input
     if decimals == 0:
@@ -221,7 +471,15 @@ def round(input, *, decimals=0):
 
 @defop()
 def frac(input):
-    """``input - trunc(input)``: the fractional part, with the sign of ``input``."""
+    """Elementwise fractional part ``input - trunc(input)``, which keeps the sign of ``input``.
+
+    Only floating point inputs are accepted, as in torch.
+
+    Example::
+
+        >>> fjax.frac(fjax.tensor([1.25, -2.75, 3.0]))
+        tensor([ 0.2500, -0.7500,  0.0000], dtype=fjax.float32)
+    """
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         raise TypeError(f"frac: expected a floating point tensor, got {input.dtype}")
     return input - jnp.trunc(input)
@@ -246,7 +504,22 @@ def _clamp(x, lo, hi):
 
 @defop()
 def clamp(input, min=None, max=None):
-    """Clamp to ``[min, max]`` (scalars or tensors, either may be None); ``max`` wins if min > max."""
+    """Limit every element to the range ``[min, max]``; ``clip`` is the same op under another name.
+
+    ``min`` and ``max`` may be Python numbers or tensors that broadcast with ``input``; either may
+    be None (not both). If ``min > max`` every element becomes ``max``, as in torch. A NaN input
+    stays NaN, and the result takes the promoted dtype of the input and the bounds.
+
+    Example::
+
+        >>> x = fjax.tensor([-2, 0, 5])
+        >>> fjax.clamp(x, min=-1, max=3)
+        tensor([-1,  0,  3], dtype=fjax.int64)
+        >>> fjax.clamp(x, max=fjax.tensor([0, 0, 10]))
+        tensor([-2,  0,  5], dtype=fjax.int64)
+        >>> fjax.clip(x, min=2, max=1)
+        tensor([1, 1, 1], dtype=fjax.int64)
+    """
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
     input, min, max = promote(input, min, max)
@@ -258,49 +531,123 @@ clip = defop("clip")(clamp)
 
 @defop()
 def clamp_min(input, min):
-    """``max(input, min)``; the gradient reaches ``input`` where ``input >= min``."""
+    """Elementwise ``max(input, min)``: a lower bound only; ``min`` is a number or a tensor that
+    broadcasts with ``input``.
+
+    The gradient flows to ``input`` where ``input >= min``.
+
+    Example::
+
+        >>> fjax.clamp_min(fjax.tensor([-1.0, 0.5, 2.0]), 0.0)
+        tensor([0.0000, 0.5000, 2.0000], dtype=fjax.float32)
+    """
     input, min = promote(input, min)
     return _clamp(input, min, None)
 
 
 @defop()
 def clamp_max(input, max):
-    """``min(input, max)``; the gradient reaches ``input`` where ``input <= max``."""
+    """Elementwise ``min(input, max)``: an upper bound only; ``max`` is a number or a tensor that
+    broadcasts with ``input``.
+
+    The gradient flows to ``input`` where ``input <= max``.
+
+    Example::
+
+        >>> fjax.clamp_max(fjax.tensor([-1.0, 0.5, 2.0]), 1.0)
+        tensor([-1.0000,  0.5000,  1.0000], dtype=fjax.float32)
+    """
     input, max = promote(input, max)
     return _clamp(input, None, max)
 
 
 @defop()
 def maximum(input, other):
-    """Elementwise max, propagating NaN; ties split the gradient in half, as in torch."""
+    """Elementwise maximum of two broadcastable tensors, in their promoted dtype.
+
+    If either element is NaN the result is NaN (see ``fmax`` to ignore NaN). Where the two are
+    equal, the gradient is split evenly between them, as in torch.
+
+    Example::
+
+        >>> nan = float("nan")
+        >>> fjax.maximum(fjax.tensor([1.0, nan, 3.0]), fjax.tensor([2.0, 0.0, nan]))
+        tensor([ 2., nan, nan], dtype=fjax.float32)
+        >>> fjax.maximum(fjax.tensor([[1], [5]]), fjax.tensor([2, 3, 4]))
+        tensor([[2, 3, 4],
+                [5, 5, 5]], dtype=fjax.int64)
+    """
     input, other = promote(input, other)
     return jnp.maximum(input, other)
 
 
 @defop()
 def minimum(input, other):
-    """Elementwise min, propagating NaN; ties split the gradient in half, as in torch."""
+    """Elementwise minimum of two broadcastable tensors, in their promoted dtype.
+
+    If either element is NaN the result is NaN (see ``fmin`` to ignore NaN). Where the two are
+    equal, the gradient is split evenly between them, as in torch.
+
+    Example::
+
+        >>> nan = float("nan")
+        >>> fjax.minimum(fjax.tensor([1.0, nan, 3.0]), fjax.tensor([2.0, 0.0, nan]))
+        tensor([ 1., nan, nan], dtype=fjax.float32)
+    """
     input, other = promote(input, other)
     return jnp.minimum(input, other)
 
 
 @defop()
 def fmax(input, other):
-    """Elementwise max ignoring NaN; ties send the gradient to ``input``, as in torch."""
+    """Elementwise maximum that ignores NaN: where exactly one element is NaN the other one is
+    returned, and NaN only comes out when both are NaN.
+
+    The operands broadcast and promote. Where the two are equal, the gradient goes to ``input``.
+
+    Example::
+
+        >>> nan = float("nan")
+        >>> fjax.fmax(fjax.tensor([1.0, nan, 3.0, nan]), fjax.tensor([2.0, 0.0, nan, nan]))
+        tensor([ 2.,  0.,  3., nan], dtype=fjax.float32)
+    """
     input, other = promote(input, other)
     return jnp.where((input >= other) | jnp.isnan(other), input, other)
 
 
 @defop()
 def fmin(input, other):
-    """Elementwise min ignoring NaN; ties send the gradient to ``input``, as in torch."""
+    """Elementwise minimum that ignores NaN: where exactly one element is NaN the other one is
+    returned, and NaN only comes out when both are NaN.
+
+    The operands broadcast and promote. Where the two are equal, the gradient goes to ``input``.
+
+    Example::
+
+        >>> nan = float("nan")
+        >>> fjax.fmin(fjax.tensor([1.0, nan, 3.0, nan]), fjax.tensor([2.0, 0.0, nan, nan]))
+        tensor([ 1.,  0.,  3., nan], dtype=fjax.float32)
+    """
     input, other = promote(input, other)
     return jnp.where((input <= other) | jnp.isnan(other), input, other)
 
 
 @defop()
 def lerp(input, end, weight):
-    """``input + weight * (end - input)``, evaluated as torch does for accuracy near weight 1."""
+    """Linear interpolation ``input + weight * (end - input)`` between ``input`` and ``end``.
+
+    ``weight`` is a number or a tensor broadcastable with the others; 0 gives ``input`` and 1 gives
+    ``end``. As in torch, weights of magnitude 0.5 or more are evaluated from the ``end`` side so
+    that ``weight == 1`` returns ``end`` exactly.
+
+    Example::
+
+        >>> start, end = fjax.tensor([0.0, 10.0]), fjax.tensor([10.0, 20.0])
+        >>> fjax.lerp(start, end, 0.25)
+        tensor([ 2.5000, 12.5000], dtype=fjax.float32)
+        >>> fjax.lerp(start, end, fjax.tensor([0.0, 1.0]))
+        tensor([ 0., 20.], dtype=fjax.float32)
+    """
     input, end, weight = promote(input, end, weight)
     diff = end - input
     return jnp.where(jnp.abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
@@ -313,14 +660,34 @@ def _scalar(value):
 
 @defop()
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2``."""
+    """``input + value * tensor1 * tensor2``, elementwise.
+
+    The three tensors broadcast together; ``value`` is a Python number (1 by default) and the
+    result takes their promoted dtype.
+
+    Example::
+
+        >>> acc = fjax.tensor([1.0, 1.0])
+        >>> fjax.addcmul(acc, fjax.tensor([2.0, 3.0]), fjax.tensor([4.0, 5.0]), value=0.5)
+        tensor([5.0000, 8.5000], dtype=fjax.float32)
+    """
     input, tensor1, tensor2, value = promote(input, tensor1, tensor2, _scalar(value))
     return input + value * tensor1 * tensor2
 
 
 @defop()
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``."""
+    """``input + value * tensor1 / tensor2``, elementwise.
+
+    The three tensors broadcast together and ``value`` is a Python number (1 by default). As in
+    torch, ``tensor1`` and ``tensor2`` may not both be integer tensors.
+
+    Example::
+
+        >>> acc = fjax.tensor([1.0, 1.0])
+        >>> fjax.addcdiv(acc, fjax.tensor([2.0, 3.0]), fjax.tensor([4.0, 6.0]), value=2)
+        tensor([2., 2.], dtype=fjax.float32)
+    """
     if not (jnp.issubdtype(tensor1.dtype, jnp.inexact) or jnp.issubdtype(tensor2.dtype, jnp.inexact)):
         raise TypeError(
             f"addcdiv: integer division is not supported, got tensor1 {tensor1.dtype} "
@@ -332,7 +699,20 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 @defop()
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """Replace NaN, +inf and -inf by ``nan``, ``posinf`` and ``neginf`` (default: dtype max/min)."""
+    """Replace NaN with ``nan`` (0.0 by default), positive infinity with ``posinf`` and negative
+    infinity with ``neginf``.
+
+    When ``posinf`` or ``neginf`` is None it becomes the largest or smallest finite value of the
+    input's dtype. Integer and bool tensors have none of these values and are returned unchanged.
+
+    Example::
+
+        >>> x = fjax.tensor([float("nan"), float("inf"), -float("inf"), 1.5])
+        >>> fjax.nan_to_num(x, posinf=100.0, neginf=-100.0)
+        tensor([   0.0000,  100.0000, -100.0000,    1.5000], dtype=fjax.float32)
+        >>> fjax.nan_to_num(x)
+        tensor([ 0.0000e+00,  3.4028e+38, -3.4028e+38,  1.5000e+00], dtype=fjax.float32)
+    """
     if not jnp.issubdtype(input.dtype, jnp.inexact):
         return input
     info = jnp.finfo(input.dtype)
@@ -345,7 +725,16 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 @defop()
 def copysign(input, other):
-    """``|input|`` with the sign of ``other``; the gradient at ``input == 0`` is 0, as in torch."""
+    """Elementwise ``|input|`` with the sign of ``other``, including the sign of -0.0.
+
+    The operands broadcast, and integer inputs give a float32 result. The gradient with respect to
+    ``input`` is 0 where ``input == 0``, as in torch.
+
+    Example::
+
+        >>> fjax.copysign(fjax.tensor([1, -2, 3]), fjax.tensor([-1.0, 1.0, -0.0]))
+        tensor([-1.,  2., -3.], dtype=fjax.float32)
+    """
     input, other = promote(input, other)
     input, other = to_float(input), to_float(other)
     return jnp.where(jnp.signbit(other), -_abs(input), _abs(input))

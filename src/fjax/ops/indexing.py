@@ -142,7 +142,19 @@ def _coords(index, dim):
 
 @defop(static=("dim", "sparse_grad"), check=_checker("gather", IndexOutOfRange))
 def gather(input, dim, index, *, sparse_grad=False):
-    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims)."""
+    """Pick values along ``dim`` by ``index``: for dim 1, ``out[i][j] = input[i][index[i][j]]``, and
+    likewise for other dims. ``index`` is an integer tensor with as many dims as ``input`` and no larger
+    outside ``dim``; the result has ``index``'s shape. An out-of-range index raises, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.gather(1, fjax.tensor([[0, 0], [1, 0]]))
+        tensor([[1, 1],
+                [4, 3]], dtype=fjax.int64)
+        >>> fjax.gather(x, 0, fjax.tensor([[1, 0]]))
+        tensor([[3, 2]], dtype=fjax.int64)
+    """
     index = _int_index("gather", index)
     d = _wrap("gather", dim, input.ndim)
     x = input.reshape(1) if input.ndim == 0 else input
@@ -169,7 +181,21 @@ def _scatter(name, input, dim, index, src, how):
 
 @defop(static=("dim", "reduce"), check=_checker("scatter", IndexOutOfRange))
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """Write ``src`` (a tensor, or the scalar ``value``) into ``input`` at ``index`` along ``dim``."""
+    """Out-of-place scatter: a copy of ``input`` where, for dim 0, ``out[index[i][j]][j] = src[i][j]``
+    (likewise for other dims). Pass either the tensor ``src``, read over ``index``'s shape, or a scalar
+    ``value=``. Which write wins where ``index`` repeats a position is unspecified, as in torch; ``reduce`` is
+    not supported.
+
+    Example::
+
+        >>> index = fjax.tensor([[2], [0]])
+        >>> fjax.zeros(2, 3).scatter(1, index, fjax.tensor([[5.0], [6.0]]))
+        tensor([[0., 0., 5.],
+                [6., 0., 0.]], dtype=fjax.float32)
+        >>> fjax.zeros(2, 3).scatter(1, index, value=-1.0)
+        tensor([[ 0.,  0., -1.],
+                [-1.,  0.,  0.]], dtype=fjax.float32)
+    """
     if reduce is not None:
         raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported")
     if (src is None) == (value is None):
@@ -179,7 +205,14 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 @defop(static=("dim",), check=_checker("scatter_add", IndexOutOfRange))
 def scatter_add(input, dim, index, src):
-    """Add ``src`` into ``input`` at ``index`` along ``dim`` (repeated indices accumulate)."""
+    """Out-of-place scatter that adds: a copy of ``input`` with ``src[i][j]`` added at
+    ``out[index[i][j]][j]`` for dim 0 (likewise for other dims). Repeated indices accumulate.
+
+    Example::
+
+        >>> fjax.zeros(3).scatter_add(0, fjax.tensor([0, 2, 0]), fjax.tensor([1.0, 2.0, 3.0]))
+        tensor([4., 0., 2.], dtype=fjax.float32)
+    """
     return _scatter("scatter_add", input, dim, index, src, "add")
 
 
@@ -196,7 +229,20 @@ def _dim_index(name, input, dim, index):
 
 @defop(static=("dim",), check=_checker("index_select", IndexOutOfRange))
 def index_select(input, dim, index):
-    """Select entries ``index`` along ``dim``."""
+    """The entries at positions ``index`` (a 1-D integer tensor; repeats allowed) along ``dim``,
+    in that order: the result has ``len(index)`` in place of that dim.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.index_select(0, fjax.tensor([1, 0, 1]))
+        tensor([[3, 4],
+                [1, 2],
+                [3, 4]], dtype=fjax.int64)
+        >>> x.index_select(1, fjax.tensor([1]))
+        tensor([[2],
+                [4]], dtype=fjax.int64)
+    """
     d, index = _dim_index("index_select", input, dim, index)
     if input.ndim == 0:
         return input[index].reshape(input.shape)
@@ -215,21 +261,51 @@ def _dim_update(name, input, dim, index, source):
 
 @defop(static=("dim",), check=_checker("index_add", IndexOutOfRange))
 def index_add(input, dim, index, source, *, alpha=1):
-    """Add ``alpha * source`` into ``input`` at ``index`` along ``dim``."""
+    """A copy of ``input`` with ``alpha * source`` added along ``dim``: slice ``k`` of ``source`` goes
+    to position ``index[k]``, and repeated indices accumulate. ``source`` has ``input``'s shape except
+    ``len(index)`` in dim ``dim``.
+
+    Example::
+
+        >>> index = fjax.tensor([0, 2, 0])
+        >>> fjax.zeros(3).index_add(0, index, fjax.tensor([1.0, 2.0, 3.0]))
+        tensor([4., 0., 2.], dtype=fjax.float32)
+        >>> fjax.ones(2, 3).index_add(1, fjax.tensor([2]), fjax.tensor([[1.0], [2.0]]), alpha=10)
+        tensor([[ 1.,  1., 11.],
+                [ 1.,  1., 21.]], dtype=fjax.float32)
+    """
     ref, src = _dim_update("index_add", input, dim, index, source)
     return ref.add(src * jnp.asarray(alpha, src.dtype)).reshape(input.shape)
 
 
 @defop(static=("dim",), check=_checker("index_copy", IndexOutOfRange))
 def index_copy(input, dim, index, source):
-    """Copy ``source`` into ``input`` at ``index`` along ``dim``."""
+    """A copy of ``input`` with slice ``k`` of ``source`` written at position ``index[k]`` along
+    ``dim``. ``source`` has ``input``'s shape except ``len(index)`` in dim ``dim``.
+
+    Example::
+
+        >>> fjax.zeros(3, 2).index_copy(0, fjax.tensor([2, 0]), fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([[3., 4.],
+                [0., 0.],
+                [1., 2.]], dtype=fjax.float32)
+    """
     ref, src = _dim_update("index_copy", input, dim, index, source)
     return ref.set(src).reshape(input.shape)
 
 
 @defop(static=("dim",), check=_checker("index_fill", IndexOutOfRange, negative=True))
 def index_fill(input, dim, index, value):
-    """Fill ``input`` with the scalar ``value`` at ``index`` along ``dim``."""
+    """A copy of ``input`` with every entry at the positions ``index`` along ``dim`` set to the
+    scalar ``value``.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.index_fill(1, fjax.tensor([0, 2]), -1)
+        tensor([[-1,  2, -1],
+                [-1,  5, -1]], dtype=fjax.int64)
+    """
     d, index = _dim_index("index_fill", input, dim, index)
     x = input.reshape(1) if input.ndim == 0 else input
     out = x.at[(slice(None),) * d + (index,)].set(jnp.asarray(value, x.dtype))
@@ -238,7 +314,20 @@ def index_fill(input, dim, index, value):
 
 @defop()
 def masked_fill(input, mask, value):
-    """``value`` where ``mask`` is True, else ``input`` (broadcast together)."""
+    """A copy of ``input`` with ``value`` wherever the bool ``mask`` is True; ``mask`` broadcasts
+    to ``input``'s shape, and ``value`` (a scalar or a 0-d tensor) takes ``input``'s dtype. A common use:
+    setting masked attention scores to ``-inf``.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.masked_fill(x > 2, 0.0)
+        tensor([[1., 2.],
+                [0., 0.]], dtype=fjax.float32)
+        >>> x.masked_fill(fjax.tensor([True, False]), float('-inf'))
+        tensor([[-inf,   2.],
+                [-inf,   4.]], dtype=fjax.float32)
+    """
     if mask.dtype != np.bool_:
         raise TypeError(f"masked_fill: expected a bool mask, got {mask.dtype}")
     if jnp.ndim(value) != 0:
@@ -248,7 +337,18 @@ def masked_fill(input, mask, value):
 
 @defop(static=("dim",), check=_check_take_along_dim)
 def take_along_dim(input, indices, dim=None):
-    """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when None)."""
+    """Values of ``input`` at ``indices`` along ``dim``, where ``indices`` has as many dims as
+    ``input`` (as ``argsort`` or ``argmax(keepdim=True)`` give). With ``dim`` None both are flattened.
+
+    Example::
+
+        >>> x = fjax.tensor([[10, 30, 20], [60, 40, 50]])
+        >>> x.take_along_dim(x.argsort(dim=1), dim=1)
+        tensor([[10, 20, 30],
+                [40, 50, 60]], dtype=fjax.int64)
+        >>> x.take_along_dim(fjax.tensor([5, 0]))
+        tensor([50, 10], dtype=fjax.int64)
+    """
     indices = _int_index("take_along_dim", indices)
     if dim is None:
         return jnp.take_along_axis(input.reshape(-1), indices.reshape(-1), axis=0)
@@ -263,7 +363,16 @@ def take_along_dim(input, indices, dim=None):
 
 @defop(check=_check_take)
 def take(input, index):
-    """Values of the flattened ``input`` at ``index`` (output has ``index``'s shape)."""
+    """Values of ``input`` read as a flat, row-major 1-D tensor at the positions ``index`` (negative
+    positions count from the end); the result has ``index``'s shape.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> fjax.take(x, fjax.tensor([[0, 3], [-1, 1]]))
+        tensor([[1, 4],
+                [4, 2]], dtype=fjax.int64)
+    """
     index = _int_index("take", index)
     return jnp.take(input.reshape(-1), index)
 
@@ -340,14 +449,45 @@ def _torch_get(x, entries):
 
 @defop(static=("index",), linear=True)
 def getitem(input, arrays, index):
-    """``input[index]`` with torch's semantics; ``"tensor:k"`` entries refer to ``arrays[k]``."""
+    """The op behind ``tensor[index]``, with torch's indexing rules: ints and slices (steps included)
+    give views, ``None`` adds a dim, ``...`` stands for the remaining dims, and integer or bool tensors select
+    elements (advanced indexing, a copy). It takes the index as a template with the index tensors in
+    ``arrays``; write ``x[...]`` rather than calling it.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x[1]
+        tensor([4, 5, 6], dtype=fjax.int64)
+        >>> x[:, ::2]
+        tensor([[1, 3],
+                [4, 6]], dtype=fjax.int64)
+        >>> x[fjax.tensor([1, 0]), 0]
+        tensor([4, 1], dtype=fjax.int64)
+        >>> x[x > 4]
+        tensor([5, 6], dtype=fjax.int64)
+        >>> x[None, ..., 1].shape
+        fjax.Size([1, 2])
+    """
     return _torch_get(input, _expand("getitem", arrays, index))
 
 
 @defop(static=("accumulate",), linear=True, check=_check_index_put)
 def index_put(input, indices, values, accumulate=False):
-    """``input[indices] = values`` (or ``+=`` with ``accumulate``) for a tuple of integer index
-    tensors, one per leading dim (numpy's advanced indexing)."""
+    """Out-of-place ``input[indices] = values``: ``indices`` is a tuple of integer tensors, one per
+    leading dim, broadcast together, and ``values`` broadcasts over the selected elements. With
+    ``accumulate=True`` the values are added instead, and repeated positions accumulate.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 2)
+        >>> x.index_put((fjax.tensor([0, 1]), fjax.tensor([1, 1])), fjax.tensor([5.0, 6.0]))
+        tensor([[0., 5.],
+                [0., 6.]], dtype=fjax.float32)
+        >>> x.index_put((fjax.tensor([0, 0]),), fjax.tensor(1.0), accumulate=True)
+        tensor([[2., 2.],
+                [0., 0.]], dtype=fjax.float32)
+    """
     indices = tuple(indices)
     for i in indices:
         if i.dtype == jnp.bool_:
@@ -362,7 +502,18 @@ def index_put(input, indices, values, accumulate=False):
 
 @defop(static=("index",), linear=True)
 def setitem(input, arrays, index, value):
-    """``input[index] = value`` as a pure update; ``value`` broadcasts and takes input's dtype."""
+    """The op behind ``tensor[index] = value``: ``value`` is broadcast to the indexed shape, cast to
+    ``input``'s dtype and written at ``index``, with the same indexing rules as ``tensor[index]``.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 3)
+        >>> x[0] = 1
+        >>> x[:, fjax.tensor([2])] = fjax.tensor([[7.0], [8.0]])
+        >>> x
+        tensor([[1., 1., 7.],
+                [0., 0., 8.]], dtype=fjax.float32)
+    """
     entries = _expand("setitem", arrays, index)
     value = jnp.asarray(value).astype(input.dtype)
     if not _mixed(entries):

@@ -85,9 +85,21 @@ def _check_targets(name):
 
 @defop(static=("ignore_index",) + _LEGACY, method=False, check=_check_targets("nll_loss"))
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    """``-weight[t] * input[t]`` for log-probabilities ``(N, C, ...)`` and class indices ``t``.
+    """Negative log-likelihood ``-weight[t] * input[t]`` of log-probabilities ``input``
+    (``(C,)`` or ``(N, C, ...)``, classes on dim 1) and integer class indices ``t``.
 
-    ``mean`` divides by the summed weights of the targets that are not ``ignore_index``.
+    Targets equal to ``ignore_index`` (default -100) add nothing. ``reduction='mean'`` divides
+    by the summed weights of the targets that are not ignored, not by their count.
+
+    Example::
+
+        >>> logp = fjax.tensor([[-0.5, -1.0, -2.0], [-3.0, -0.1, -1.0]])
+        >>> F.nll_loss(logp, fjax.tensor([0, 2]), reduction="none")
+        tensor([0.5000, 1.0000], dtype=fjax.float32)
+        >>> F.nll_loss(logp, fjax.tensor([0, -100]))
+        tensor(0.5000, dtype=fjax.float32)
+        >>> F.nll_loss(logp, fjax.tensor([0, 2]), weight=fjax.tensor([1.0, 1.0, 3.0]))
+        tensor(0.8750, dtype=fjax.float32)
     """
     reduction = _reduction("nll_loss", size_average, reduce, reduction)
     input, weight = promote(to_float(input), weight)
@@ -105,10 +117,21 @@ def cross_entropy(
     reduction="mean",
     label_smoothing=0.0,
 ):
-    """Cross entropy of logits ``(N, C, ...)`` with class indices or class probabilities.
+    """Cross entropy of unnormalized logits ``(C,)`` or ``(N, C, ...)`` (classes on dim 1):
+    ``nll_loss(log_softmax(input, 1), target)``.
 
     Integer targets are class indices (``ignore_index``, ``weight``, ``label_smoothing``
     as torch); float targets of the input's shape are class probabilities.
+
+    Example::
+
+        >>> logits = fjax.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+        >>> F.cross_entropy(logits, fjax.tensor([0, 1]))
+        tensor(0.6691, dtype=fjax.float32)
+        >>> F.cross_entropy(logits, fjax.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))
+        tensor(0.6691, dtype=fjax.float32)
+        >>> F.cross_entropy(logits, fjax.tensor([0, 1]), reduction="none", label_smoothing=0.1)
+        tensor([0.3729, 1.0986], dtype=fjax.float32)
     """
     reduction = _reduction("cross_entropy", size_average, reduce, reduction)
     input, weight = promote(to_float(input), weight)
@@ -171,7 +194,20 @@ def _elementwise_weighted(name, loss, shape, weight, reduction, by_weight_sum):
 
 @defop(static=_LEGACY, method=False)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """``(input - target) ** 2``, optionally weighted, reduced."""
+    """Squared error ``(input - target) ** 2``, reduced by ``reduction`` (``'mean'``, ``'sum'``
+    or ``'none'``).
+
+    ``target`` broadcasts against ``input``; an optional ``weight`` of the input's shape scales
+    each term, and ``'mean'`` then divides by the sum of the weights.
+
+    Example::
+
+        >>> x, y = fjax.tensor([1.0, 2.0, 3.0]), fjax.tensor([1.0, 0.0, 0.0])
+        >>> F.mse_loss(x, y)
+        tensor(4.3333, dtype=fjax.float32)
+        >>> F.mse_loss(x, y, reduction="sum")
+        tensor(13., dtype=fjax.float32)
+    """
     reduction = _reduction("mse_loss", size_average, reduce, reduction)
     shape = input.shape
     input, target = _pair("mse_loss", input, target)
@@ -181,7 +217,20 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 @defop(static=_LEGACY, method=False)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """``|input - target|``, optionally weighted, reduced."""
+    """Absolute error ``|input - target|``, reduced by ``reduction`` (``'mean'``, ``'sum'`` or
+    ``'none'``).
+
+    ``target`` broadcasts against ``input``; an optional ``weight`` of the input's shape scales
+    each term, and ``'mean'`` then divides by the sum of the weights.
+
+    Example::
+
+        >>> x, y = fjax.tensor([1.0, 2.0, 3.0]), fjax.tensor([1.0, 0.0, 0.0])
+        >>> F.l1_loss(x, y)
+        tensor(1.6667, dtype=fjax.float32)
+        >>> F.l1_loss(x, y, reduction="none")
+        tensor([0., 2., 3.], dtype=fjax.float32)
+    """
     reduction = _reduction("l1_loss", size_average, reduce, reduction)
     shape = input.shape
     input, target = _pair("l1_loss", input, target)
@@ -198,7 +247,19 @@ def _smooth_l1(diff, beta):
 
 @defop(static=_LEGACY + ("beta",), method=False)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    """Quadratic below ``beta`` (``0.5 d**2 / beta``), linear above (``|d| - 0.5 beta``)."""
+    """Smooth L1 loss of ``d = input - target``: ``0.5 * d**2 / beta`` where ``|d| < beta``,
+    else ``|d| - 0.5 * beta``; reduced by ``reduction``.
+
+    ``beta=0`` gives the plain L1 loss.
+
+    Example::
+
+        >>> x, y = fjax.tensor([0.5, 3.0]), fjax.tensor([0.0, 0.0])
+        >>> F.smooth_l1_loss(x, y, reduction="none")
+        tensor([0.1250, 2.5000], dtype=fjax.float32)
+        >>> F.smooth_l1_loss(x, y, reduction="none", beta=2.0)
+        tensor([0.0625, 2.0000], dtype=fjax.float32)
+    """
     reduction = _reduction("smooth_l1_loss", size_average, reduce, reduction)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
@@ -208,7 +269,17 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 @defop(static=("reduction", "delta"), method=False)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """``delta * smooth_l1(d, beta=delta)``: quadratic below ``delta``, linear above."""
+    """Huber loss of ``d = input - target``: ``0.5 * d**2`` where ``|d| < delta``, else
+    ``delta * (|d| - 0.5 * delta)``; reduced by ``reduction``.
+
+    It equals ``delta * smooth_l1_loss(input, target, beta=delta)``.
+
+    Example::
+
+        >>> x, y = fjax.tensor([0.5, 3.0]), fjax.tensor([0.0, 0.0])
+        >>> F.huber_loss(x, y, reduction="none", delta=2.0)
+        tensor([0.1250, 4.0000], dtype=fjax.float32)
+    """
     reduction = _reduction("huber_loss", None, None, reduction)
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
@@ -222,7 +293,17 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 @defop(static=_LEGACY, method=False)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``; logs clamped at -100."""
+    """Binary cross entropy ``-(t * log(x) + (1 - t) * log(1 - x))`` of probabilities ``x``
+    and targets ``t`` of the same shape, reduced by ``reduction``.
+
+    As in torch, each log is clamped at -100, so a confident wrong prediction costs 100, not inf.
+
+    Example::
+
+        >>> p, t = fjax.tensor([0.8, 0.2, 1.0]), fjax.tensor([1.0, 0.0, 0.0])
+        >>> F.binary_cross_entropy(p, t, reduction="none")
+        tensor([  0.2231,   0.2231, 100.0000], dtype=fjax.float32)
+    """
     reduction = _reduction("binary_cross_entropy", size_average, reduce, reduction)
     if input.shape != target.shape:
         raise ValueError(f"binary_cross_entropy: target {target.shape} must have the input's shape {input.shape}")
@@ -239,6 +320,16 @@ def binary_cross_entropy_with_logits(
     """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits.
 
     ``pos_weight`` scales the positive term: ``-(pw * t * log σ(x) + (1 - t) log(1 - σ(x)))``.
+
+    Example::
+
+        >>> x, t = fjax.tensor([0.0, 2.0, -2.0]), fjax.tensor([1.0, 1.0, 0.0])
+        >>> F.binary_cross_entropy_with_logits(x, t, reduction="none")
+        tensor([0.6931, 0.1269, 0.1269], dtype=fjax.float32)
+        >>> F.binary_cross_entropy_with_logits(x, t, reduction="none", pos_weight=fjax.tensor(2.0))
+        tensor([1.3863, 0.2539, 0.1269], dtype=fjax.float32)
+        >>> F.binary_cross_entropy_with_logits(fjax.tensor([-200.0]), fjax.tensor([1.0]))
+        tensor(200., dtype=fjax.float32)
     """
     reduction = _reduction("binary_cross_entropy_with_logits", size_average, reduce, reduction)
     if input.shape != target.shape:
@@ -255,9 +346,20 @@ def binary_cross_entropy_with_logits(
 
 @defop(static=_LEGACY + ("log_target",), method=False)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """``target * (log(target) - input)`` for log-probabilities ``input``.
+    """Pointwise KL divergence ``target * (log(target) - input)`` for log-probabilities
+    ``input``; with ``log_target=True`` the target is given as log-probabilities too.
 
-    ``reduction='batchmean'`` divides the sum by the batch size (the true KL divergence).
+    ``reduction='batchmean'`` divides the sum by the batch size (the true KL divergence);
+    the default ``'mean'`` divides by the number of elements instead.
+
+    Example::
+
+        >>> logq = fjax.tensor([[0.5, 0.5], [0.5, 0.5]]).log()
+        >>> p = fjax.tensor([[0.25, 0.75], [0.5, 0.5]])
+        >>> F.kl_div(logq, p, reduction="batchmean")
+        tensor(0.0654, dtype=fjax.float32)
+        >>> F.kl_div(logq, p)
+        tensor(0.0327, dtype=fjax.float32)
     """
     batchmean = reduction == "batchmean"
     reduction = _reduction("kl_div", size_average, reduce, "sum" if batchmean else reduction)
@@ -272,7 +374,18 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 @defop(static=_LEGACY, method=False)
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
-    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos - margin)`` where it is -1."""
+    """Cosine embedding loss of ``(N, D)`` or ``(D,)`` pairs: ``1 - cos(x1, x2)`` where
+    ``target == 1`` and ``max(0, cos(x1, x2) - margin)`` where ``target == -1``.
+
+    Example::
+
+        >>> a = fjax.tensor([[1.0, 0.0], [1.0, 0.0]])
+        >>> b = fjax.tensor([[1.0, 1.0], [1.0, 1.0]])
+        >>> F.cosine_embedding_loss(a, b, fjax.tensor([1, -1]), reduction="none")
+        tensor([0.2929, 0.7071], dtype=fjax.float32)
+        >>> F.cosine_embedding_loss(a, b, fjax.tensor([1, -1]), margin=0.5, reduction="none")
+        tensor([0.2929, 0.2071], dtype=fjax.float32)
+    """
     reduction = _reduction("cosine_embedding_loss", size_average, reduce, reduction)
     input1, input2 = promote(to_float(input1), to_float(input2))
     if input1.ndim not in (1, 2) or input1.shape != input2.shape:
@@ -292,7 +405,17 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 
 @defop(static=_LEGACY, method=False)
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
-    """``max(0, -target * (input1 - input2) + margin)``."""
+    """Ranking loss ``max(0, -target * (input1 - input2) + margin)``: ``target = 1`` asks for
+    ``input1`` to rank higher than ``input2`` by ``margin``, ``target = -1`` for the reverse.
+
+    Example::
+
+        >>> x1, x2 = fjax.tensor([1.0, 2.0, 3.0]), fjax.tensor([2.0, 2.0, 2.0])
+        >>> F.margin_ranking_loss(x1, x2, fjax.tensor([1.0, 1.0, -1.0]), reduction="none")
+        tensor([1., 0., 1.], dtype=fjax.float32)
+        >>> F.margin_ranking_loss(x1, x2, fjax.tensor([1.0, 1.0, -1.0]), margin=0.5)
+        tensor(1.1667, dtype=fjax.float32)
+    """
     reduction = _reduction("margin_ranking_loss", size_average, reduce, reduction)
     input1, input2, target = promote(to_float(input1), to_float(input2), target)
     return _reduce(jnp.maximum(-target * (input1 - input2) + margin, 0), reduction)
@@ -300,7 +423,15 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 @defop(static=_LEGACY, method=False)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    """``input`` where ``target != -1`` plus ``max(0, margin - input)`` where ``target != 1``."""
+    """Hinge embedding loss of distances ``input`` and labels ``target`` in ``{1, -1}``:
+    ``input`` where ``target == 1`` and ``max(0, margin - input)`` where ``target == -1``.
+
+    Example::
+
+        >>> x = fjax.tensor([0.3, 2.0, 0.5])
+        >>> F.hinge_embedding_loss(x, fjax.tensor([1, -1, -1]), reduction="none")
+        tensor([0.3000, 0.0000, 0.5000], dtype=fjax.float32)
+    """
     reduction = _reduction("hinge_embedding_loss", size_average, reduce, reduction)
     input = to_float(input)
     zero = jnp.zeros((), input.dtype)
@@ -310,7 +441,14 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 @defop(static=_LEGACY, method=False)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """``log(1 + exp(-target * input))``."""
+    """Two-class logistic loss ``log(1 + exp(-target * input))`` for labels in ``{1, -1}``,
+    computed without overflow and reduced by ``reduction``.
+
+    Example::
+
+        >>> F.soft_margin_loss(fjax.tensor([2.0, -1.0]), fjax.tensor([1.0, 1.0]), reduction="none")
+        tensor([0.1269, 1.3133], dtype=fjax.float32)
+    """
     reduction = _reduction("soft_margin_loss", size_average, reduce, reduction)
     input, target = _pair("soft_margin_loss", input, target)
     return _reduce(jnp.logaddexp(0, -target * input), reduction)
@@ -318,7 +456,15 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 @defop(static=_LEGACY, method=False)
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """Per-class binary logistic loss of ``(N, C)`` logits, averaged over classes."""
+    """Multi-label loss of ``(N, C)`` logits and 0/1 targets: the binary cross entropy with
+    logits of each class, averaged over the ``C`` classes, then reduced over samples.
+
+    Example::
+
+        >>> x = fjax.tensor([[0.0, 2.0], [0.0, 0.0]])
+        >>> F.multilabel_soft_margin_loss(x, fjax.tensor([[1.0, 0.0], [1.0, 1.0]]), reduction="none")
+        tensor([1.4100, 0.6931], dtype=fjax.float32)
+    """
     reduction = _reduction("multilabel_soft_margin_loss", size_average, reduce, reduction)
     input, target = _pair("multilabel_soft_margin_loss", input, target)
     loss = -(target * jax.nn.log_sigmoid(input) + (1 - target) * jax.nn.log_sigmoid(-input))
@@ -339,7 +485,17 @@ def poisson_nll_loss(
 ):
     """Poisson negative log-likelihood: ``exp(x) - t * x`` (or ``x - t log(x + eps)``).
 
-    ``full`` adds Stirling's approximation of ``log(t!)`` where ``t > 1``.
+    The first form is for ``log_input=True`` (``input`` is the log-rate), the second for
+    ``log_input=False`` (``input`` is the rate). ``full`` adds Stirling's approximation of
+    ``log(t!)`` where ``t > 1``.
+
+    Example::
+
+        >>> t = fjax.tensor([1.0, 2.0])
+        >>> F.poisson_nll_loss(fjax.tensor([0.0, 1.0]), t, reduction="none")
+        tensor([1.0000, 0.7183], dtype=fjax.float32)
+        >>> F.poisson_nll_loss(fjax.tensor([1.0, 2.0]), t, log_input=False, reduction="none")
+        tensor([1.0000, 0.6137], dtype=fjax.float32)
     """
     reduction = _reduction("poisson_nll_loss", size_average, reduce, reduction)
     input, target = _pair("poisson_nll_loss", input, target)
@@ -356,9 +512,17 @@ def poisson_nll_loss(
 
 @defop(static=("full", "reduction"), method=False)
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    """``0.5 * (log(var) + (input - target) ** 2 / var)``; ``var`` clamped to ``eps``.
+    """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target) ** 2 / var)``,
+    with ``var`` clamped to at least ``eps``.
 
-    The clamp leaves the gradient of ``var`` unchanged, as in torch.
+    ``var`` has the input's shape, or lacks (or has size 1 in) its last dim. The clamp leaves
+    the gradient of ``var`` unchanged, as in torch; ``full`` adds ``0.5 * log(2 * pi)``.
+
+    Example::
+
+        >>> x, t = fjax.tensor([1.0, 2.0]), fjax.tensor([1.0, 0.0])
+        >>> F.gaussian_nll_loss(x, t, fjax.tensor([1.0, 4.0]), reduction="none")
+        tensor([0.0000, 1.1931], dtype=fjax.float32)
     """
     reduction = _reduction("gaussian_nll_loss", None, None, reduction)
     input, target = _pair("gaussian_nll_loss", input, target)
@@ -388,7 +552,19 @@ def triplet_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the p-norm pairwise distance."""
+    """Triplet loss ``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the ``p``-norm
+    ``pairwise_distance`` (``eps`` included).
+
+    ``swap=True`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    Example::
+
+        >>> a = fjax.tensor([[0.0, 0.0], [0.0, 0.0]])
+        >>> pos = fjax.tensor([[0.0, 1.0], [0.0, 1.0]])
+        >>> neg = fjax.tensor([[0.0, 3.0], [0.0, 1.5]])
+        >>> F.triplet_margin_loss(a, pos, neg, reduction="none")
+        tensor([0.0000, 0.5000], dtype=fjax.float32)
+    """
     reduction = _reduction("triplet_margin_loss", size_average, reduce, reduction)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)

@@ -33,7 +33,21 @@ def _as_shape(shape):
 
 @defop(static=("normalized_shape",), method=False)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift."""
+    """Layer normalization: standardize over the trailing ``normalized_shape`` dims, then
+    apply the optional elementwise ``weight`` and ``bias`` (both of ``normalized_shape``).
+
+    Each slice is mapped to ``(x - mean) / sqrt(var + eps)`` with the biased variance, as torch.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])
+        >>> F.layer_norm(x, (3,))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [ 0.0000,  0.0000,  0.0000]], dtype=fjax.float32)
+        >>> F.layer_norm(x, (3,), weight=fjax.tensor([1.0, 1.0, 2.0]), bias=fjax.tensor([0.0, 1.0, 0.0]))
+        tensor([[-1.2247,  1.0000,  2.4495],
+                [ 0.0000,  1.0000,  0.0000]], dtype=fjax.float32)
+    """
     shape = _as_shape(normalized_shape)
     if not shape or input.shape[input.ndim - len(shape) :] != shape:
         raise ValueError(f"layer_norm: input {input.shape} does not end with normalized_shape {shape}")
@@ -44,7 +58,21 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 @defop(static=("normalized_shape", "eps"), method=False)
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims."""
+    """RMS normalization: ``x / sqrt(mean(x**2) + eps) * weight`` over the trailing
+    ``normalized_shape`` dims (no centering, no bias).
+
+    ``eps=None`` uses the machine epsilon of the input's dtype, as torch does.
+
+    Example::
+
+        >>> x = fjax.tensor([[3.0, 4.0], [1.0, 1.0]])
+        >>> F.rms_norm(x, (2,))
+        tensor([[0.8485, 1.1314],
+                [1.0000, 1.0000]], dtype=fjax.float32)
+        >>> F.rms_norm(x, (2,), weight=fjax.tensor([2.0, 0.5]))
+        tensor([[1.6971, 0.5657],
+                [2.0000, 0.5000]], dtype=fjax.float32)
+    """
     shape = _as_shape(normalized_shape)
     if not shape or input.shape[input.ndim - len(shape) :] != shape:
         raise ValueError(f"rms_norm: input {input.shape} does not end with normalized_shape {shape}")
@@ -64,7 +92,19 @@ def _channel_shape(name, input):
 
 @defop(static=("num_groups",), method=False)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    """Normalize each group of ``C // num_groups`` channels of every sample."""
+    """Group normalization of ``(N, C, ...)`` input: the ``C`` channels of each sample are split
+    into ``num_groups`` groups, and each group is standardized over its channels and positions.
+
+    ``C`` must be divisible by ``num_groups``; ``weight`` and ``bias`` are per channel.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 3.0, 10.0, 20.0]])
+        >>> F.group_norm(x, 2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]], dtype=fjax.float32)
+        >>> F.group_norm(x, 1)
+        tensor([[-1.0090, -0.7399,  0.2018,  1.5471]], dtype=fjax.float32)
+    """
     shape = _channel_shape("group_norm", input)
     if input.shape[1] % num_groups:
         raise ValueError(
@@ -93,7 +133,19 @@ def instance_norm(
     momentum=0.1,
     eps=1e-5,
 ):
-    """Normalize each channel of each sample over its spatial dims (or by running stats)."""
+    """Instance normalization of ``(N, C, ...)`` input: standardize each channel of each sample
+    over its spatial dims, then apply the optional per-channel ``weight`` and ``bias``.
+
+    With ``use_input_stats=False`` the given ``running_mean`` and ``running_var`` are used
+    instead. This op never updates the running buffers (``F.instance_norm`` does).
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 2.0, 3.0], [4.0, 4.0, 10.0]]])
+        >>> fjax.instance_norm(x)
+        tensor([[[-1.2247,  0.0000,  1.2247],
+                 [-0.7071, -0.7071,  1.4142]]], dtype=fjax.float32)
+    """
     shape = _channel_shape("instance_norm", input)
     input, weight, bias = promote(input, weight, bias)
     if use_input_stats:
@@ -116,9 +168,23 @@ def batch_norm(
     momentum=0.1,
     eps=1e-5,
 ):
-    """Normalize each channel (dim 1) by batch statistics (training) or running statistics.
+    """Batch normalization: standardize each channel (dim 1) by the batch's statistics when
+    ``training``, else by ``running_mean`` and ``running_var``; then apply the optional
+    per-channel ``weight`` and ``bias``.
 
-    Only the output is returned; the module updates its buffers with ``batch_norm_stats``.
+    Only the output is returned: unlike ``F.batch_norm``, this op does not update the running
+    buffers (modules do that with ``batch_norm_stats``).
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 10.0], [3.0, 30.0]])
+        >>> fjax.batch_norm(x, None, None, training=True)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]], dtype=fjax.float32)
+        >>> mean, var = fjax.tensor([2.0, 20.0]), fjax.tensor([1.0, 100.0])
+        >>> fjax.batch_norm(x, mean, var, weight=fjax.tensor([1.0, 2.0]))
+        tensor([[-1.0000, -2.0000],
+                [ 1.0000,  2.0000]], dtype=fjax.float32)
     """
     shape = _channel_shape("batch_norm", input)
     input, weight, bias = promote(input, weight, bias)
@@ -143,6 +209,14 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
 
     Returns:
         ``(new_running_mean, new_running_var)`` in the dtypes of the running buffers.
+
+    Example::
+
+        >>> import jax.numpy as jnp
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 6.0]], jnp.float32)
+        >>> mean, var = F.batch_norm_stats(x, jnp.zeros(2, jnp.float32), jnp.ones(2, jnp.float32), momentum=0.5)
+        >>> mean.tolist(), var.tolist()
+        ([1.0, 2.0], [1.5, 4.5])
     """
     if momentum is None:
         raise NotImplementedError("batch_norm_stats: momentum=None (cumulative average)")
@@ -177,7 +251,23 @@ def embedding(
     scale_grad_by_freq=False,
     sparse=False,
 ):
-    """Rows of ``weight`` at the integer ``input``; row ``padding_idx`` gets no gradient."""
+    """Look up rows of the 2-d ``weight`` at the integer indices ``input``: the output has
+    shape ``input.shape + (embedding_dim,)``.
+
+    Row ``padding_idx`` receives no gradient; repeated indices accumulate theirs. Indices out
+    of range raise. ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are not supported.
+
+    Example::
+
+        >>> w = fjax.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]], requires_grad=True)
+        >>> F.embedding(fjax.tensor([[2, 0], [1, 1]]), w).shape
+        fjax.Size([2, 2, 2])
+        >>> F.embedding(fjax.tensor([2, 0, 2]), w, padding_idx=0).sum().backward()
+        >>> w.grad
+        tensor([[0., 0.],
+                [0., 0.],
+                [2., 2.]], dtype=fjax.float32)
+    """
     if max_norm is not None:
         raise NotImplementedError("embedding: max_norm (renormalizes weight in place)")
     if scale_grad_by_freq:
@@ -209,9 +299,18 @@ def _check_one_hot(tensor, num_classes=-1):
 
 @defop(static=("num_classes",), differentiable=False, method=False, check=_check_one_hot)
 def one_hot(tensor, num_classes=-1):
-    """int64 one-hot encoding of integer ``tensor`` along a new last dim.
+    """int64 one-hot encoding of the integer ``tensor`` along a new last dim of size
+    ``num_classes``.
 
-    ``num_classes=-1`` reads ``max(tensor) + 1`` from the data, so it needs a concrete array.
+    Values must lie in ``[0, num_classes)``. ``num_classes=-1`` would read ``max(tensor) + 1``
+    from the data, which needs a concrete array: pass it to this op, or use ``F.one_hot``.
+
+    Example::
+
+        >>> fjax.one_hot(fjax.tensor([0, 2, 1]), num_classes=3)
+        tensor([[1, 0, 0],
+                [0, 0, 1],
+                [0, 1, 0]], dtype=fjax.int64)
     """
     if not jnp.issubdtype(tensor.dtype, jnp.integer):
         raise TypeError(f"one_hot: expected an integer tensor, got {tensor.dtype}")
@@ -241,6 +340,16 @@ def dropout(input, key, p=0.5, training=True):
         key: a jax PRNG key (typed, or raw ``uint32[2]``) or an integer seed; the Tensor-level
             ``dropout`` draws it from the global generator and checks ``p`` (a kernel argument
             here, so a schedule of ``p`` compiles one kernel).
+
+    Example::
+
+        >>> x = fjax.ones(1000)
+        >>> sorted(set(fjax.dropout(x, 0, p=0.5).tolist()))
+        [0.0, 2.0]
+        >>> bool((fjax.dropout(x, 7, p=0.5) == fjax.dropout(x, 7, p=0.5)).all())
+        True
+        >>> fjax.dropout(x, 0, p=0.5, training=False).sum()
+        tensor(1000., dtype=fjax.float32)
     """
     if not training:
         return input
@@ -254,9 +363,23 @@ def dropout(input, key, p=0.5, training=True):
 def scaled_dot_product_attention(
     query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
 ):
-    """``softmax(q @ k^T * scale + mask) @ v`` over shapes ``(..., L, E)``, ``(..., S, E)``.
+    """Attention ``softmax(q @ k^T * scale + mask) @ v`` for query ``(..., L, E)``, key
+    ``(..., S, E)`` and value ``(..., S, Ev)``; ``scale`` defaults to ``1 / sqrt(E)``.
 
-    ``attn_mask`` is boolean (True = attend) or additive float, broadcast to ``(..., L, S)``.
+    ``attn_mask`` is boolean (True = attend) or additive float, broadcast to ``(..., L, S)``;
+    ``is_causal=True`` lets query ``i`` attend to keys ``0..i`` only. A query row whose keys
+    are all masked yields zeros. ``dropout_p > 0`` is not supported.
+
+    Example::
+
+        >>> q = fjax.zeros(2, 2)
+        >>> v = fjax.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> F.scaled_dot_product_attention(q, q, v)
+        tensor([[2., 3.],
+                [2., 3.]], dtype=fjax.float32)
+        >>> F.scaled_dot_product_attention(q, q, v, is_causal=True)
+        tensor([[1., 2.],
+                [2., 3.]], dtype=fjax.float32)
     """
     if dropout_p:
         raise NotImplementedError("scaled_dot_product_attention: dropout_p > 0")
@@ -291,7 +414,19 @@ def scaled_dot_product_attention(
 
 @defop(static=("upscale_factor",), linear=True, method=False)
 def pixel_shuffle(input, upscale_factor):
-    """``(*, C * r**2, H, W) -> (*, C, H * r, W * r)``."""
+    """Rearrange ``(*, C * r**2, H, W)`` into ``(*, C, H * r, W * r)`` with
+    ``r = upscale_factor``: each group of ``r**2`` channels becomes an ``r x r`` block of pixels.
+
+    Example::
+
+        >>> x = fjax.arange(8).reshape(1, 8, 1, 1)
+        >>> y = F.pixel_shuffle(x, 2)
+        >>> y.shape
+        fjax.Size([1, 2, 2, 2])
+        >>> y[0, 1]
+        tensor([[4, 5],
+                [6, 7]], dtype=fjax.int64)
+    """
     r = upscale_factor
     if input.ndim < 3 or input.shape[-3] % (r * r):
         raise ValueError(f"pixel_shuffle: expected input (*, C * {r * r}, H, W), got {input.shape}")
@@ -304,7 +439,20 @@ def pixel_shuffle(input, upscale_factor):
 
 @defop(static=("downscale_factor",), linear=True, method=False)
 def pixel_unshuffle(input, downscale_factor):
-    """``(*, C, H * r, W * r) -> (*, C * r**2, H, W)``, the inverse of ``pixel_shuffle``."""
+    """Rearrange ``(*, C, H * r, W * r)`` into ``(*, C * r**2, H, W)`` with
+    ``r = downscale_factor``: the inverse of ``pixel_shuffle``.
+
+    Example::
+
+        >>> x = fjax.arange(16).reshape(1, 1, 4, 4)
+        >>> y = F.pixel_unshuffle(x, 2)
+        >>> y.shape
+        fjax.Size([1, 4, 2, 2])
+        >>> y[0, :, 0, 0]
+        tensor([0, 1, 4, 5], dtype=fjax.int64)
+        >>> bool((F.pixel_shuffle(y, 2) == x).all())
+        True
+    """
     r = downscale_factor
     if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
         raise ValueError(f"pixel_unshuffle: expected input (*, C, H * {r}, W * {r}), got {input.shape}")

@@ -115,19 +115,56 @@ _MAX_STATIC = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "ret
 
 @defop(static=_MAX_STATIC, method=False)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over sliding windows of ``(N, C, L)``; ``return_indices`` adds flat argmax indices."""
+    """Maximum over sliding windows of an ``(N, C, L)`` or ``(C, L)`` input.
+
+    ``stride`` defaults to ``kernel_size``; padding counts as ``-inf``. With ``ceil_mode`` a last,
+    partial window is kept. ``return_indices=True`` also returns the int64 position of each
+    maximum in the input (the first one on ties; NaN wins, as in torch).
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]])
+        >>> F.max_pool1d(x, 2)
+        tensor([[[3., 5.]]], dtype=fjax.float32)
+        >>> F.max_pool1d(x, 2, ceil_mode=True)
+        tensor([[[3., 5., 4.]]], dtype=fjax.float32)
+        >>> F.max_pool1d(x, 3, stride=1, return_indices=True)
+        (tensor([[[3., 5., 5.]]], dtype=fjax.float32), tensor([[[1, 3, 3]]], dtype=fjax.int64))
+    """
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 @defop(static=_MAX_STATIC, method=False)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over sliding windows of ``(N, C, H, W)``; indices are flat over ``H * W``."""
+    """Maximum over sliding ``kh x kw`` windows of an ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    ``stride`` defaults to ``kernel_size``. With ``return_indices=True`` it also returns where
+    each maximum came from, as an int64 index flattened over ``H * W``.
+
+    Example::
+
+        >>> x = fjax.tensor([[[[1.0, 2.0, 5.0, 6.0], [3.0, 4.0, 7.0, 8.0]]]])
+        >>> F.max_pool2d(x, 2)
+        tensor([[[[4., 8.]]]], dtype=fjax.float32)
+        >>> F.max_pool2d(x, 2, return_indices=True)[1]
+        tensor([[[[5, 7]]]], dtype=fjax.int64)
+    """
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 @defop(static=_MAX_STATIC, method=False)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over sliding windows of ``(N, C, D, H, W)``; indices are flat over ``D * H * W``."""
+    """Maximum over sliding ``kd x kh x kw`` windows of an ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    input; ``stride`` defaults to ``kernel_size``, and ``return_indices=True`` adds int64 argmax
+    indices flattened over ``D * H * W``.
+
+    Example::
+
+        >>> F.max_pool3d(fjax.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[7.]]]]], dtype=fjax.float32)
+        >>> F.max_pool3d(fjax.ones(1, 3, 4, 4, 4), kernel_size=2, stride=1).shape
+        fjax.Size([1, 3, 3, 3, 3])
+    """
     return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
@@ -170,7 +207,20 @@ _AVG_STATIC = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_p
 
 @defop(static=_AVG_STATIC, method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    """Mean over sliding windows of ``(N, C, L)``."""
+    """Mean over sliding windows of an ``(N, C, L)`` or ``(C, L)`` input (integer input is
+    averaged in float).
+
+    ``stride`` defaults to ``kernel_size``. Zero padding is counted in the divisor unless
+    ``count_include_pad=False``; ``ceil_mode`` keeps a last, partial window.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 2.0, 3.0]]])
+        >>> F.avg_pool1d(x, 2, padding=1)
+        tensor([[[0.5000, 2.5000]]], dtype=fjax.float32)
+        >>> F.avg_pool1d(x, 2, padding=1, count_include_pad=False)
+        tensor([[[1.0000, 2.5000]]], dtype=fjax.float32)
+    """
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
@@ -184,7 +234,20 @@ def avg_pool2d(
     count_include_pad=True,
     divisor_override=None,
 ):
-    """Mean over sliding windows of ``(N, C, H, W)`` (or sum / ``divisor_override``)."""
+    """Mean over sliding ``kh x kw`` windows of an ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    ``stride`` defaults to ``kernel_size``; ``count_include_pad`` and ``ceil_mode`` work as in
+    ``avg_pool1d``. ``divisor_override`` divides each window's sum by that number instead of the
+    window size.
+
+    Example::
+
+        >>> x = fjax.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+        >>> F.avg_pool2d(x, 2)
+        tensor([[[[2.5000]]]], dtype=fjax.float32)
+        >>> F.avg_pool2d(x, 2, divisor_override=1)
+        tensor([[[[10.]]]], dtype=fjax.float32)
+    """
     return _avg_pool(
         "avg_pool2d",
         2,
@@ -208,7 +271,14 @@ def avg_pool3d(
     count_include_pad=True,
     divisor_override=None,
 ):
-    """Mean over sliding windows of ``(N, C, D, H, W)`` (or sum / ``divisor_override``)."""
+    """Mean over sliding ``kd x kh x kw`` windows of an ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    input; the options are those of ``avg_pool2d``.
+
+    Example::
+
+        >>> F.avg_pool3d(fjax.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[3.5000]]]]], dtype=fjax.float32)
+    """
     return _avg_pool(
         "avg_pool3d",
         3,
@@ -251,19 +321,45 @@ def _adaptive_avg(name, nd, input, output_size):
 
 @defop(static=("output_size",), method=False)
 def adaptive_avg_pool1d(input, output_size):
-    """Mean over ``output_size`` adaptive windows of ``(N, C, L)``."""
+    """Mean over ``output_size`` windows that tile an ``(N, C, L)`` or ``(C, L)`` input.
+
+    Window ``i`` spans ``[floor(i * L / out), ceil((i + 1) * L / out))``, so windows may differ
+    in length and overlap when ``L`` is not a multiple of ``output_size``.
+
+    Example::
+
+        >>> F.adaptive_avg_pool1d(fjax.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
+        tensor([[[2., 4.]]], dtype=fjax.float32)
+    """
     return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
 
 
 @defop(static=("output_size",), method=False)
 def adaptive_avg_pool2d(input, output_size):
-    """Mean over adaptive windows of ``(N, C, H, W)``; ``None`` keeps that size."""
+    """Mean over adaptive windows giving an ``(N, C, *output_size)`` result from any
+    ``(N, C, H, W)`` or ``(C, H, W)`` input; an int means a square output, and ``None`` in
+    ``output_size`` keeps that dim's input size. ``output_size=1`` is global average pooling.
+
+    Example::
+
+        >>> F.adaptive_avg_pool2d(fjax.arange(16.0).reshape(1, 1, 4, 4), 1)
+        tensor([[[[7.5000]]]], dtype=fjax.float32)
+        >>> F.adaptive_avg_pool2d(fjax.ones(1, 3, 7, 5), (2, None)).shape
+        fjax.Size([1, 3, 2, 5])
+    """
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
 
 
 @defop(static=("output_size",), method=False)
 def adaptive_avg_pool3d(input, output_size):
-    """Mean over adaptive windows of ``(N, C, D, H, W)``; ``None`` keeps that size."""
+    """Mean over adaptive windows giving an ``(N, C, *output_size)`` result from an
+    ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input; ``None`` in ``output_size`` keeps that size.
+
+    Example::
+
+        >>> F.adaptive_avg_pool3d(fjax.ones(2, 3, 5, 6, 7), 1).shape
+        fjax.Size([2, 3, 1, 1, 1])
+    """
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 
@@ -278,13 +374,31 @@ def _adaptive_max(name, nd, input, output_size, return_indices):
 
 @defop(static=("output_size", "return_indices"), method=False)
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Max over adaptive windows of ``(N, C, L)``, optionally with argmax indices."""
+    """Maximum over ``output_size`` windows that tile an ``(N, C, L)`` or ``(C, L)`` input (the
+    windows of ``adaptive_avg_pool1d``); ``return_indices=True`` also returns int64 argmax
+    positions along ``L``.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0]]])
+        >>> F.adaptive_max_pool1d(x, 2, return_indices=True)
+        (tensor([[[5., 4.]]], dtype=fjax.float32), tensor([[[1, 3]]], dtype=fjax.int64))
+    """
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
 @defop(static=("output_size", "return_indices"), method=False)
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Max over adaptive windows of ``(N, C, H, W)``, optionally with flat argmax indices."""
+    """Maximum over adaptive windows giving an ``(N, C, *output_size)`` result from an
+    ``(N, C, H, W)`` or ``(C, H, W)`` input; ``None`` in ``output_size`` keeps that size, and
+    ``return_indices=True`` adds int64 argmax indices flattened over ``H * W``.
+
+    Example::
+
+        >>> F.adaptive_max_pool2d(fjax.arange(16.0).reshape(1, 1, 4, 4), 2)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]], dtype=fjax.float32)
+    """
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
@@ -352,8 +466,21 @@ def interpolate(
 ):
     """Resize the spatial dims of ``(N, C, *spatial)`` with torch's pixel conventions.
 
-    Modes: ``nearest``, ``nearest-exact``, ``linear`` (3-d), ``bilinear``/``bicubic`` (4-d),
-    ``trilinear`` (5-d) and ``area`` (adaptive average pooling).
+    Give exactly one of ``size`` (the output's spatial size) and ``scale_factor`` (output size
+    ``floor(input size * scale)``). Modes: ``nearest`` (torch's default, which picks
+    ``floor(i / scale)``), ``nearest-exact``, ``linear`` (3-d), ``bilinear``/``bicubic`` (4-d),
+    ``trilinear`` (5-d) and ``area`` (adaptive average pooling). ``align_corners=True`` maps the
+    corner pixels of input and output onto each other; the default (False) aligns pixel edges.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0, 2.0]]])
+        >>> F.interpolate(x, scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]], dtype=fjax.float32)
+        >>> F.interpolate(x, scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]], dtype=fjax.float32)
+        >>> F.interpolate(x, size=4, mode="linear", align_corners=True)
+        tensor([[[1.0000, 1.3333, 1.6667, 2.0000]]], dtype=fjax.float32)
     """
     nd = input.ndim - 2
     if nd not in (1, 2, 3):

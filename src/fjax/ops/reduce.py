@@ -79,21 +79,59 @@ def _select(x, idx, axis, keepdim):
 
 @defop("sum", static=("dim", "keepdim", "dtype"))
 def sum_(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum over ``dim`` (all dims by default); integer and bool inputs sum in int64."""
+    """Sum of the elements over ``dim`` (an int or a tuple of ints; all dims when None); the reduced
+    dims are dropped unless ``keepdim``. As in torch, bool and integer inputs accumulate and return int64
+    unless ``dtype`` is given, and ``dtype`` casts the input before summing.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.sum()
+        tensor(10, dtype=fjax.int64)
+        >>> x.sum(dim=0)
+        tensor([4, 6], dtype=fjax.int64)
+        >>> x.sum(1, keepdim=True)
+        tensor([[3],
+                [7]], dtype=fjax.int64)
+        >>> fjax.tensor([True, True, False]).sum()
+        tensor(2, dtype=fjax.int64)
+    """
     axes = _dims("sum", dim, input.ndim)
     return jnp.sum(input.astype(_sum_dtype(input, dtype)), axis=axes, keepdims=keepdim)
 
 
 @defop(static=("dim", "keepdim", "dtype"))
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum treating NaN as zero."""
+    """Sum over ``dim`` like ``sum``, with NaN elements counted as zero; integer inputs sum in int64.
+
+    Example::
+
+        >>> fjax.nansum(fjax.tensor([1.0, float('nan'), 2.0]))
+        tensor(3., dtype=fjax.float32)
+        >>> fjax.tensor([1.0, float('nan'), 2.0]).sum()
+        tensor(nan, dtype=fjax.float32)
+    """
     axes = _dims("nansum", dim, input.ndim)
     return jnp.nansum(input.astype(_sum_dtype(input, dtype)), axis=axes, keepdims=keepdim)
 
 
 @defop(static=("dim", "keepdim", "dtype"))
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Arithmetic mean over ``dim``; needs a float input or a float ``dtype``."""
+    """Arithmetic mean over ``dim`` (all dims when None); ``keepdim`` keeps the reduced dims as size 1.
+    The input must be floating point or complex, or ``dtype`` must name such a type: an integer tensor
+    raises unless ``dtype`` (for instance ``fjax.float32``) says what to compute in.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.mean()
+        tensor(2.5000, dtype=fjax.float32)
+        >>> x.mean(dim=1, keepdim=True)
+        tensor([[1.5000],
+                [3.5000]], dtype=fjax.float32)
+        >>> fjax.tensor([1, 2]).mean(dtype=fjax.float32)
+        tensor(1.5000, dtype=fjax.float32)
+    """
     dtype = _as_dtype(dtype) or np.dtype(input.dtype)
     if not jnp.issubdtype(dtype, jnp.inexact):
         raise TypeError(f"mean: expected a floating point input or dtype, got {dtype}")
@@ -103,7 +141,16 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 @defop(static=("dim", "keepdim", "dtype"))
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean over the non-NaN elements."""
+    """Mean over ``dim`` of the elements that are not NaN (NaN where a slice has no other value).
+    Like ``mean``, it needs a floating point input or ``dtype``.
+
+    Example::
+
+        >>> fjax.tensor([1.0, float('nan'), 3.0]).nanmean()
+        tensor(2., dtype=fjax.float32)
+        >>> fjax.tensor([[1.0, float('nan')], [3.0, 4.0]]).nanmean(dim=1)
+        tensor([1.0000, 3.5000], dtype=fjax.float32)
+    """
     dtype = _as_dtype(dtype) or np.dtype(input.dtype)
     _need_float("nanmean", jnp.zeros((), dtype))
     axes = _dims("nanmean", dim, input.ndim)
@@ -112,7 +159,17 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 @defop(static=("dim", "keepdim", "dtype"))
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product over ``dim`` (torch takes one int dim; a tuple is accepted here too)."""
+    """Product of the elements over ``dim`` (all dims when None); bool and integer inputs multiply in
+    int64 unless ``dtype`` says otherwise. torch takes a single int ``dim``; a tuple of dims works here too.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.prod()
+        tensor(24, dtype=fjax.int64)
+        >>> x.prod(1)
+        tensor([ 2, 12], dtype=fjax.int64)
+    """
     axes = _dims("prod", dim, input.ndim)
     return jnp.prod(input.astype(_sum_dtype(input, dtype)), axis=axes, keepdims=keepdim)
 
@@ -129,7 +186,21 @@ def _correction(name, dim, unbiased, correction):
 
 @defop(static=("dim", "unbiased", "keepdim", "correction"))
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance over ``dim`` with ``correction`` degrees of freedom removed (default 1)."""
+    """Variance over ``dim`` (all dims when None): the sum of squared deviations from the mean divided by
+    ``N - correction``. The default ``correction=1`` is the unbiased (Bessel) estimate; ``correction=0``
+    or ``unbiased=False`` gives the population variance. Pass one of ``unbiased`` and ``correction``, not
+    both. The input must be floating point or complex.
+
+    Example::
+
+        >>> x = fjax.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> x.var()
+        tensor(1.6667, dtype=fjax.float32)
+        >>> x.var(correction=0)
+        tensor(1.2500, dtype=fjax.float32)
+        >>> x.var(unbiased=False)
+        tensor(1.2500, dtype=fjax.float32)
+    """
     _need_float("var", input)
     dim, ddof = _correction("var", dim, unbiased, correction)
     return jnp.var(input, axis=_dims("var", dim, input.ndim), ddof=ddof, keepdims=keepdim)
@@ -137,7 +208,19 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @defop(static=("dim", "unbiased", "keepdim", "correction"))
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation over ``dim`` (``sqrt(var)``)."""
+    """Standard deviation over ``dim``: the square root of ``var`` with the same ``correction`` /
+    ``unbiased`` rule (by default the divisor is ``N - 1``).
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0], [3.0, 5.0]])
+        >>> x.std()
+        tensor(1.7078, dtype=fjax.float32)
+        >>> x.std(dim=0)
+        tensor([1.4142, 2.1213], dtype=fjax.float32)
+        >>> x.std(dim=1, correction=0)
+        tensor([0.5000, 1.0000], dtype=fjax.float32)
+    """
     _need_float("std", input)
     dim, ddof = _correction("std", dim, unbiased, correction)
     return jnp.std(input, axis=_dims("std", dim, input.ndim), ddof=ddof, keepdims=keepdim)
@@ -145,7 +228,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @defop(static=("dim", "unbiased", "keepdim", "correction"))
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(var, mean)`` over ``dim``."""
+    """The variance and the mean over ``dim`` in one call, as the tuple ``(var, mean)``;
+    ``correction`` and ``unbiased`` apply to the variance as in ``var``.
+
+    Example::
+
+        >>> fjax.var_mean(fjax.tensor([1.0, 2.0, 3.0, 4.0]))
+        (tensor(1.6667, dtype=fjax.float32), tensor(2.5000, dtype=fjax.float32))
+        >>> fjax.var_mean(fjax.tensor([[1.0, 3.0], [2.0, 6.0]]), dim=1)
+        (tensor([2., 8.], dtype=fjax.float32), tensor([2., 4.], dtype=fjax.float32))
+    """
     _need_float("var_mean", input)
     dim, ddof = _correction("var_mean", dim, unbiased, correction)
     axes = _dims("var_mean", dim, input.ndim)
@@ -154,7 +246,14 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @defop(static=("dim", "unbiased", "keepdim", "correction"))
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(std, mean)`` over ``dim``."""
+    """The standard deviation and the mean over ``dim``, as the tuple ``(std, mean)``; ``correction``
+    (default 1) and ``unbiased`` apply to the standard deviation as in ``std``.
+
+    Example::
+
+        >>> fjax.std_mean(fjax.tensor([1.0, 2.0, 3.0, 4.0]), correction=0)
+        (tensor(1.1180, dtype=fjax.float32), tensor(2.5000, dtype=fjax.float32))
+    """
     _need_float("std_mean", input)
     dim, ddof = _correction("std_mean", dim, unbiased, correction)
     axes = _dims("std_mean", dim, input.ndim)
@@ -163,7 +262,16 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @defop(static=("dim", "keepdim"))
 def logsumexp(input, dim=None, keepdim=False):
-    """``log(sum(exp(input)))`` over ``dim``, computed stably; integers become float32."""
+    """``log(sum(exp(input)))`` over ``dim``, computed stably by factoring out the maximum, so large
+    inputs give a finite result where the naive formula overflows. Integer inputs are computed in float32.
+
+    Example::
+
+        >>> fjax.tensor([0.0, 0.0]).logsumexp(dim=0)
+        tensor(0.6931, dtype=fjax.float32)
+        >>> fjax.tensor([[1000.0, 1000.0]]).logsumexp(dim=1)
+        tensor([1000.6932], dtype=fjax.float32)
+    """
     x = input if jnp.issubdtype(input.dtype, jnp.inexact) else input.astype(jnp.float32)
     return jax.nn.logsumexp(x, axis=_dims("logsumexp", dim, x.ndim), keepdims=keepdim)
 
@@ -192,7 +300,21 @@ def _vector_norm(x, p, axes, keepdim):
 
 @defop(static=("p", "dim", "keepdim", "dtype"))
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """torch.norm: vector p-norm over ``dim`` (all dims by default), 'fro' or 'nuc'."""
+    """torch.norm: the vector p-norm of the elements over ``dim`` (over all elements when None, whatever
+    the shape). ``p`` is a number (``inf``/``-inf`` give the largest/smallest absolute value and 0 counts
+    the nonzeros), ``'fro'`` (the default: the 2-norm of the elements) or ``'nuc'`` (the nuclear norm,
+    over exactly two dims). ``dtype`` casts the input first; the input must be floating point or complex.
+
+    Example::
+
+        >>> x = fjax.tensor([[3.0, -4.0], [0.0, 0.0]])
+        >>> fjax.norm(x)
+        tensor(5., dtype=fjax.float32)
+        >>> fjax.norm(x, p=1)
+        tensor(7., dtype=fjax.float32)
+        >>> fjax.norm(x, p=float('inf'), dim=1)
+        tensor([4., 0.], dtype=fjax.float32)
+    """
     dtype = _as_dtype(dtype)
     x = input if dtype is None else input.astype(dtype)
     _need_float("norm", x)
@@ -225,33 +347,95 @@ def _extreme(name, fn, argfn, input, dim, keepdim):
     return _select(input, idx, axis, keepdim)
 
 
-@defop("max", static=("dim", "keepdim"))
+@defop("max", static=("dim", "keepdim"), returns=("values", "indices"))
 def max_(input, dim=None, keepdim=False):
-    """``max(input)`` -> value (ties share the gradient); ``max(input, dim)`` -> (values, indices)."""
+    """``max(input)`` is the largest element, a 0-d tensor (tied maxima share the gradient).
+    ``max(input, dim, keepdim=False)`` returns the tuple ``(values, indices)`` of the maxima along ``dim``
+    and their positions. ``max(input, other)`` with a tensor ``other`` is the elementwise ``maximum``,
+    broadcast. A NaN counts as the largest value, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 5], [7, 2]])
+        >>> fjax.max(x)
+        tensor(7, dtype=fjax.int64)
+        >>> x.max(dim=1)
+        (tensor([5, 7], dtype=fjax.int64), tensor([1, 0], dtype=fjax.int64))
+        >>> fjax.max(x, fjax.tensor([4, 4]))
+        tensor([[4, 5],
+                [7, 4]], dtype=fjax.int64)
+    """
     return _extreme("max", jnp.max, jnp.argmax, input, dim, keepdim)
 
 
-@defop("min", static=("dim", "keepdim"))
+@defop("min", static=("dim", "keepdim"), returns=("values", "indices"))
 def min_(input, dim=None, keepdim=False):
-    """``min(input)`` -> value; ``min(input, dim)`` -> (values, indices)."""
+    """``min(input)`` is the smallest element, a 0-d tensor; ``min(input, dim, keepdim=False)`` returns
+    the tuple ``(values, indices)`` of the minima along ``dim`` and their positions; ``min(input, other)``
+    with a tensor ``other`` is the elementwise ``minimum``. A NaN counts as the smallest value.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 5], [7, 2]])
+        >>> fjax.min(x)
+        tensor(1, dtype=fjax.int64)
+        >>> x.min(dim=0, keepdim=True)
+        (tensor([[1, 2]], dtype=fjax.int64), tensor([[0, 1]], dtype=fjax.int64))
+    """
     return _extreme("min", jnp.min, jnp.argmin, input, dim, keepdim)
 
 
 @defop(static=("dim", "keepdim"))
 def amax(input, dim=(), keepdim=False):
-    """Maximum over ``dim`` (all dims by default); ties share the gradient evenly."""
+    """Maximum over ``dim`` (an int or a tuple; all dims by default), values only. Unlike
+    ``max(input, dim)``, the gradient is split evenly among elements that tie for the maximum.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 5], [7, 2]])
+        >>> x.amax()
+        tensor(7, dtype=fjax.int64)
+        >>> x.amax(dim=0)
+        tensor([7, 5], dtype=fjax.int64)
+        >>> x.amax(dim=(0, 1), keepdim=True)
+        tensor([[7]], dtype=fjax.int64)
+    """
     return jnp.max(input, axis=_dims("amax", dim, input.ndim), keepdims=keepdim)
 
 
 @defop(static=("dim", "keepdim"))
 def amin(input, dim=(), keepdim=False):
-    """Minimum over ``dim``; ties share the gradient evenly."""
+    """Minimum over ``dim`` (an int or a tuple; all dims by default), values only; tied elements share
+    the gradient evenly.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 5], [7, 2]])
+        >>> x.amin(dim=1)
+        tensor([1, 2], dtype=fjax.int64)
+        >>> fjax.amin(x, dim=-1, keepdim=True)
+        tensor([[1],
+                [2]], dtype=fjax.int64)
+    """
     return jnp.min(input, axis=_dims("amin", dim, input.ndim), keepdims=keepdim)
 
 
-@defop(static=("dim", "keepdim"))
+@defop(static=("dim", "keepdim"), returns=("min", "max"))
 def aminmax(input, *, dim=None, keepdim=False):
-    """``(amin, amax)`` over ``dim`` (all dims by default)."""
+    """The minimum and the maximum over ``dim`` (all dims when None) as the tuple ``(min, max)``.
+    ``dim`` and ``keepdim`` are keyword-only, as in torch.
+
+    Example::
+
+        >>> fjax.aminmax(fjax.tensor([3, 1, 2]))
+        fjax.return_types.aminmax(
+        min=tensor(1, dtype=fjax.int64),
+        max=tensor(3, dtype=fjax.int64))
+        >>> fjax.aminmax(fjax.tensor([[3, 1], [0, 2]]), dim=1)
+        fjax.return_types.aminmax(
+        min=tensor([1, 0], dtype=fjax.int64),
+        max=tensor([3, 2], dtype=fjax.int64))
+    """
     axes = _dims("aminmax", dim, input.ndim)
     return jnp.min(input, axis=axes, keepdims=keepdim), jnp.max(input, axis=axes, keepdims=keepdim)
 
@@ -268,13 +452,36 @@ def _arg(name, fn, input, dim, keepdim):
 
 @defop(static=("dim", "keepdim"), differentiable=False)
 def argmax(input, dim=None, keepdim=False):
-    """Index of the (first) maximum, over the flattened input when ``dim`` is None."""
+    """Position of the maximum along ``dim``, as int64. With ``dim=None`` the input is flattened and a
+    single index into the flattened tensor comes back. When several elements tie, the first one's index is
+    returned.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 9], [9, 2]])
+        >>> x.argmax()
+        tensor(1, dtype=fjax.int64)
+        >>> x.argmax(dim=1)
+        tensor([1, 0], dtype=fjax.int64)
+        >>> x.argmax(dim=0, keepdim=True)
+        tensor([[1, 0]], dtype=fjax.int64)
+    """
     return _arg("argmax", jnp.argmax, input, dim, keepdim)
 
 
 @defop(static=("dim", "keepdim"), differentiable=False)
 def argmin(input, dim=None, keepdim=False):
-    """Index of the (first) minimum."""
+    """Position of the minimum along ``dim``, as int64; with ``dim=None``, an index into the flattened
+    input. When several elements tie, the first one's index is returned.
+
+    Example::
+
+        >>> x = fjax.tensor([[4, 0], [0, 2]])
+        >>> x.argmin()
+        tensor(1, dtype=fjax.int64)
+        >>> x.argmin(dim=1)
+        tensor([1, 0], dtype=fjax.int64)
+    """
     return _arg("argmin", jnp.argmin, input, dim, keepdim)
 
 
@@ -306,16 +513,38 @@ def _median(name, input, dim, keepdim, skip_nan):
     return _select(input, idx, axis, keepdim)
 
 
-@defop(static=("dim", "keepdim"))
+@defop(static=("dim", "keepdim"), returns=("values", "indices"))
 def median(input, dim=None, keepdim=False):
-    """Lower median: ``median(input)`` -> value; ``median(input, dim)`` -> (values, indices).
-    A NaN makes its slice's median NaN, as torch's."""
+    """The lower median: with an even count, the smaller of the two middle values (torch does not
+    average them). ``median(input)`` is a 0-d tensor over all elements; ``median(input, dim, keepdim=False)``
+    returns the tuple ``(values, indices)``. A NaN makes its slice's median NaN (its index is the NaN's),
+    as torch's; ``nanmedian`` skips NaNs instead.
+
+    Example::
+
+        >>> fjax.tensor([1.0, 4.0, 2.0, 3.0]).median()
+        tensor(2., dtype=fjax.float32)
+        >>> fjax.tensor([[1.0, 5.0, 3.0], [2.0, float('nan'), 0.0]]).median(dim=1)
+        fjax.return_types.median(
+        values=tensor([ 3., nan], dtype=fjax.float32),
+        indices=tensor([2, 1], dtype=fjax.int64))
+    """
     return _median("median", input, dim, keepdim, False)
 
 
-@defop(static=("dim", "keepdim"))
+@defop(static=("dim", "keepdim"), returns=("values", "indices"))
 def nanmedian(input, dim=None, keepdim=False):
-    """``median`` of the values that are not NaN (NaN where a slice has none)."""
+    """Like ``median``, but ignoring NaNs: the lower median of the values that are not NaN in each
+    slice, NaN only where a slice holds nothing else. A 0-d tensor, or ``(values, indices)`` with ``dim``.
+
+    Example::
+
+        >>> x = fjax.tensor([1.0, float('nan'), 3.0, 2.0])
+        >>> x.median()
+        tensor(nan, dtype=fjax.float32)
+        >>> x.nanmedian()
+        tensor(2., dtype=fjax.float32)
+    """
     return _median("nanmedian", input, dim, keepdim, True)
 
 
@@ -324,19 +553,50 @@ def nanmedian(input, dim=None, keepdim=False):
 
 @defop("all", static=("dim", "keepdim"), differentiable=False)
 def all_(input, dim=None, keepdim=False):
-    """True where every element over ``dim`` is nonzero."""
+    """Whether every element over ``dim`` (all dims when None) is nonzero, as a bool tensor, for any
+    input dtype. An empty reduction is True.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 0], [2, 3]])
+        >>> x.all()
+        tensor(False, dtype=fjax.bool)
+        >>> x.all(dim=1)
+        tensor([False,  True], dtype=fjax.bool)
+    """
     return jnp.all(input != 0, axis=_dims("all", dim, input.ndim), keepdims=keepdim)
 
 
 @defop("any", static=("dim", "keepdim"), differentiable=False)
 def any_(input, dim=None, keepdim=False):
-    """True where some element over ``dim`` is nonzero."""
+    """Whether some element over ``dim`` (all dims when None) is nonzero, as a bool tensor, for any
+    input dtype. An empty reduction is False.
+
+    Example::
+
+        >>> x = fjax.tensor([[0, 0], [0, 3]])
+        >>> x.any()
+        tensor(True, dtype=fjax.bool)
+        >>> x.any(dim=1, keepdim=True)
+        tensor([[False],
+                [ True]], dtype=fjax.bool)
+    """
     return jnp.any(input != 0, axis=_dims("any", dim, input.ndim), keepdims=keepdim)
 
 
 @defop(static=("dim",), differentiable=False)
 def count_nonzero(input, dim=None):
-    """Number of nonzero elements over ``dim`` (int64)."""
+    """Number of nonzero elements over ``dim`` (an int or a tuple; all dims when None), as int64.
+    The counted dims are always removed (there is no ``keepdim``).
+
+    Example::
+
+        >>> x = fjax.tensor([[0, 1, 2], [3, 0, 0]])
+        >>> fjax.count_nonzero(x)
+        tensor(3, dtype=fjax.int64)
+        >>> x.count_nonzero(dim=0)
+        tensor([1, 1, 1], dtype=fjax.int64)
+    """
     axes = _dims("count_nonzero", dim, input.ndim)
     return jnp.sum(input != 0, axis=axes, dtype=DEFAULT_INT)
 
@@ -346,7 +606,19 @@ def count_nonzero(input, dim=None):
 
 @defop(static=("dim", "dtype"))
 def cumsum(input, dim, *, dtype=None):
-    """Cumulative sum along ``dim``; integer and bool inputs accumulate in int64."""
+    """Running sum along ``dim``: element ``i`` is the sum of elements ``0..i``. Bool and integer
+    inputs accumulate in int64 unless ``dtype`` is given, as in torch.
+
+    Example::
+
+        >>> fjax.tensor([1, 2, 3]).cumsum(0)
+        tensor([1, 3, 6], dtype=fjax.int64)
+        >>> fjax.tensor([[1.0, 2.0], [3.0, 4.0]]).cumsum(dim=1)
+        tensor([[1., 3.],
+                [3., 7.]], dtype=fjax.float32)
+        >>> fjax.tensor([True, False, True]).cumsum(0)
+        tensor([1, 1, 2], dtype=fjax.int64)
+    """
     x = input.astype(_sum_dtype(input, dtype))
     axis = _dim1("cumsum", dim, x.ndim)
     return x if axis is None else jnp.cumsum(x, axis=axis)
@@ -354,7 +626,16 @@ def cumsum(input, dim, *, dtype=None):
 
 @defop(static=("dim", "dtype"))
 def cumprod(input, dim, *, dtype=None):
-    """Cumulative product along ``dim``."""
+    """Running product along ``dim``: element ``i`` is the product of elements ``0..i``. Bool and
+    integer inputs accumulate in int64 unless ``dtype`` is given.
+
+    Example::
+
+        >>> fjax.tensor([1, 2, 3, 4]).cumprod(0)
+        tensor([ 1,  2,  6, 24], dtype=fjax.int64)
+        >>> fjax.tensor([2.0, 0.5, 3.0]).cumprod(dim=0)
+        tensor([2., 1., 3.], dtype=fjax.float32)
+    """
     x = input.astype(_sum_dtype(input, dtype))
     axis = _dim1("cumprod", dim, x.ndim)
     return x if axis is None else jnp.cumprod(x, axis=axis)
@@ -375,15 +656,35 @@ def _cum_extreme(name, better, input, dim):
     return jnp.take_along_axis(input, idx, axis=axis), idx
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), returns=("values", "indices"))
 def cummax(input, dim):
-    """Running maximum along ``dim`` -> (values, indices)."""
+    """Running maximum along ``dim``, as the tuple ``(values, indices)``: ``indices[i]`` is where the
+    maximum of elements ``0..i`` is. As in torch, a tie takes the later index, and a NaN, once reached,
+    stays the maximum.
+
+    Example::
+
+        >>> fjax.tensor([1, 3, 2, 3, 0]).cummax(0)
+        fjax.return_types.cummax(
+        values=tensor([1, 3, 3, 3, 3], dtype=fjax.int64),
+        indices=tensor([0, 1, 1, 3, 3], dtype=fjax.int64))
+    """
     return _cum_extreme("cummax", jnp.greater, input, dim)
 
 
-@defop(static=("dim",))
+@defop(static=("dim",), returns=("values", "indices"))
 def cummin(input, dim):
-    """Running minimum along ``dim`` -> (values, indices)."""
+    """Running minimum along ``dim``, as the tuple ``(values, indices)``: ``indices[i]`` is where the
+    minimum of elements ``0..i`` is. As in torch, a tie takes the later index, and a NaN, once reached,
+    stays the minimum.
+
+    Example::
+
+        >>> fjax.tensor([3, 1, 2, 1, 5]).cummin(dim=0)
+        fjax.return_types.cummin(
+        values=tensor([3, 1, 1, 1, 1], dtype=fjax.int64),
+        indices=tensor([0, 1, 1, 3, 3], dtype=fjax.int64))
+    """
     return _cum_extreme("cummin", jnp.less, input, dim)
 
 
@@ -394,9 +695,31 @@ def _argsort(x, axis, descending):
     return jnp.argsort(x, axis=axis, stable=True, descending=descending).astype(DEFAULT_INT)
 
 
-@defop(static=("dim", "descending", "stable"))
+@defop(static=("dim", "descending", "stable"), returns=("values", "indices"))
 def sort(input, dim=-1, descending=False, *, stable=False):
-    """Sort along ``dim`` -> (values, indices); always stable here (a valid torch result)."""
+    """Sort along ``dim`` (default the last), ascending or, with ``descending=True``, descending; returns
+    the tuple ``(values, indices)`` with the original positions. The sort here is always stable (equal
+    elements keep their order), one of the orders torch may give, so ``stable`` changes nothing. NaNs sort
+    as larger than any number.
+
+    Example::
+
+        >>> x = fjax.tensor([3, 1, 2, 1])
+        >>> x.sort()
+        fjax.return_types.sort(
+        values=tensor([1, 1, 2, 3], dtype=fjax.int64),
+        indices=tensor([1, 3, 2, 0], dtype=fjax.int64))
+        >>> x.sort(descending=True)
+        fjax.return_types.sort(
+        values=tensor([3, 2, 1, 1], dtype=fjax.int64),
+        indices=tensor([0, 2, 1, 3], dtype=fjax.int64))
+        >>> fjax.sort(fjax.tensor([[2, 1], [0, 3]]), dim=0)
+        fjax.return_types.sort(
+        values=tensor([[0, 1],
+                [2, 3]], dtype=fjax.int64),
+        indices=tensor([[1, 0],
+                [0, 1]], dtype=fjax.int64))
+    """
     axis = _dim1("sort", dim, input.ndim)
     if axis is None:
         return input, jnp.zeros((), DEFAULT_INT)
@@ -406,20 +729,52 @@ def sort(input, dim=-1, descending=False, *, stable=False):
 
 @defop(static=("dim", "descending", "stable"), differentiable=False)
 def argsort(input, dim=-1, descending=False, *, stable=False):
-    """Indices that sort ``input`` along ``dim``."""
+    """The positions that sort ``input`` along ``dim`` (default the last), as int64: the indices of
+    ``sort`` with the same arguments. Always stable: equal elements keep their order.
+
+    Example::
+
+        >>> x = fjax.tensor([3, 1, 2])
+        >>> x.argsort()
+        tensor([1, 2, 0], dtype=fjax.int64)
+        >>> x.argsort(descending=True)
+        tensor([0, 2, 1], dtype=fjax.int64)
+    """
     axis = _dim1("argsort", dim, input.ndim)
     return jnp.zeros((), DEFAULT_INT) if axis is None else _argsort(input, axis, descending)
 
 
 @defop()
 def msort(input):
-    """Sort along dim 0 (values only)."""
+    """Sort along dim 0, ascending, values only: ``sort(input, dim=0)[0]``.
+
+    Example::
+
+        >>> fjax.msort(fjax.tensor([[3, 0], [1, 2]]))
+        tensor([[1, 0],
+                [3, 2]], dtype=fjax.int64)
+    """
     return input if input.ndim == 0 else jnp.sort(input, axis=0)
 
 
-@defop(static=("k", "dim", "largest", "sorted"))
+@defop(static=("k", "dim", "largest", "sorted"), returns=("values", "indices"))
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    """The ``k`` largest (or smallest) elements along ``dim`` -> (values, indices)."""
+    """The ``k`` largest elements along ``dim`` (default the last), or the ``k`` smallest with
+    ``largest=False``, as the tuple ``(values, indices)``. The results always come sorted, largest first
+    (smallest first with ``largest=False``).
+
+    Example::
+
+        >>> x = fjax.tensor([1.0, 5.0, 3.0, 4.0])
+        >>> x.topk(2)
+        fjax.return_types.topk(
+        values=tensor([5., 4.], dtype=fjax.float32),
+        indices=tensor([1, 3], dtype=fjax.int64))
+        >>> x.topk(2, largest=False)
+        fjax.return_types.topk(
+        values=tensor([1., 3.], dtype=fjax.float32),
+        indices=tensor([0, 2], dtype=fjax.int64))
+    """
     axis = _dim1("topk", dim, input.ndim)
     n = 1 if axis is None else input.shape[axis]
     if not 0 <= k <= n:
@@ -435,9 +790,23 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return jnp.take_along_axis(input, idx, axis=axis), idx
 
 
-@defop(static=("k", "dim", "keepdim"))
+@defop(static=("k", "dim", "keepdim"), returns=("values", "indices"))
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The ``k``-th smallest element (1-based) along ``dim`` -> (values, indices)."""
+    """The ``k``-th smallest element along ``dim`` (``k`` counts from 1), as the tuple
+    ``(values, indices)``; ``dim`` is removed unless ``keepdim``.
+
+    Example::
+
+        >>> x = fjax.tensor([5.0, 1.0, 4.0, 2.0])
+        >>> x.kthvalue(2)
+        fjax.return_types.kthvalue(
+        values=tensor(2., dtype=fjax.float32),
+        indices=tensor(3, dtype=fjax.int64))
+        >>> fjax.tensor([[3, 1], [2, 4]]).kthvalue(1, dim=0)
+        fjax.return_types.kthvalue(
+        values=tensor([2, 1], dtype=fjax.int64),
+        indices=tensor([1, 0], dtype=fjax.int64))
+    """
     axis = _dim1("kthvalue", dim, input.ndim)
     n = 1 if axis is None else input.shape[axis]
     if not 1 <= k <= n:

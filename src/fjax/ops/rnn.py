@@ -173,7 +173,16 @@ def lstm_layer(
 
     Example::
 
-        >>> y, h, c = fjax.lstm_layer(x, None, None, w_ih, w_hh, b_ih, b_hh)
+        >>> x = fjax.ones(5, 2, 3)
+        >>> w_ih, w_hh = fjax.full((8, 3), 0.1), fjax.zeros(8, 2)
+        >>> y, h, c = fjax.lstm_layer(x, None, None, w_ih, w_hh)
+        >>> y.shape, h.shape, c.shape
+        (fjax.Size([5, 2, 2]), fjax.Size([2, 2]), fjax.Size([2, 2]))
+        >>> h
+        tensor([[0.2027, 0.2027],
+                [0.2027, 0.2027]], dtype=fjax.float32)
+        >>> bool((y[-1] == h).all())
+        True
     """
     op = "lstm_layer"
     _check_float(op, input, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr)
@@ -196,6 +205,15 @@ def gru_layer(input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse
 
     Gates stacked r, z, n as in torch: ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``.
     Arguments as :func:`lstm_layer` with 3 gates and no cell state or projection.
+
+    Example::
+
+        >>> x = fjax.ones(4, 1, 2)
+        >>> y, h = fjax.gru_layer(x, fjax.ones(1, 3), fjax.zeros(9, 2), fjax.zeros(9, 3))
+        >>> y[:, 0, 0]  # zero weights: r = z = 0.5 and n = 0, so h halves each step
+        tensor([0.5000, 0.2500, 0.1250, 0.0625], dtype=fjax.float32)
+        >>> h
+        tensor([[0.0625, 0.0625, 0.0625]], dtype=fjax.float32)
     """
     op = "gru_layer"
     _check_float(op, input, h0, w_ih, w_hh, b_ih, b_hh)
@@ -225,6 +243,16 @@ def rnn_tanh_layer(
     """One Elman RNN layer ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)``: ``(output, h_n)``.
 
     Arguments as :func:`lstm_layer` with 1 gate and no cell state or projection.
+
+    Example::
+
+        >>> x = fjax.ones(3, 1, 1)
+        >>> w_ih, w_hh = fjax.tensor([[0.5]]), fjax.tensor([[1.0]])
+        >>> y, h = fjax.rnn_tanh_layer(x, None, w_ih, w_hh)
+        >>> y.flatten()
+        tensor([0.4621, 0.7452, 0.8469], dtype=fjax.float32)
+        >>> fjax.rnn_tanh_layer(x, None, w_ih, w_hh, reverse=True)[0].flatten()
+        tensor([0.8469, 0.7452, 0.4621], dtype=fjax.float32)
     """
     return _rnn_layer(
         "rnn_tanh_layer", "tanh", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll
@@ -235,7 +263,24 @@ def rnn_tanh_layer(
 def rnn_relu_layer(
     input, h0, w_ih, w_hh, b_ih=None, b_hh=None, lengths=None, reverse=False, batch_first=False, unroll=1
 ):
-    """One Elman RNN layer ``h' = relu(W_ih x + b_ih + W_hh h + b_hh)``: ``(output, h_n)``."""
+    """One Elman RNN layer ``h' = relu(W_ih x + b_ih + W_hh h + b_hh)``: ``(output, h_n)``.
+
+    Arguments as :func:`lstm_layer` with 1 gate and no cell state or projection. With
+    ``lengths``, a sequence's outputs past its length are zero and its ``h_n`` is its state
+    at its last valid step.
+
+    Example::
+
+        >>> x = fjax.ones(3, 2, 1)
+        >>> y, h = fjax.rnn_relu_layer(x, None, fjax.ones(1, 1), fjax.ones(1, 1), lengths=fjax.tensor([3, 1]))
+        >>> y[..., 0]
+        tensor([[1., 1.],
+                [2., 0.],
+                [3., 0.]], dtype=fjax.float32)
+        >>> h
+        tensor([[3.],
+                [1.]], dtype=fjax.float32)
+    """
     return _rnn_layer(
         "rnn_relu_layer", "relu", input, h0, w_ih, w_hh, b_ih, b_hh, lengths, reverse, batch_first, unroll
     )
@@ -258,7 +303,20 @@ def _cell_prologue(op, gates, input, hx, w_ih, w_hh, b_ih, b_hh):
 
 @defop(method=False)
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One LSTM step: ``hx = (h, c)`` of shape ``(B, H)`` each; returns ``(h', c')``."""
+    """One LSTM step for input ``(B, I)``: ``hx = (h, c)`` of shape ``(B, H)`` each; returns
+    ``(h', c')`` with ``c' = f * c + i * g`` and ``h' = o * tanh(c')``.
+
+    ``w_ih`` ``(4H, I)`` and ``w_hh`` ``(4H, H)`` stack the gates i, f, g, o as in torch.
+
+    Example::
+
+        >>> x, h, c = fjax.zeros(1, 3), fjax.zeros(1, 2), fjax.tensor([[1.0, -2.0]])
+        >>> h1, c1 = fjax.lstm_cell(x, (h, c), fjax.zeros(8, 3), fjax.zeros(8, 2))
+        >>> c1  # zero weights: every sigmoid gate is 0.5 and g = 0
+        tensor([[ 0.5000, -1.0000]], dtype=fjax.float32)
+        >>> h1
+        tensor([[ 0.2311, -0.3808]], dtype=fjax.float32)
+    """
     h, c = hx
     _cell_prologue("lstm_cell", 4, input, (h, c), w_ih, w_hh, b_ih, b_hh)
     i, f, g, o = jnp.split(_project(input, w_ih, b_ih) + _project(h, w_hh, b_hh), 4, axis=-1)
@@ -268,7 +326,17 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 @defop(method=False)
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One GRU step: ``hx`` ``(B, H)``; returns ``h'``."""
+    """One GRU step for input ``(B, I)`` and state ``hx`` ``(B, H)``; returns
+    ``h' = (1 - z) * n + z * hx``.
+
+    ``w_ih`` ``(3H, I)`` and ``w_hh`` ``(3H, H)`` stack the gates r, z, n as in torch.
+
+    Example::
+
+        >>> x, h = fjax.ones(1, 3), fjax.tensor([[1.0, -2.0]])
+        >>> fjax.gru_cell(x, h, fjax.zeros(6, 3), fjax.zeros(6, 2))
+        tensor([[ 0.5000, -1.0000]], dtype=fjax.float32)
+    """
     _cell_prologue("gru_cell", 3, input, (hx,), w_ih, w_hh, b_ih, b_hh)
     xr, xz, xn = jnp.split(_project(input, w_ih, b_ih), 3, axis=-1)
     hr, hz, hn = jnp.split(_project(hx, w_hh, b_hh), 3, axis=-1)
@@ -279,13 +347,30 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 @defop(method=False)
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One Elman step ``tanh(W_ih x + b_ih + W_hh h + b_hh)``."""
+    """One Elman RNN step ``tanh(W_ih x + b_ih + W_hh h + b_hh)`` for input ``(B, I)`` and
+    state ``hx`` ``(B, H)``; the biases are optional.
+
+    Example::
+
+        >>> x, h = fjax.tensor([[1.0, 2.0]]), fjax.tensor([[0.5]])
+        >>> fjax.rnn_tanh_cell(x, h, fjax.tensor([[0.5, -0.25]]), fjax.tensor([[2.0]]))
+        tensor([[0.7616]], dtype=fjax.float32)
+    """
     _cell_prologue("rnn_tanh_cell", 1, input, (hx,), w_ih, w_hh, b_ih, b_hh)
     return jnp.tanh(_project(input, w_ih, b_ih) + _project(hx, w_hh, b_hh))
 
 
 @defop(method=False)
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One Elman step ``relu(W_ih x + b_ih + W_hh h + b_hh)``."""
+    """One Elman RNN step ``relu(W_ih x + b_ih + W_hh h + b_hh)`` for input ``(B, I)`` and
+    state ``hx`` ``(B, H)``; the biases are optional.
+
+    Example::
+
+        >>> x, h = fjax.tensor([[1.0, 2.0], [-1.0, -2.0]]), fjax.ones(2, 1)
+        >>> fjax.rnn_relu_cell(x, h, fjax.tensor([[1.0, 1.0]]), fjax.tensor([[-1.0]]), fjax.tensor([0.5]))
+        tensor([[2.5000],
+                [0.0000]], dtype=fjax.float32)
+    """
     _cell_prologue("rnn_relu_cell", 1, input, (hx,), w_ih, w_hh, b_ih, b_hh)
     return jax.nn.relu(_project(input, w_ih, b_ih) + _project(hx, w_hh, b_hh))

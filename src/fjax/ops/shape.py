@@ -34,7 +34,19 @@ def _ints(name: str, seq) -> tuple:
 
 @defop(static=("shape",), linear=True)
 def reshape(input, shape):
-    """Same data in a new ``shape`` (one entry may be -1)."""
+    """The same elements, in row-major order, with a new ``shape``; one entry may be -1, inferred from
+    the element count, which must not change. As in torch, the result shares storage with ``input`` when the
+    layout allows it and is a copy otherwise.
+
+    Example::
+
+        >>> x = fjax.arange(6)
+        >>> x.reshape(2, 3)
+        tensor([[0, 1, 2],
+                [3, 4, 5]], dtype=fjax.int64)
+        >>> fjax.reshape(x, (3, -1)).shape
+        fjax.Size([3, 2])
+    """
     shape = _ints("reshape", shape)
     try:
         return jnp.reshape(input, shape)
@@ -44,7 +56,22 @@ def reshape(input, shape):
 
 @defop(static=("shape",), linear=True)
 def view(input, shape):
-    """``Tensor.view(shape)``: in fjax the same as reshape (arrays are never aliased)."""
+    """``Tensor.view(*shape)``: the same elements with a new ``shape`` (one entry may be -1), sharing
+    storage with ``input``, so a write through one shows in the other. Viewing as another dtype is not
+    supported.
+
+    Example::
+
+        >>> x = fjax.arange(6)
+        >>> x.view(3, 2)
+        tensor([[0, 1],
+                [2, 3],
+                [4, 5]], dtype=fjax.int64)
+        >>> v = x.view(-1, 3)
+        >>> v[0, 0] = 10
+        >>> x
+        tensor([10,  1,  2,  3,  4,  5], dtype=fjax.int64)
+    """
     if not isinstance(shape, (tuple, list, int)):
         raise NotImplementedError(f"view: viewing as dtype {shape!r} is not supported")
     return reshape(input, shape)
@@ -52,7 +79,19 @@ def view(input, shape):
 
 @defop(static=("start_dim", "end_dim"), linear=True)
 def flatten(input, start_dim=0, end_dim=-1):
-    """Merge dims ``start_dim..end_dim`` into one."""
+    """Merge dims ``start_dim`` through ``end_dim`` (both included; negative dims count from the end)
+    into one. A 0-d input becomes a 1-D tensor of one element.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 3, 4)
+        >>> x.flatten().shape
+        fjax.Size([24])
+        >>> x.flatten(1).shape
+        fjax.Size([2, 12])
+        >>> fjax.flatten(x, 0, 1).shape
+        fjax.Size([6, 4])
+    """
     if input.ndim == 0:
         return input.reshape(1)
     s, e = _wrap("flatten", start_dim, input.ndim), _wrap("flatten", end_dim, input.ndim)
@@ -64,7 +103,17 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 @defop(static=("dim", "sizes"), linear=True)
 def unflatten(input, dim, sizes):
-    """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
+    """Split dim ``dim`` into several dims of the given ``sizes``, whose product must be that dim's
+    size (one entry may be -1). The inverse of ``flatten``.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 12)
+        >>> x.unflatten(1, (3, 4)).shape
+        fjax.Size([2, 3, 4])
+        >>> x.unflatten(-1, (-1, 2)).shape
+        fjax.Size([2, 6, 2])
+    """
     d = _wrap("unflatten", dim, input.ndim)
     sizes = _ints("unflatten", sizes)
     sub = jnp.reshape(jnp.zeros((input.shape[d],), np.bool_), sizes).shape if sizes else None
@@ -75,7 +124,17 @@ def unflatten(input, dim, sizes):
 
 @defop(static=("dims",), linear=True)
 def permute(input, dims):
-    """Reorder the dims: output dim i is input dim ``dims[i]``."""
+    """Reorder the dims: dim ``i`` of the result is dim ``dims[i]`` of ``input``. ``dims`` names every
+    dim exactly once (negative dims count from the end).
+
+    Example::
+
+        >>> x = fjax.zeros(2, 3, 4)
+        >>> x.permute(2, 0, 1).shape
+        fjax.Size([4, 2, 3])
+        >>> fjax.permute(x, (1, 2, 0)).shape
+        fjax.Size([3, 4, 2])
+    """
     dims = _ints("permute", dims)
     axes = tuple(_wrap("permute", d, input.ndim) for d in dims)
     if sorted(axes) != list(range(input.ndim)):
@@ -85,26 +144,65 @@ def permute(input, dims):
 
 @defop(static=("dim0", "dim1"), linear=True)
 def transpose(input, dim0, dim1):
-    """Swap dims ``dim0`` and ``dim1``."""
+    """Swap dims ``dim0`` and ``dim1`` (negative dims count from the end); the other dims stay where
+    they are. The result shares storage with ``input``.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.transpose(0, 1)
+        tensor([[1, 4],
+                [2, 5],
+                [3, 6]], dtype=fjax.int64)
+        >>> fjax.zeros(2, 3, 4).transpose(0, -1).shape
+        fjax.Size([4, 3, 2])
+    """
     a, b = _wrap("transpose", dim0, input.ndim), _wrap("transpose", dim1, input.ndim)
     return jnp.swapaxes(input, a, b) if input.ndim else input
 
 
 @defop(static=("axis0", "axis1"), linear=True)
 def swapaxes(input, axis0, axis1):
-    """Alias of transpose."""
+    """Alias of ``transpose`` (numpy's name): swap dims ``axis0`` and ``axis1``.
+
+    Example::
+
+        >>> fjax.tensor([[1, 2, 3]]).swapaxes(0, 1)
+        tensor([[1],
+                [2],
+                [3]], dtype=fjax.int64)
+    """
     return transpose(input, axis0, axis1)
 
 
 @defop(static=("dim0", "dim1"), linear=True)
 def swapdims(input, dim0, dim1):
-    """Alias of transpose."""
+    """Alias of ``transpose``: swap dims ``dim0`` and ``dim1``.
+
+    Example::
+
+        >>> fjax.tensor([[1, 2, 3]]).swapdims(0, 1)
+        tensor([[1],
+                [2],
+                [3]], dtype=fjax.int64)
+    """
     return transpose(input, dim0, dim1)
 
 
 @defop(linear=True)
 def t(input):
-    """Transpose a tensor of at most 2 dims."""
+    """Transpose a matrix (swap its two dims). 0-d and 1-D tensors come back as they are; more than two
+    dims is an error.
+
+    Example::
+
+        >>> fjax.tensor([[1, 2, 3], [4, 5, 6]]).t()
+        tensor([[1, 4],
+                [2, 5],
+                [3, 6]], dtype=fjax.int64)
+        >>> fjax.tensor([1, 2, 3]).t()
+        tensor([1, 2, 3], dtype=fjax.int64)
+    """
     if input.ndim > 2:
         raise ValueError(f"t: expected a tensor of at most 2 dims, got shape {input.shape}")
     return input.T
@@ -112,7 +210,17 @@ def t(input):
 
 @defop(static=("source", "destination"), linear=True)
 def movedim(input, source, destination):
-    """Move dims ``source`` to positions ``destination`` (ints or tuples)."""
+    """Move dim(s) ``source`` to position(s) ``destination`` (ints, or tuples of equal length); the
+    other dims keep their relative order.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 3, 4)
+        >>> x.movedim(0, -1).shape
+        fjax.Size([3, 4, 2])
+        >>> x.movedim((0, 1), (2, 0)).shape
+        fjax.Size([3, 4, 2])
+    """
     src, dst = _ints("movedim", source), _ints("movedim", destination)
     if len(src) != len(dst):
         raise ValueError(f"movedim: source {src} and destination {dst} differ in length")
@@ -126,13 +234,33 @@ def movedim(input, source, destination):
 
 @defop(static=("source", "destination"), linear=True)
 def moveaxis(input, source, destination):
-    """Alias of movedim."""
+    """Alias of ``movedim`` (numpy's name).
+
+    Example::
+
+        >>> fjax.zeros(2, 3, 4).moveaxis(-1, 0).shape
+        fjax.Size([4, 2, 3])
+    """
     return movedim(input, source, destination)
 
 
 @defop(static=("dim",), linear=True)
 def squeeze(input, dim=None):
-    """Drop size-1 dims (only those in ``dim`` when given; others are kept silently)."""
+    """Remove dims of size 1: all of them when ``dim`` is None, otherwise those listed in ``dim`` (an int
+    or a tuple). As in torch, a listed dim whose size is not 1 is kept, without an error.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 1, 3, 1)
+        >>> x.squeeze().shape
+        fjax.Size([2, 3])
+        >>> x.squeeze(1).shape
+        fjax.Size([2, 3, 1])
+        >>> x.squeeze(0).shape
+        fjax.Size([2, 1, 3, 1])
+        >>> x.squeeze((1, 3)).shape
+        fjax.Size([2, 3])
+    """
     if dim is None:
         return jnp.squeeze(input)
     axes = {_wrap("squeeze", d, input.ndim) for d in _ints("squeeze", dim)}
@@ -141,7 +269,17 @@ def squeeze(input, dim=None):
 
 @defop(static=("dim",), linear=True)
 def unsqueeze(input, dim):
-    """Insert a size-1 dim at ``dim``."""
+    """Insert a dim of size 1 at position ``dim``, which ranges over ``-input.dim() - 1 ..
+    input.dim()``: -1 appends a trailing dim.
+
+    Example::
+
+        >>> x = fjax.tensor([1, 2, 3])
+        >>> x.unsqueeze(0)
+        tensor([[1, 2, 3]], dtype=fjax.int64)
+        >>> x.unsqueeze(-1).shape
+        fjax.Size([3, 1])
+    """
     return jnp.expand_dims(input, _wrap("unsqueeze", dim, input.ndim + 1))
 
 
@@ -167,25 +305,66 @@ def _expand_shape(name, shape, size):
 
 @defop(static=("size",), linear=True)
 def expand(input, size):
-    """``Tensor.expand(size)``: broadcast to ``size``; -1 keeps a dim."""
+    """``Tensor.expand(*sizes)``: broadcast size-1 dims to a larger size, and add leading dims, without
+    copying (the result shares storage). -1 keeps a dim's size; only size-1 dims can grow.
+
+    Example::
+
+        >>> x = fjax.tensor([[1], [2]])
+        >>> x.expand(2, 3)
+        tensor([[1, 1, 1],
+                [2, 2, 2]], dtype=fjax.int64)
+        >>> x.expand(4, -1, 2).shape
+        fjax.Size([4, 2, 2])
+    """
     return jnp.broadcast_to(input, _expand_shape("expand", input.shape, size))
 
 
 @defop(linear=True)
 def expand_as(input, other):
-    """Broadcast ``input`` to ``other``'s shape."""
+    """``input.expand(other.size())``: broadcast ``input`` to ``other``'s shape.
+
+    Example::
+
+        >>> fjax.tensor([1, 2]).expand_as(fjax.zeros(3, 2))
+        tensor([[1, 2],
+                [1, 2],
+                [1, 2]], dtype=fjax.int64)
+    """
     return jnp.broadcast_to(input, _expand_shape("expand_as", input.shape, other.shape))
 
 
 @defop(static=("size",), linear=True)
 def broadcast_to(input, size):
-    """Broadcast to ``size``; -1 keeps a dim."""
+    """Broadcast ``input`` to the shape ``size`` under torch's broadcasting rules, as ``expand``
+    (-1 keeps a dim's size).
+
+    Example::
+
+        >>> fjax.broadcast_to(fjax.tensor([1, 2, 3]), (2, 3))
+        tensor([[1, 2, 3],
+                [1, 2, 3]], dtype=fjax.int64)
+    """
     return jnp.broadcast_to(input, _expand_shape("broadcast_to", input.shape, size))
 
 
 @defop(static=("repeats",), linear=True)
 def repeat(input, repeats):
-    """``Tensor.repeat(repeats)``: tile, with at least as many repeats as dims."""
+    """``Tensor.repeat(*repeats)``: tile the whole tensor, ``repeats[i]`` copies along dim ``i``. Extra
+    leading repeats add new dims; fewer repeats than dims is an error (``tile`` pads them with 1s instead).
+    To repeat each element in place, see ``repeat_interleave``.
+
+    Example::
+
+        >>> x = fjax.tensor([1, 2])
+        >>> x.repeat(2)
+        tensor([1, 2, 1, 2], dtype=fjax.int64)
+        >>> x.repeat(2, 2)
+        tensor([[1, 2, 1, 2],
+                [1, 2, 1, 2]], dtype=fjax.int64)
+        >>> x.repeat(3, 1, 1).shape
+        fjax.Size([3, 1, 2])
+    """
     reps = _ints("repeat", repeats)
     if len(reps) < input.ndim:
         raise ValueError(f"repeat: {len(reps)} repeats is fewer than the {input.ndim} dims")
@@ -194,13 +373,38 @@ def repeat(input, repeats):
 
 @defop(static=("dims",), linear=True)
 def tile(input, dims):
-    """Tile ``input`` (missing leading repeats count as 1)."""
+    """Tile ``input``: ``dims[i]`` copies along dim ``i``. Unlike ``Tensor.repeat``, a ``dims`` shorter
+    than the number of dims is padded with leading 1s; a longer one adds leading dims.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2]])
+        >>> x.tile((2,))
+        tensor([[1, 2, 1, 2]], dtype=fjax.int64)
+        >>> fjax.tile(x, (2, 1))
+        tensor([[1, 2],
+                [1, 2]], dtype=fjax.int64)
+    """
     return jnp.tile(input, _ints("tile", dims))
 
 
 @defop(static=("repeats", "dim", "output_size"), linear=True)
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
-    """Repeat each element ``repeats`` times (an int) along ``dim`` (flattened when None)."""
+    """Repeat each element ``repeats`` times in place (``[1, 2]`` becomes ``[1, 1, 2, 2]``)
+    along ``dim``, or over the flattened input when ``dim`` is None. Only an int ``repeats`` is supported
+    (torch also takes a tensor of per-element counts).
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.repeat_interleave(2)
+        tensor([1, 1, 2, 2, 3, 3, 4, 4], dtype=fjax.int64)
+        >>> x.repeat_interleave(2, dim=0)
+        tensor([[1, 2],
+                [1, 2],
+                [3, 4],
+                [3, 4]], dtype=fjax.int64)
+    """
     if not isinstance(repeats, (int, np.integer)):
         raise NotImplementedError("repeat_interleave: only int repeats are supported")
     if dim is None:
@@ -220,7 +424,18 @@ def _common(name, tensors):
 
 @defop(static=("dim",), linear=True)
 def cat(tensors, dim=0):
-    """Concatenate along ``dim``; 1-D empty tensors are skipped, as in torch."""
+    """Concatenate ``tensors`` along the existing dim ``dim``; their shapes must agree in every other dim.
+    Mixed dtypes promote to a common one, and 1-D empty tensors are skipped, as in torch.
+
+    Example::
+
+        >>> a = fjax.tensor([[1, 2]])
+        >>> fjax.cat([a, fjax.tensor([[3, 4]])])
+        tensor([[1, 2],
+                [3, 4]], dtype=fjax.int64)
+        >>> fjax.cat([a, fjax.tensor([[0.5]])], dim=1)
+        tensor([[1.0000, 2.0000, 0.5000]], dtype=fjax.float32)
+    """
     ts = _common("cat", tensors)
     kept = [t for t in ts if t.shape != (0,)] or ts[:1]
     ref = kept[0]
@@ -235,19 +450,45 @@ def cat(tensors, dim=0):
 
 @defop(static=("dim",), linear=True)
 def concat(tensors, dim=0):
-    """Alias of cat."""
+    """Alias of ``cat``: concatenate ``tensors`` along the existing dim ``dim``.
+
+    Example::
+
+        >>> fjax.concat([fjax.tensor([1, 2]), fjax.tensor([3])])
+        tensor([1, 2, 3], dtype=fjax.int64)
+    """
     return cat(tensors, dim)
 
 
-@defop(static=("dim",), linear=True)
-def concatenate(tensors, dim=0):
-    """Alias of cat."""
-    return cat(tensors, dim)
+@defop(static=("axis", "dim"), linear=True)
+def concatenate(tensors, axis=0, *, dim=None):
+    """Alias of ``cat`` with numpy's argument name: concatenate ``tensors`` along the existing dim ``axis``
+    (``dim=`` is accepted as well).
+
+    Example::
+
+        >>> fjax.concatenate([fjax.tensor([[1], [2]]), fjax.tensor([[3], [4]])], axis=1)
+        tensor([[1, 3],
+                [2, 4]], dtype=fjax.int64)
+    """
+    return cat(tensors, axis if dim is None else dim)
 
 
 @defop(static=("dim",), linear=True)
 def stack(tensors, dim=0):
-    """Stack equal-shaped tensors along a new dim ``dim``."""
+    """Join equal-shaped ``tensors`` along a new dim inserted at ``dim``, so the result has one more dim
+    than each input; mixed dtypes promote.
+
+    Example::
+
+        >>> a, b = fjax.tensor([1, 2]), fjax.tensor([3, 4])
+        >>> fjax.stack([a, b])
+        tensor([[1, 2],
+                [3, 4]], dtype=fjax.int64)
+        >>> fjax.stack([a, b], dim=1)
+        tensor([[1, 3],
+                [2, 4]], dtype=fjax.int64)
+    """
     ts = _common("stack", tensors)
     if len({t.shape for t in ts}) > 1:
         raise ValueError(f"stack: expected equal shapes, got {[t.shape for t in ts]}")
@@ -256,20 +497,46 @@ def stack(tensors, dim=0):
 
 @defop(linear=True)
 def hstack(tensors):
-    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    """Concatenate ``tensors`` horizontally: along dim 1, or along dim 0 when they are 1-D (0-d
+    inputs become 1-D first).
+
+    Example::
+
+        >>> fjax.hstack([fjax.tensor([1, 2]), fjax.tensor([3])])
+        tensor([1, 2, 3], dtype=fjax.int64)
+        >>> fjax.hstack([fjax.tensor([[1], [2]]), fjax.tensor([[3], [4]])])
+        tensor([[1, 3],
+                [2, 4]], dtype=fjax.int64)
+    """
     ts = [jnp.atleast_1d(t) for t in _common("hstack", tensors)]
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
 @defop(linear=True)
 def vstack(tensors):
-    """Concatenate along dim 0 after making tensors at least 2-D."""
+    """Concatenate ``tensors`` vertically along dim 0, after making 0-d and 1-D inputs rows of shape
+    ``(1, n)``.
+
+    Example::
+
+        >>> fjax.vstack([fjax.tensor([1, 2]), fjax.tensor([3, 4])])
+        tensor([[1, 2],
+                [3, 4]], dtype=fjax.int64)
+    """
     return cat([jnp.atleast_2d(t) for t in _common("vstack", tensors)], 0)
 
 
 @defop(linear=True)
 def dstack(tensors):
-    """Concatenate along dim 2 after making tensors at least 3-D."""
+    """Concatenate ``tensors`` in depth along dim 2, after making each at least 3-D: ``(n,)`` becomes
+    ``(1, n, 1)`` and ``(m, n)`` becomes ``(m, n, 1)``.
+
+    Example::
+
+        >>> fjax.dstack([fjax.tensor([1, 2]), fjax.tensor([3, 4])])
+        tensor([[[1, 3],
+                 [2, 4]]], dtype=fjax.int64)
+    """
     return cat([jnp.atleast_3d(t) for t in _common("dstack", tensors)], 2)
 
 
@@ -283,7 +550,18 @@ def _split_at(input, sizes, d):
 
 @defop(static=("split_size_or_sections", "dim"), linear=True)
 def split(tensor, split_size_or_sections, dim=0):
-    """Split into chunks of one size (last may be smaller) or of the listed sizes."""
+    """Split ``tensor`` along ``dim``: into chunks of ``split_size_or_sections`` elements (the last may be
+    smaller) when it is an int, or into pieces of the listed sizes, which must add up to the dim's size.
+    Returns a tuple of views.
+
+    Example::
+
+        >>> x = fjax.arange(5)
+        >>> x.split(2)
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3], dtype=fjax.int64), tensor([4], dtype=fjax.int64))
+        >>> fjax.split(x, [1, 4])
+        (tensor([0], dtype=fjax.int64), tensor([1, 2, 3, 4], dtype=fjax.int64))
+    """
     d = _wrap("split", dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
@@ -300,7 +578,17 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @defop(static=("chunks", "dim"), linear=True)
 def chunk(input, chunks, dim=0):
-    """Split into at most ``chunks`` pieces of size ``ceil(n / chunks)``."""
+    """Split along ``dim`` into at most ``chunks`` pieces of ``ceil(n / chunks)`` elements (the last may
+    be smaller). As in torch, this can give fewer than ``chunks`` pieces; ``tensor_split`` gives exactly that
+    many.
+
+    Example::
+
+        >>> fjax.arange(5).chunk(3)
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3], dtype=fjax.int64), tensor([4], dtype=fjax.int64))
+        >>> len(fjax.arange(6).chunk(4))
+        3
+    """
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
     d = _wrap("chunk", dim, input.ndim)
@@ -313,14 +601,33 @@ def chunk(input, chunks, dim=0):
 
 @defop(static=("dim",), linear=True)
 def unbind(input, dim=0):
-    """Remove dim ``dim``, returning a tuple of all slices along it."""
+    """Remove dim ``dim`` and return the tuple of all slices along it: ``x.unbind(0)`` is
+    ``(x[0], x[1], ...)``.
+
+    Example::
+
+        >>> fjax.tensor([[1, 2], [3, 4]]).unbind(1)
+        (tensor([1, 3], dtype=fjax.int64), tensor([2, 4], dtype=fjax.int64))
+    """
     d = _wrap("unbind", dim, input.ndim)
     return tuple(jnp.take(input, i, axis=d) for i in range(input.shape[d]))
 
 
 @defop(static=("dim", "start", "length"), linear=True)
 def narrow(input, dim, start, length):
-    """``length`` elements of dim ``dim`` starting at ``start`` (may be negative)."""
+    """The ``length`` elements of dim ``dim`` starting at ``start`` (a negative start counts from the
+    end), sharing storage with ``input``.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.narrow(1, 1, 2)
+        tensor([[2, 3],
+                [5, 6]], dtype=fjax.int64)
+        >>> x.narrow(-1, -1, 1)
+        tensor([[3],
+                [6]], dtype=fjax.int64)
+    """
     d = _wrap("narrow", dim, input.ndim)
     n = input.shape[d]
     s = start + n if start < 0 else start
@@ -334,14 +641,32 @@ def narrow(input, dim, start, length):
 
 @defop(static=("dims",), linear=True)
 def flip(input, dims):
-    """Reverse the order of elements along ``dims``."""
+    """Reverse the order of elements along each dim in ``dims`` (an int or a tuple).
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.flip(0)
+        tensor([[3, 4],
+                [1, 2]], dtype=fjax.int64)
+        >>> x.flip((0, 1))
+        tensor([[4, 3],
+                [2, 1]], dtype=fjax.int64)
+    """
     axes = tuple(_wrap("flip", d, input.ndim) for d in _ints("flip", dims))
     return jnp.flip(input, axes) if input.ndim else input
 
 
 @defop(linear=True)
 def fliplr(input):
-    """Flip dim 1 (needs at least 2 dims)."""
+    """Reverse the order of the columns (dim 1); needs at least 2 dims.
+
+    Example::
+
+        >>> fjax.fliplr(fjax.tensor([[1, 2], [3, 4]]))
+        tensor([[2, 1],
+                [4, 3]], dtype=fjax.int64)
+    """
     if input.ndim < 2:
         raise ValueError(f"fliplr: expected at least 2 dims, got shape {input.shape}")
     return jnp.flip(input, 1)
@@ -349,7 +674,14 @@ def fliplr(input):
 
 @defop(linear=True)
 def flipud(input):
-    """Flip dim 0 (needs at least 1 dim)."""
+    """Reverse the order of the rows (dim 0); needs at least 1 dim.
+
+    Example::
+
+        >>> fjax.flipud(fjax.tensor([[1, 2], [3, 4]]))
+        tensor([[3, 4],
+                [1, 2]], dtype=fjax.int64)
+    """
     if input.ndim < 1:
         raise ValueError(f"flipud: expected at least 1 dim, got shape {input.shape}")
     return jnp.flip(input, 0)
@@ -357,8 +689,23 @@ def flipud(input):
 
 @defop(static=("dims",), linear=True)
 def roll(input, shifts, dims=None):
-    """Roll elements along ``dims`` (over the flattened tensor when None); the shifts are kernel
-    arguments, so a loop over shifts compiles one kernel."""
+    """Shift elements by ``shifts`` along ``dims``, wrapping around: what falls off one end comes back at
+    the other. With ``dims`` None the tensor rolls as if flattened and keeps its shape; otherwise ``shifts``
+    and ``dims`` pair up. The shifts are kernel arguments, so a loop over shifts compiles one kernel.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.roll(1)
+        tensor([[4, 1],
+                [2, 3]], dtype=fjax.int64)
+        >>> x.roll(1, 1)
+        tensor([[2, 1],
+                [4, 3]], dtype=fjax.int64)
+        >>> x.roll((1, -1), (0, 1))
+        tensor([[4, 3],
+                [2, 1]], dtype=fjax.int64)
+    """
     shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
     for s in shifts:
         if not jnp.issubdtype(jnp.result_type(s), jnp.integer):
@@ -375,7 +722,20 @@ def roll(input, shifts, dims=None):
 
 @defop(static=("k", "dims"), linear=True)
 def rot90(input, k=1, dims=(0, 1)):
-    """Rotate by ``k`` quarter turns in the plane of ``dims`` (from dims[0] to dims[1])."""
+    """Rotate by ``k`` quarter turns in the plane of the two ``dims``, from the direction of ``dims[0]``
+    towards ``dims[1]``: counter-clockwise for positive ``k`` and the default ``(0, 1)``, clockwise for
+    negative ``k``.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.rot90()
+        tensor([[2, 4],
+                [1, 3]], dtype=fjax.int64)
+        >>> x.rot90(-1)
+        tensor([[3, 1],
+                [4, 2]], dtype=fjax.int64)
+    """
     axes = tuple(_wrap("rot90", d, input.ndim) for d in _ints("rot90", dims))
     if len(axes) != 2 or axes[0] == axes[1] or input.ndim < 2:
         raise ValueError(f"rot90: expected two distinct dims of a >=2-D tensor, got {dims}")
@@ -384,7 +744,21 @@ def rot90(input, k=1, dims=(0, 1)):
 
 @defop(static=("diagonal",), linear=True)
 def tril(input, diagonal=0):
-    """Zero the elements above diagonal ``diagonal`` of the last two dims."""
+    """The lower triangle of the matrices in the last two dims: elements above diagonal ``diagonal``
+    become zero. 0 is the main diagonal; positive values move it up, negative values down.
+
+    Example::
+
+        >>> x = fjax.ones(3, 3)
+        >>> x.tril()
+        tensor([[1., 0., 0.],
+                [1., 1., 0.],
+                [1., 1., 1.]], dtype=fjax.float32)
+        >>> x.tril(-1)
+        tensor([[0., 0., 0.],
+                [1., 0., 0.],
+                [1., 1., 0.]], dtype=fjax.float32)
+    """
     if input.ndim < 2:
         raise ValueError(f"tril: expected at least 2 dims, got shape {input.shape}")
     return jnp.tril(input, diagonal)
@@ -392,7 +766,19 @@ def tril(input, diagonal=0):
 
 @defop(static=("diagonal",), linear=True)
 def triu(input, diagonal=0):
-    """Zero the elements below diagonal ``diagonal`` of the last two dims."""
+    """The upper triangle of the matrices in the last two dims: elements below diagonal ``diagonal``
+    become zero. 0 is the main diagonal; positive values move it up, negative values down.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.triu()
+        tensor([[1, 2, 3],
+                [0, 5, 6]], dtype=fjax.int64)
+        >>> x.triu(1)
+        tensor([[0, 2, 3],
+                [0, 0, 6]], dtype=fjax.int64)
+    """
     if input.ndim < 2:
         raise ValueError(f"triu: expected at least 2 dims, got shape {input.shape}")
     return jnp.triu(input, diagonal)
@@ -405,7 +791,24 @@ _PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 @defop(static=("pad", "mode"), method=False)
 def pad(input, pad, mode="constant", value=None):
-    """torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim backwards."""
+    """Pad ``input`` (torch.nn.functional.pad). ``pad`` lists ``(before, after)`` amounts from the last dim
+    backwards: ``(1, 2)`` pads the last dim, ``(1, 2, 3, 4)`` the last two. ``mode`` is ``'constant'`` (fill
+    with ``value``, default 0; negative amounts crop), ``'reflect'`` (mirror, not repeating the edge),
+    ``'replicate'`` (repeat the edge) or ``'circular'`` (wrap around).
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 2.0, 3.0]])
+        >>> F.pad(x, (1, 2))
+        tensor([[0., 1., 2., 3., 0., 0.]], dtype=fjax.float32)
+        >>> F.pad(x, (0, 0, 1, 0), value=9.0)
+        tensor([[9., 9., 9.],
+                [1., 2., 3.]], dtype=fjax.float32)
+        >>> F.pad(x, (2, 1), mode='reflect')
+        tensor([[3., 2., 1., 2., 3., 2.]], dtype=fjax.float32)
+        >>> F.pad(x, (2, 1), mode='replicate')
+        tensor([[1., 1., 1., 2., 3., 3.]], dtype=fjax.float32)
+    """
     pad = _ints("pad", pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(f"pad: expected an even number of at most {2 * input.ndim} pads, got {pad}")

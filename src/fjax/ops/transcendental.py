@@ -12,169 +12,421 @@ from ._registry import defop
 
 @defop()
 def exp2(input):
-    """``2 ** input``."""
+    """Elementwise ``2 ** input``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.exp2(fjax.tensor([0, 3, -1]))
+        tensor([1.0000, 8.0000, 0.5000], dtype=fjax.float32)
+    """
     return jnp.exp2(to_float(input))
 
 
 @defop()
 def expm1(input):
-    """``exp(input) - 1``, accurate near 0."""
+    """Elementwise ``exp(input) - 1``, computed without the cancellation that subtracting 1 causes near 0.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.expm1(fjax.tensor([0.0, 1.0]))
+        tensor([0.0000, 1.7183], dtype=fjax.float32)
+        >>> fjax.expm1(fjax.tensor([1e-8]))
+        tensor([1.0000e-08], dtype=fjax.float32)
+    """
     return jnp.expm1(to_float(input))
 
 
 @defop()
 def log(input):
-    """Natural logarithm."""
+    """Elementwise natural logarithm.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Zero gives
+    ``-inf`` and negative values give NaN.
+
+    Example::
+
+        >>> fjax.log(fjax.tensor([1.0, 0.0, -1.0]))
+        tensor([  0., -inf,  nan], dtype=fjax.float32)
+        >>> fjax.log(fjax.tensor([1, 10]))
+        tensor([0.0000, 2.3026], dtype=fjax.float32)
+    """
     return jnp.log(to_float(input))
 
 
 @defop()
 def log2(input):
-    """Base-2 logarithm."""
+    """Elementwise base-2 logarithm.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Zero gives
+    ``-inf`` and negative values give NaN.
+
+    Example::
+
+        >>> fjax.log2(fjax.tensor([1, 8, 0.5]))
+        tensor([ 0.,  3., -1.], dtype=fjax.float32)
+    """
     return jnp.log2(to_float(input))
 
 
 @defop()
 def log10(input):
-    """Base-10 logarithm."""
+    """Elementwise base-10 logarithm.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Zero gives
+    ``-inf`` and negative values give NaN.
+
+    Example::
+
+        >>> fjax.log10(fjax.tensor([1.0, 100.0, 0.0]))
+        tensor([  0.,   2., -inf], dtype=fjax.float32)
+    """
     return jnp.log10(to_float(input))
 
 
 @defop()
 def log1p(input):
-    """``log(1 + input)``, accurate near 0."""
+    """Elementwise ``log(1 + input)``, accurate for ``input`` near 0 where ``1 + input`` would round.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.log1p(fjax.tensor([0.0, 1.0, -1.0]))
+        tensor([0.0000, 0.6931,   -inf], dtype=fjax.float32)
+        >>> fjax.log1p(fjax.tensor([1e-8]))
+        tensor([1.0000e-08], dtype=fjax.float32)
+    """
     return jnp.log1p(to_float(input))
 
 
 @defop()
 def sqrt(input):
-    """Square root."""
+    """Elementwise square root.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Negative
+    values give NaN.
+
+    Example::
+
+        >>> fjax.sqrt(fjax.tensor([4, 9, 2]))
+        tensor([2.0000, 3.0000, 1.4142], dtype=fjax.float32)
+        >>> fjax.sqrt(fjax.tensor([-1.0]))
+        tensor([nan], dtype=fjax.float32)
+    """
     return jnp.sqrt(to_float(input))
 
 
 @defop()
 def rsqrt(input):
-    """``1 / sqrt(input)``."""
+    """Elementwise reciprocal square root ``1 / sqrt(input)``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Zero gives
+    ``inf`` and negative values give NaN.
+
+    Example::
+
+        >>> fjax.rsqrt(fjax.tensor([4.0, 0.25, 0.0]))
+        tensor([0.5000, 2.0000,    inf], dtype=fjax.float32)
+    """
     return lax.rsqrt(to_float(input))
 
 
 @defop()
 def sin(input):
-    """Sine."""
+    """Elementwise sine of an angle in radians.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> import math
+        >>> fjax.sin(fjax.tensor([0.0, math.pi / 6, math.pi / 2]))
+        tensor([0.0000, 0.5000, 1.0000], dtype=fjax.float32)
+    """
     return jnp.sin(to_float(input))
 
 
 @defop()
 def cos(input):
-    """Cosine."""
+    """Elementwise cosine of an angle in radians.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> import math
+        >>> fjax.cos(fjax.tensor([0.0, math.pi / 3, math.pi]))
+        tensor([ 1.0000,  0.5000, -1.0000], dtype=fjax.float32)
+    """
     return jnp.cos(to_float(input))
 
 
 @defop()
 def tan(input):
-    """Tangent."""
+    """Elementwise tangent of an angle in radians.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> import math
+        >>> fjax.tan(fjax.tensor([0.0, math.pi / 4, -math.pi / 4]))
+        tensor([ 0.,  1., -1.], dtype=fjax.float32)
+    """
     return jnp.tan(to_float(input))
 
 
 @defop()
 def asin(input):
-    """Inverse sine."""
+    """Elementwise inverse sine, in radians in ``[-pi/2, pi/2]``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Values
+    outside ``[-1, 1]`` give NaN.
+
+    Example::
+
+        >>> fjax.asin(fjax.tensor([0.0, 0.5, 1.0, 2.0]))
+        tensor([0.0000, 0.5236, 1.5708,    nan], dtype=fjax.float32)
+    """
     return jnp.arcsin(to_float(input))
 
 
 @defop()
 def acos(input):
-    """Inverse cosine."""
+    """Elementwise inverse cosine, in radians in ``[0, pi]``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Values
+    outside ``[-1, 1]`` give NaN.
+
+    Example::
+
+        >>> fjax.acos(fjax.tensor([1.0, 0.5, -1.0, 2.0]))
+        tensor([0.0000, 1.0472, 3.1416,    nan], dtype=fjax.float32)
+    """
     return jnp.arccos(to_float(input))
 
 
 @defop()
 def atan(input):
-    """Inverse tangent."""
+    """Elementwise inverse tangent, in radians in ``(-pi/2, pi/2)``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. See ``atan2``
+    for the angle of a point.
+
+    Example::
+
+        >>> fjax.atan(fjax.tensor([0.0, 1.0, -float("inf")]))
+        tensor([ 0.0000,  0.7854, -1.5708], dtype=fjax.float32)
+    """
     return jnp.arctan(to_float(input))
 
 
 @defop()
 def sinh(input):
-    """Hyperbolic sine."""
+    """Elementwise hyperbolic sine.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.sinh(fjax.tensor([0.0, 1.0, -1.0]))
+        tensor([ 0.0000,  1.1752, -1.1752], dtype=fjax.float32)
+    """
     return jnp.sinh(to_float(input))
 
 
 @defop()
 def cosh(input):
-    """Hyperbolic cosine."""
+    """Elementwise hyperbolic cosine.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.cosh(fjax.tensor([0.0, 1.0, -1.0]))
+        tensor([1.0000, 1.5431, 1.5431], dtype=fjax.float32)
+    """
     return jnp.cosh(to_float(input))
 
 
 @defop()
 def tanh(input):
-    """Hyperbolic tangent."""
+    """Elementwise hyperbolic tangent, with values in ``(-1, 1)``; also ``F.tanh``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.tanh(fjax.tensor([0.0, 1.0, -1.0]))
+        tensor([ 0.0000,  0.7616, -0.7616], dtype=fjax.float32)
+        >>> F.tanh(fjax.tensor([100]))
+        tensor([1.], dtype=fjax.float32)
+    """
     return jnp.tanh(to_float(input))
 
 
 @defop()
 def asinh(input):
-    """Inverse hyperbolic sine."""
+    """Elementwise inverse hyperbolic sine.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.asinh(fjax.tensor([0.0, 1.0, -1.0]))
+        tensor([ 0.0000,  0.8814, -0.8814], dtype=fjax.float32)
+    """
     return jnp.arcsinh(to_float(input))
 
 
 @defop()
 def acosh(input):
-    """Inverse hyperbolic cosine."""
+    """Elementwise inverse hyperbolic cosine, defined for ``input >= 1``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Values below
+    1 give NaN.
+
+    Example::
+
+        >>> fjax.acosh(fjax.tensor([1.0, 2.0, 0.5]))
+        tensor([0.0000, 1.3170,    nan], dtype=fjax.float32)
+    """
     return jnp.arccosh(to_float(input))
 
 
 @defop()
 def atanh(input):
-    """Inverse hyperbolic tangent."""
+    """Elementwise inverse hyperbolic tangent, defined on ``[-1, 1]``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. 1 and -1 give
+    ``inf`` and ``-inf``; values outside ``[-1, 1]`` give NaN.
+
+    Example::
+
+        >>> fjax.atanh(fjax.tensor([0.0, 0.5, 1.0, -1.0]))
+        tensor([0.0000, 0.5493,    inf,   -inf], dtype=fjax.float32)
+    """
     return jnp.arctanh(to_float(input))
 
 
 @defop()
 def erf(input):
-    """Gauss error function."""
+    """Elementwise Gauss error function ``2 / sqrt(pi) * integral of exp(-t**2) from 0 to input``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.erf(fjax.tensor([0.0, 0.5, -2.0]))
+        tensor([ 0.0000,  0.5205, -0.9953], dtype=fjax.float32)
+    """
     return lax.erf(to_float(input))
 
 
 @defop()
 def erfc(input):
-    """``1 - erf(input)``, accurate for large inputs."""
+    """Elementwise complementary error function ``1 - erf(input)``, accurate where ``erf`` is close to 1.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.erfc(fjax.tensor([0.0, 1.0, 2.0]))
+        tensor([1.0000, 0.1573, 0.0047], dtype=fjax.float32)
+        >>> fjax.erfc(fjax.tensor([5.0]))
+        tensor([1.5375e-12], dtype=fjax.float32)
+    """
     return lax.erfc(to_float(input))
 
 
 @defop()
 def erfinv(input):
-    """Inverse of ``erf``."""
+    """Elementwise inverse error function: ``erf(erfinv(y)) == y`` for ``y`` in ``(-1, 1)``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. -1 and 1 give
+    ``-inf`` and ``inf``; values outside ``[-1, 1]`` give NaN.
+
+    Example::
+
+        >>> fjax.erfinv(fjax.tensor([0.0, 0.5, 1.0, -1.0]))
+        tensor([0.0000, 0.4769,    inf,   -inf], dtype=fjax.float32)
+    """
     return lax.erf_inv(to_float(input))
 
 
 @defop()
 def lgamma(input):
-    """``log|gamma(input)|``."""
+    """Elementwise natural logarithm of the absolute value of the gamma function, ``log|gamma(input)|``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype. Non-positive
+    integers give ``inf``.
+
+    Example::
+
+        >>> fjax.lgamma(fjax.tensor([0.5, 3.0, 5.0]))
+        tensor([0.5724, 0.6931, 3.1781], dtype=fjax.float32)
+    """
     return lax.lgamma(to_float(input))
 
 
 @defop()
 def digamma(input):
-    """Derivative of ``lgamma``."""
+    """Elementwise digamma function, the derivative of ``lgamma``.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.digamma(fjax.tensor([1.0, 2.0, 0.5]))
+        tensor([-0.5772,  0.4228, -1.9635], dtype=fjax.float32)
+    """
     return lax.digamma(to_float(input))
 
 
 @defop()
 def sinc(input):
-    """Normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0."""
+    """Elementwise normalized sinc ``sin(pi * input) / (pi * input)``, with the value 1 at 0.
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.sinc(fjax.tensor([0.0, 0.5, 1.5]))
+        tensor([ 1.0000,  0.6366, -0.2122], dtype=fjax.float32)
+    """
     return jnp.sinc(to_float(input))
 
 
 @defop()
 def deg2rad(input):
-    """Degrees to radians."""
+    """Elementwise conversion of angles from degrees to radians (``input * pi / 180``).
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> fjax.deg2rad(fjax.tensor([180, 90, -45]))
+        tensor([ 3.1416,  1.5708, -0.7854], dtype=fjax.float32)
+    """
     return jnp.deg2rad(to_float(input))
 
 
 @defop()
 def rad2deg(input):
-    """Radians to degrees."""
+    """Elementwise conversion of angles from radians to degrees (``input * 180 / pi``).
+
+    Integer and bool inputs are computed in float32; floating inputs keep their dtype.
+
+    Example::
+
+        >>> import math
+        >>> fjax.rad2deg(fjax.tensor([math.pi, math.pi / 2, -1.0]))
+        tensor([180.0000,  90.0000, -57.2958], dtype=fjax.float32)
+    """
     return jnp.rad2deg(to_float(input))
 
 
@@ -185,30 +437,82 @@ def _float_pair(input, other):
 
 @defop()
 def atan2(input, other):
-    """Angle of the point ``(other, input)``, in ``(-pi, pi]``."""
+    """Elementwise angle, in radians in ``[-pi, pi]``, of the point ``(x, y) = (other, input)``:
+    the four-quadrant inverse tangent of ``input / other``.
+
+    Note the order: ``input`` is the y coordinate. The operands broadcast and promote; integer
+    inputs are computed in float32.
+
+    Example::
+
+        >>> y, x = fjax.tensor([1.0, 1.0, -1.0, 0.0]), fjax.tensor([1.0, -1.0, -1.0, 0.0])
+        >>> fjax.atan2(y, x)
+        tensor([ 0.7854,  2.3562, -2.3562,  0.0000], dtype=fjax.float32)
+    """
     return jnp.arctan2(*_float_pair(input, other))
 
 
 @defop()
 def hypot(input, other):
-    """``sqrt(input ** 2 + other ** 2)`` without overflow."""
+    """Elementwise ``sqrt(input ** 2 + other ** 2)``, the length of the hypotenuse.
+
+    It is computed without squaring directly, so it neither overflows nor underflows where the
+    result is representable. The operands broadcast and promote; integer inputs are computed in
+    float32.
+
+    Example::
+
+        >>> fjax.hypot(fjax.tensor([3.0, 6.0]), fjax.tensor([4.0, 8.0]))
+        tensor([ 5., 10.], dtype=fjax.float32)
+        >>> fjax.hypot(fjax.tensor([3e20]), fjax.tensor([4e20])) / 1e20
+        tensor([5.], dtype=fjax.float32)
+    """
     return jnp.hypot(*_float_pair(input, other))
 
 
 @defop()
 def logaddexp(input, other):
-    """``log(exp(input) + exp(other))``, stable."""
+    """Elementwise ``log(exp(input) + exp(other))``, computed without overflow for large inputs.
+
+    The operands broadcast and promote; integer inputs are computed in float32.
+
+    Example::
+
+        >>> fjax.logaddexp(fjax.tensor([0.0, 100.0]), fjax.tensor([0.0, 100.0]))
+        tensor([  0.6931, 100.6931], dtype=fjax.float32)
+        >>> fjax.logaddexp(fjax.tensor([-float("inf")]), fjax.tensor([2.0]))
+        tensor([2.], dtype=fjax.float32)
+    """
     return jnp.logaddexp(*_float_pair(input, other))
 
 
 @defop()
 def logaddexp2(input, other):
-    """``log2(2 ** input + 2 ** other)``, stable."""
+    """Elementwise ``log2(2 ** input + 2 ** other)``, computed without overflow for large inputs.
+
+    The operands broadcast and promote; integer inputs are computed in float32.
+
+    Example::
+
+        >>> fjax.logaddexp2(fjax.tensor([0.0, 1.0, 3.0]), fjax.tensor([0.0, 1.0, 1.0]))
+        tensor([1.0000, 2.0000, 3.3219], dtype=fjax.float32)
+    """
     return jnp.logaddexp2(*_float_pair(input, other))
 
 
 @defop()
 def xlogy(input, other):
-    """``input * log(other)``, 0 where ``input == 0`` unless ``other`` is NaN (as in torch)."""
+    """Elementwise ``input * log(other)``, defined as 0 where ``input == 0`` (even if ``other`` is 0),
+    unless ``other`` is NaN, which gives NaN, as in torch.
+
+    The operands broadcast and promote (either may be a Python number); integer inputs are
+    computed in float32. This makes entropy-like sums ``p * log(p)`` safe at ``p == 0``.
+
+    Example::
+
+        >>> nan = float("nan")
+        >>> fjax.xlogy(fjax.tensor([0.0, 2.0, 0.0]), fjax.tensor([0.0, 4.0, nan]))
+        tensor([0.0000, 2.7726,    nan], dtype=fjax.float32)
+    """
     x, y = _float_pair(input, other)
     return jnp.where(jnp.isnan(y), jnp.nan, special.xlogy(x, y))

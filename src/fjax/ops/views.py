@@ -380,7 +380,17 @@ def write_storage(storage, values, offset, shape, strides):
 
 @defop(static=("dim", "index"), linear=True)
 def select(input, dim, index):
-    """``input.select(dim, index)``: the slice at ``index`` along ``dim``, that dim removed."""
+    """The slice at ``index`` along ``dim``, with that dim removed: ``x.select(0, i)`` is ``x[i]`` and
+    ``x.select(1, i)`` is ``x[:, i]``. A negative index counts from the end; the result shares storage.
+
+    Example::
+
+        >>> x = fjax.tensor([[1, 2], [3, 4]])
+        >>> x.select(1, 0)
+        tensor([1, 3], dtype=fjax.int64)
+        >>> x.select(0, -1)
+        tensor([3, 4], dtype=fjax.int64)
+    """
     d = _wrap("select", dim, input.ndim)
     n = input.shape[d]
     if not -n <= index < n:
@@ -390,14 +400,34 @@ def select(input, dim, index):
 
 @defop(linear=True)
 def view_as(input, other):
-    """``input.view(other.size())``."""
+    """``input.view(other.size())``: ``input``'s elements with ``other``'s shape, sharing storage.
+
+    Example::
+
+        >>> fjax.arange(6).view_as(fjax.zeros(2, 3))
+        tensor([[0, 1, 2],
+                [3, 4, 5]], dtype=fjax.int64)
+    """
     return jnp.reshape(input, other.shape)
 
 
 @defop(static=("dimension", "size", "step"), linear=True)
 def unfold(input, dimension, size, step):
-    """``Tensor.unfold``: every ``size``-long window along ``dimension``, ``step`` apart, as a new
-    last dim."""
+    """``Tensor.unfold(dimension, size, step)``: every window of ``size`` consecutive elements along
+    ``dimension``, ``step`` apart, as a view. ``dimension`` then counts the windows, and a new last dim of
+    length ``size`` holds each one.
+
+    Example::
+
+        >>> x = fjax.arange(6)
+        >>> x.unfold(0, 2, 2)
+        tensor([[0, 1],
+                [2, 3],
+                [4, 5]], dtype=fjax.int64)
+        >>> x.unfold(0, 3, 2)
+        tensor([[0, 1, 2],
+                [2, 3, 4]], dtype=fjax.int64)
+    """
     if input.ndim == 0:
         if size > 1:
             raise ValueError(f"unfold: size {size} exceeds the size 1 of a 0-d tensor")
@@ -414,7 +444,18 @@ def unfold(input, dimension, size, step):
 
 @defop(static=("sections", "dim"), linear=True)
 def tensor_split(input, sections, dim=0):
-    """Split into ``sections`` near-equal pieces (an int) or at the listed indices."""
+    """Split along ``dim`` into exactly ``sections`` pieces when it is an int (the first
+    ``n % sections`` pieces get one more element), or cut before each listed index when it is a list, as
+    numpy's array_split. Returns a tuple of views.
+
+    Example::
+
+        >>> x = fjax.arange(7)
+        >>> x.tensor_split(3)
+        (tensor([0, 1, 2], dtype=fjax.int64), tensor([3, 4], dtype=fjax.int64), tensor([5, 6], dtype=fjax.int64))
+        >>> x.tensor_split([1, 4])
+        (tensor([0], dtype=fjax.int64), tensor([1, 2, 3], dtype=fjax.int64), tensor([4, 5, 6], dtype=fjax.int64))
+    """
     d = _wrap("tensor_split", dim, input.ndim)
     n = input.shape[d]
     if isinstance(sections, int):

@@ -25,7 +25,23 @@ def _scale_by_rss_eps_outside(initial_accumulator_value, eps) -> optax.GradientT
 
 
 class Adagrad(Optimizer):
-    """Adagrad, ``torch.optim.Adagrad``: state is created for every parameter at construction."""
+    """Adagrad, ``torch.optim.Adagrad``: state is created for every parameter at construction.
+
+    Each step adds ``grad ** 2`` to the per-element ``sum`` (which starts at
+    ``initial_accumulator_value``) and moves by ``clr * grad / (sqrt(sum) + eps)``, with
+    ``clr = lr / (1 + (step - 1) * lr_decay)``.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.Adagrad([w], lr=0.5)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.data
+        tensor([ 0.5000, -1.5000], dtype=fjax.float32)
+        >>> opt.state[w]['sum']
+        tensor([ 4., 16.], dtype=fjax.float32)
+    """
 
     _state_names = {"sum": "sum_of_squares"}
 

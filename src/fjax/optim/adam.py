@@ -20,6 +20,17 @@ class Adam(Optimizer):
 
     ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: every group's
     update is one fused XLA computation and the step counts live on the device.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.Adam([w], lr=0.1, betas=(0.9, 0.999), eps=1e-8)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.data  # the first step moves each entry by lr against its gradient's sign
+        tensor([ 0.9000, -1.9000], dtype=fjax.float32)
+        >>> sorted(opt.state[w])
+        ['exp_avg', 'exp_avg_sq', 'step']
     """
 
     _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu", "max_exp_avg_sq": "nu_max"}
@@ -92,7 +103,20 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """AdamW, ``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2)."""
+    """AdamW, ``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2).
+
+    Each step first shrinks every parameter by ``lr * weight_decay * param``, then applies the
+    plain Adam update, so the decay does not pass through the moment estimates.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.data  # w * (1 - 0.1 * 0.5) - 0.1 * sign(grad)
+        tensor([ 0.8500, -1.8000], dtype=fjax.float32)
+    """
 
     def __init__(
         self,

@@ -165,10 +165,17 @@ class LBFGS(Optimizer):
 
     Example::
 
-        >>> opt = fjax.optim.LBFGS([w], line_search_fn="strong_wolfe")
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.LBFGS([w], lr=1, line_search_fn="strong_wolfe")
         >>> def closure():
-        ...     opt.zero_grad(); loss = f(w); loss.backward(); return loss
-        >>> opt.step(closure)
+        ...     opt.zero_grad()
+        ...     loss = ((w - 3) ** 2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> opt.step(closure)  # returns the first loss
+        tensor(29., dtype=fjax.float32, grad_fn=...)
+        >>> w.data  # the quadratic's minimum
+        tensor([3.0000, 3.0000], dtype=fjax.float32)
     """
 
     def __init__(

@@ -102,6 +102,25 @@ class Optimizer:
         params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (parameter
             groups with their own hyper-parameters under the same keys as ``defaults``).
         defaults: the default hyper-parameters of every group.
+
+    ``step()`` updates the parameters from their ``.grad``; ``zero_grad()`` clears the grads
+    (sets them to None by default). ``param_groups`` is a list of dicts whose hyper-parameters
+    may be edited between steps; ``state_dict()``/``load_state_dict()`` save and restore.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., 2.]))
+        >>> b = nn.Parameter(fjax.tensor([0.]))
+        >>> opt = fjax.optim.SGD([{'params': [w]}, {'params': [b], 'lr': 0.5}], lr=0.1)
+        >>> isinstance(opt, fjax.optim.Optimizer), [g['lr'] for g in opt.param_groups]
+        (True, [0.1, 0.5])
+        >>> (w.sum() + 2 * b.sum()).backward()
+        >>> opt.step()
+        >>> w.data, b.data
+        (tensor([0.9000, 1.9000], dtype=fjax.float32), tensor([-1.], dtype=fjax.float32))
+        >>> opt.zero_grad()
+        >>> w.grad is None
+        True
     """
 
     _state_names: dict[str, str] = {}  # torch state key -> optax state field

@@ -12,6 +12,17 @@ class RMSprop(Optimizer):
 
     The update is ``optax.scale_by_rms`` (``scale_by_stddev`` when centered) with torch's eps
     outside the root (``eps_in_sqrt=False``), then ``optax.trace(momentum)`` when momentum > 0.
+    Per element: ``square_avg = alpha * square_avg + (1 - alpha) * grad ** 2`` and the step is
+    ``lr * grad / (sqrt(square_avg) + eps)``.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.RMSprop([w], lr=0.01, alpha=0.99)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.data  # first step: lr * grad / sqrt(0.01 * grad ** 2) = 0.1 * sign(grad)
+        tensor([ 0.9000, -1.9000], dtype=fjax.float32)
     """
 
     _state_names = {"square_avg": "nu", "grad_avg": "mu", "momentum_buffer": "trace"}

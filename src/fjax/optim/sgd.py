@@ -17,8 +17,17 @@ class SGD(Optimizer):
 
     Example::
 
-        >>> opt = fjax.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        >>> loss(model(x)).backward(); opt.step(); opt.zero_grad()
+        >>> w = nn.Parameter(fjax.tensor([1., 2.]))
+        >>> opt = fjax.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w ** 2).sum().backward()  # grad 2 * w = [2, 4]
+        >>> opt.step()
+        >>> w.data  # w - lr * grad
+        tensor([0.8000, 1.6000], dtype=fjax.float32)
+        >>> opt.zero_grad()
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.data  # buf = 0.9 * [2, 4] + [1.6, 3.2]
+        tensor([0.4600, 0.9200], dtype=fjax.float32)
     """
 
     _state_names = {"momentum_buffer": "trace"}

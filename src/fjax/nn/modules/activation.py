@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
@@ -42,37 +44,80 @@ class _Inplace(Module):
 
 
 class ReLU(_Inplace):
-    """``max(x, 0)``."""
+    """Rectified linear unit: ``max(x, 0)`` elementwise, any shape in and out.
+
+    ``inplace=True`` overwrites the input instead of allocating a result, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([-2., -0.5, 0., 1., 3.])
+        >>> nn.ReLU()(x)
+        tensor([0., 0., 0., 1., 3.], dtype=fjax.float32)
+        >>> nn.ReLU(inplace=True)
+        ReLU(inplace=True)
+    """
 
     _fn = staticmethod(F.relu)
 
 
 class ReLU6(_Inplace):
-    """``min(max(x, 0), 6)``."""
+    """ReLU capped at 6: ``min(max(x, 0), 6)`` elementwise. ``inplace`` as in :class:`ReLU`.
+
+    Example::
+
+        >>> nn.ReLU6()(fjax.tensor([-1., 3., 8.]))
+        tensor([0., 3., 6.], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.relu6)
 
 
 class SELU(_Inplace):
-    """Scaled ELU with the self-normalizing constants."""
+    """Scaled ELU: ``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with the fixed
+    self-normalizing constants ``alpha ~ 1.6733`` and ``scale ~ 1.0507``. Pair it with
+    :class:`AlphaDropout`.
+
+    Example::
+
+        >>> nn.SELU()(fjax.tensor([-1., 0., 1.]))
+        tensor([-1.1113,  0.0000,  1.0507], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.selu)
 
 
 class SiLU(_Inplace):
-    """``x * sigmoid(x)``."""
+    """Sigmoid linear unit (swish): ``x * sigmoid(x)`` elementwise.
+
+    Example::
+
+        >>> nn.SiLU()(fjax.tensor([-1., 0., 1.]))
+        tensor([-0.2689,  0.0000,  0.7311], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.silu)
 
 
 class Mish(_Inplace):
-    """``x * tanh(softplus(x))``."""
+    """Mish: ``x * tanh(softplus(x))`` elementwise, a smooth non-monotonic ReLU.
+
+    Example::
+
+        >>> nn.Mish()(fjax.tensor([-1., 0., 1.]))
+        tensor([-0.3034,  0.0000,  0.8651], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.mish)
 
 
 class Hardsigmoid(_Inplace):
-    """``relu6(x + 3) / 6``."""
+    """Piecewise-linear sigmoid: ``relu6(x + 3) / 6``, i.e. 0 below -3, 1 above 3 and linear between.
+
+    Example::
+
+        >>> nn.Hardsigmoid()(fjax.tensor([-4., -1.5, 0., 1.5, 4.]))
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.hardsigmoid)
 
@@ -81,7 +126,13 @@ class Hardsigmoid(_Inplace):
 
 
 class Hardswish(_Inplace):
-    """``x * relu6(x + 3) / 6``."""
+    """Hard swish: ``x * relu6(x + 3) / 6``, i.e. 0 below -3, ``x`` above 3 and quadratic between.
+
+    Example::
+
+        >>> nn.Hardswish()(fjax.tensor([-1.5, 0., 1.5, 4.]))
+        tensor([-0.3750,  0.0000,  1.1250,  4.0000], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.hardswish)
 
@@ -90,37 +141,78 @@ class Hardswish(_Inplace):
 
 
 class Sigmoid(_Stateless):
-    """``1 / (1 + exp(-x))``."""
+    """Logistic sigmoid ``1 / (1 + exp(-x))`` elementwise; values lie in ``(0, 1)``.
+
+    Example::
+
+        >>> nn.Sigmoid()(fjax.tensor([-1., 0., 1.]))
+        tensor([0.2689, 0.5000, 0.7311], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.sigmoid)
 
 
 class Tanh(_Stateless):
-    """Hyperbolic tangent."""
+    """Hyperbolic tangent elementwise; values lie in ``(-1, 1)``.
+
+    Example::
+
+        >>> nn.Tanh()(fjax.tensor([-1., 0., 1.]))
+        tensor([-0.7616,  0.0000,  0.7616], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.tanh)
 
 
 class LogSigmoid(_Stateless):
-    """``log(sigmoid(x))``, computed stably."""
+    """``log(sigmoid(x))`` elementwise, computed stably: large negative inputs give ``x``
+    rather than ``-inf``.
+
+    Example::
+
+        >>> nn.LogSigmoid()(fjax.tensor([-100., 0., 1.]))
+        tensor([-100.0000,   -0.6931,   -0.3133], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.logsigmoid)
 
 
 class Tanhshrink(_Stateless):
-    """``x - tanh(x)``."""
+    """``x - tanh(x)`` elementwise.
+
+    Example::
+
+        >>> nn.Tanhshrink()(fjax.tensor([-1., 0., 1.]))
+        tensor([-0.2384,  0.0000,  0.2384], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.tanhshrink)
 
 
 class Softsign(_Stateless):
-    """``x / (1 + |x|)``."""
+    """Softsign: ``x / (1 + |x|)`` elementwise; values lie in ``(-1, 1)``.
+
+    Example::
+
+        >>> nn.Softsign()(fjax.tensor([-3., 0., 1.]))
+        tensor([-0.7500,  0.0000,  0.5000], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.softsign)
 
 
 class LeakyReLU(Module):
-    """``x`` where positive, else ``negative_slope * x``."""
+    """Leaky ReLU: ``x`` where ``x >= 0``, else ``negative_slope * x`` (default ``0.01``).
+    ``inplace`` as in :class:`ReLU`.
+
+    Example::
+
+        >>> m = nn.LeakyReLU(negative_slope=0.1)
+        >>> m
+        LeakyReLU(negative_slope=0.1)
+        >>> m(fjax.tensor([-2., 0., 3.]))
+        tensor([-0.2000,  0.0000,  3.0000], dtype=fjax.float32)
+    """
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False):
         super().__init__()
@@ -135,7 +227,15 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
-    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+    """Exponential linear unit: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``, which
+    saturates at ``-alpha``. ``inplace`` as in :class:`ReLU`.
+
+    Example::
+
+        >>> m = nn.ELU(alpha=1.0)
+        >>> m(fjax.tensor([-1., 0., 2.]))
+        tensor([-0.6321,  0.0000,  2.0000], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.elu)
 
@@ -152,13 +252,32 @@ class ELU(Module):
 
 
 class CELU(ELU):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+    With ``alpha=1`` it equals :class:`ELU`.
+
+    Example::
+
+        >>> m = nn.CELU(alpha=2.0)
+        >>> m(fjax.tensor([-2., 0., 2.]))
+        tensor([-1.2642,  0.0000,  2.0000], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.celu)
 
 
 class GELU(Module):
-    """Gaussian error linear unit, exact (``'none'``) or with the tanh approximation."""
+    """Gaussian error linear unit ``x * Phi(x)``, with ``Phi`` the standard normal CDF.
+    ``approximate='none'`` (default) uses the exact erf form; ``approximate='tanh'`` uses the
+    tanh approximation, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([-2., -0.5, 0., 1., 3.])
+        >>> nn.GELU()(x)
+        tensor([-0.0455, -0.1543,  0.0000,  0.8413,  2.9960], dtype=fjax.float32)
+        >>> nn.GELU(approximate='tanh')(x)
+        tensor([-0.0454, -0.1543,  0.0000,  0.8412,  2.9964], dtype=fjax.float32)
+    """
 
     def __init__(self, approximate: str = "none"):
         super().__init__()
@@ -172,7 +291,15 @@ class GELU(Module):
 
 
 class Softplus(Module):
-    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    """Smooth ReLU: ``log(1 + exp(beta * x)) / beta`` elementwise. Where ``beta * x > threshold``
+    the result is ``x`` itself, for numerical stability (defaults ``beta=1``, ``threshold=20``).
+
+    Example::
+
+        >>> m = nn.Softplus(beta=2.0, threshold=20.0)
+        >>> m(fjax.tensor([-1., 0., 1., 20.]))
+        tensor([ 0.0635,  0.3466,  1.0635, 20.0000], dtype=fjax.float32)
+    """
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
         super().__init__()
@@ -187,10 +314,31 @@ class Softplus(Module):
 
 
 class Hardtanh(Module):
-    """Clamp to ``[min_val, max_val]``."""
+    """Clamp every element to ``[min_val, max_val]`` (default ``[-1, 1]``); ``max_val`` must
+    exceed ``min_val``. ``inplace`` as in :class:`ReLU`.
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    Example::
+
+        >>> m = nn.Hardtanh(min_val=-1.0, max_val=2.0)
+        >>> m(fjax.tensor([-3., 0.5, 5.]))
+        tensor([-1.0000,  0.5000,  2.0000], dtype=fjax.float32)
+    """
+
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ):
         super().__init__()
+        if min_value is not None:
+            warnings.warn("Hardtanh: min_value is deprecated, use min_val", FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("Hardtanh: max_value is deprecated, use max_val", FutureWarning, stacklevel=2)
+            max_val = max_value
         if max_val <= min_val:
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
@@ -205,7 +353,14 @@ class Hardtanh(Module):
 
 
 class Softshrink(Module):
-    """Shrink towards 0 by ``lambd``."""
+    """Soft shrinkage: ``x - lambd`` where ``x > lambd``, ``x + lambd`` where ``x < -lambd``,
+    else 0 (default ``lambd=0.5``).
+
+    Example::
+
+        >>> nn.Softshrink(lambd=0.5)(fjax.tensor([-2., 0.25, 1.]))
+        tensor([-1.5000,  0.0000,  0.5000], dtype=fjax.float32)
+    """
 
     def __init__(self, lambd: float = 0.5):
         super().__init__()
@@ -219,14 +374,28 @@ class Softshrink(Module):
 
 
 class Hardshrink(Softshrink):
-    """``x`` where ``|x| > lambd``, else 0."""
+    """Hard shrinkage: ``x`` where ``|x| > lambd``, else 0 (default ``lambd=0.5``).
+
+    Example::
+
+        >>> nn.Hardshrink(lambd=0.5)(fjax.tensor([-2., -0.25, 0.25, 1.]))
+        tensor([-2.,  0.,  0.,  1.], dtype=fjax.float32)
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
 
 class Threshold(Module):
-    """``x`` where ``x > threshold``, else ``value``."""
+    """``x`` where ``x > threshold`` (strictly), else ``value``. Both arguments are required.
+    ``inplace`` as in :class:`ReLU`.
+
+    Example::
+
+        >>> m = nn.Threshold(threshold=0.5, value=-1.0)
+        >>> m(fjax.tensor([0., 0.5, 1., 2.]))
+        tensor([-1., -1.,  1.,  2.], dtype=fjax.float32)
+    """
 
     def __init__(self, threshold: float, value: float, inplace: bool = False):
         super().__init__()
@@ -242,7 +411,15 @@ class Threshold(Module):
 
 
 class GLU(Module):
-    """Gated linear unit over the two halves of ``dim``."""
+    """Gated linear unit: split the input in two halves ``a, b`` along ``dim`` (default ``-1``,
+    whose size must be even) and return ``a * sigmoid(b)``; that dim halves.
+
+    Example::
+
+        >>> m = nn.GLU(dim=-1)
+        >>> m(fjax.tensor([[1., 2., 0., 100.]]))
+        tensor([[0.5000, 2.0000]], dtype=fjax.float32)
+    """
 
     def __init__(self, dim: int = -1):
         super().__init__()
@@ -256,7 +433,19 @@ class GLU(Module):
 
 
 class PReLU(Module):
-    """Leaky ReLU with a learned slope: one shared, or one per channel (``num_parameters``)."""
+    """Leaky ReLU with a learned negative slope ``weight``: ``x`` where ``x >= 0``, else
+    ``weight * x``. ``num_parameters=1`` shares one slope; otherwise it must equal the channel
+    count (dim 1 of the input). Slopes start at ``init`` (default ``0.25``).
+
+    Example::
+
+        >>> m = nn.PReLU(num_parameters=2, init=0.25)
+        >>> m.weight.shape
+        fjax.Size([2])
+        >>> m(fjax.tensor([[[-4., -4.], [1., 2.]]]))
+        tensor([[[-1., -1.],
+                 [ 1.,  2.]]], dtype=fjax.float32, grad_fn=...)
+    """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
         super().__init__()
@@ -276,7 +465,15 @@ class PReLU(Module):
 
 
 class RReLU(Module):
-    """Leaky ReLU with a random slope in ``[lower, upper]`` when training, the mean slope in eval."""
+    """Randomized leaky ReLU: in training mode each negative element is multiplied by a slope drawn
+    uniformly from ``[lower, upper]``; in eval mode by the fixed slope ``(lower + upper) / 2``.
+
+    Example::
+
+        >>> m = nn.RReLU(lower=0.1, upper=0.3).eval()
+        >>> m(fjax.tensor([-1., 0., 2.]))
+        tensor([-0.2000,  0.0000,  2.0000], dtype=fjax.float32)
+    """
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
         super().__init__()
@@ -306,18 +503,45 @@ class _SoftmaxBase(Module):
 
 
 class Softmax(_SoftmaxBase):
-    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    """Softmax ``exp(x) / sum(exp(x))`` along ``dim``, so each slice along ``dim`` sums to 1.
+    Pass ``dim`` explicitly, as in torch.
+
+    Example::
+
+        >>> m = nn.Softmax(dim=1)
+        >>> m(fjax.tensor([[1., 1.], [0., 2.]]))
+        tensor([[0.5000, 0.5000],
+                [0.1192, 0.8808]], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.softmax)
 
 
 class Softmin(_SoftmaxBase):
-    """``softmax(-x)`` along ``dim``."""
+    """Softmin: ``softmax(-x)`` along ``dim``, so the smallest entries get the most weight.
+
+    Example::
+
+        >>> m = nn.Softmin(dim=0)
+        >>> m(fjax.tensor([1., 2., 3.]))
+        tensor([0.6652, 0.2447, 0.0900], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.softmin)
 
 
 class LogSoftmax(_SoftmaxBase):
-    """``log(softmax(x))`` along ``dim``."""
+    """``log(softmax(x))`` along ``dim``, computed stably; the usual input of :class:`NLLLoss`.
+
+    Example::
+
+        >>> m = nn.LogSoftmax(dim=-1)
+        >>> y = m(fjax.tensor([[0., 0.], [0., 1.]]))
+        >>> y
+        tensor([[-0.6931, -0.6931],
+                [-1.3133, -0.3133]], dtype=fjax.float32)
+        >>> y.exp().sum(dim=-1)
+        tensor([1., 1.], dtype=fjax.float32)
+    """
 
     _fn = staticmethod(F.log_softmax)

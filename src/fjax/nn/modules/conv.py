@@ -148,7 +148,20 @@ class _Conv(_ConvNd):
 
 
 class Conv1d(_Conv):
-    """1-d convolution over ``(N, C_in, L)``; weight ``(C_out, C_in / groups, k)``."""
+    """1-d convolution (cross-correlation, as in torch) over ``(N, C_in, L)`` or ``(C_in, L)``
+    input, with weight ``(C_out, C_in / groups, kernel_size)``. ``stride``, ``padding`` (ints,
+    ``'same'`` or ``'valid'``), ``dilation``, ``groups``, ``bias`` and ``padding_mode``
+    (``'zeros'``, ``'reflect'``, ``'replicate'``, ``'circular'``) follow torch.
+
+    Example::
+
+        >>> m = nn.Conv1d(in_channels=1, out_channels=1, kernel_size=2, bias=False)
+        >>> _ = m.weight.data.fill_(1.0)
+        >>> m(fjax.tensor([[[1., 2., 3., 4.]]]))  # sums of neighbours
+        tensor([[[3., 5., 7.]]], dtype=fjax.float32, grad_fn=...)
+        >>> nn.Conv1d(4, 8, 3, stride=2, padding=1)(fjax.ones(2, 4, 10)).shape
+        fjax.Size([2, 8, 5])
+    """
 
     _nd = 1
     _tuple = staticmethod(_single)
@@ -158,10 +171,19 @@ class Conv1d(_Conv):
 class Conv2d(_Conv):
     """2-d convolution over ``(N, C_in, H, W)``; weight ``(C_out, C_in / groups, kh, kw)``.
 
+    ``kernel_size``, ``stride``, ``padding`` and ``dilation`` take an int or a pair; the other
+    arguments are those of :class:`Conv1d`. Each output size is
+    ``floor((size + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``.
+
     Example::
 
-        >>> fjax.nn.Conv2d(3, 8, 3, padding=1)(fjax.randn(2, 3, 16, 16)).shape
+        >>> m = nn.Conv2d(in_channels=3, out_channels=8, kernel_size=3, padding=1)
+        >>> m.weight.shape
+        fjax.Size([8, 3, 3, 3])
+        >>> m(fjax.ones(2, 3, 16, 16)).shape
         fjax.Size([2, 8, 16, 16])
+        >>> nn.Conv2d(4, 4, (3, 5), stride=2, groups=4)(fjax.ones(1, 4, 9, 9)).shape
+        fjax.Size([1, 4, 4, 3])
     """
 
     _nd = 2
@@ -170,7 +192,19 @@ class Conv2d(_Conv):
 
 
 class Conv3d(_Conv):
-    """3-d convolution over ``(N, C_in, D, H, W)``; weight ``(C_out, C_in / groups, kd, kh, kw)``."""
+    """3-d convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` input, with weight
+    ``(C_out, C_in / groups, kd, kh, kw)``; arguments as in :class:`Conv2d`, ints or triples.
+
+    Example::
+
+        >>> m = nn.Conv3d(2, 4, kernel_size=3, padding=1)
+        >>> m.weight.shape
+        fjax.Size([4, 2, 3, 3, 3])
+        >>> m(fjax.ones(1, 2, 4, 4, 4)).shape
+        fjax.Size([1, 4, 4, 4, 4])
+        >>> nn.Conv3d(2, 4, kernel_size=(1, 3, 3))(fjax.ones(1, 2, 4, 4, 4)).shape
+        fjax.Size([1, 4, 4, 2, 2])
+    """
 
     _nd = 3
     _tuple = staticmethod(_triple)
@@ -241,7 +275,20 @@ class _ConvTranspose(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTranspose):
-    """Transposed 1-d convolution; weight ``(C_in, C_out / groups, k)``."""
+    """Transposed 1-d convolution (the gradient of :class:`Conv1d`), with weight
+    ``(C_in, C_out / groups, kernel_size)``. The output length is
+    ``(L - 1) * stride - 2 * padding + dilation * (kernel_size - 1) + output_padding + 1``;
+    only ``padding_mode='zeros'`` is supported, as in torch.
+
+    Example::
+
+        >>> m = nn.ConvTranspose1d(in_channels=1, out_channels=1, kernel_size=2, stride=2, bias=False)
+        >>> _ = m.weight.data.fill_(1.0)
+        >>> m(fjax.tensor([[[1., 2., 3.]]]))
+        tensor([[[1., 1., 2., 2., 3., 3.]]], dtype=fjax.float32, grad_fn=...)
+        >>> nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)(fjax.ones(1, 4, 5)).shape
+        fjax.Size([1, 2, 10])
+    """
 
     _nd = 1
     _tuple = staticmethod(_single)
@@ -249,7 +296,21 @@ class ConvTranspose1d(_ConvTranspose):
 
 
 class ConvTranspose2d(_ConvTranspose):
-    """Transposed 2-d convolution; weight ``(C_in, C_out / groups, kh, kw)``."""
+    """Transposed 2-d convolution with weight ``(C_in, C_out / groups, kh, kw)``; arguments as in
+    :class:`ConvTranspose1d`, ints or pairs. ``forward(input, output_size=...)`` picks the
+    ``output_padding`` that yields that size when a stride makes it ambiguous.
+
+    Example::
+
+        >>> m = nn.ConvTranspose2d(in_channels=8, out_channels=3, kernel_size=3, stride=2, padding=1)
+        >>> m.weight.shape
+        fjax.Size([8, 3, 3, 3])
+        >>> x = fjax.ones(1, 8, 5, 5)
+        >>> m(x).shape
+        fjax.Size([1, 3, 9, 9])
+        >>> m(x, output_size=(10, 10)).shape
+        fjax.Size([1, 3, 10, 10])
+    """
 
     _nd = 2
     _tuple = staticmethod(_pair)
@@ -257,7 +318,17 @@ class ConvTranspose2d(_ConvTranspose):
 
 
 class ConvTranspose3d(_ConvTranspose):
-    """Transposed 3-d convolution; weight ``(C_in, C_out / groups, kd, kh, kw)``."""
+    """Transposed 3-d convolution with weight ``(C_in, C_out / groups, kd, kh, kw)``; arguments as in
+    :class:`ConvTranspose2d`, ints or triples.
+
+    Example::
+
+        >>> m = nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2)
+        >>> m.weight.shape
+        fjax.Size([4, 2, 2, 2, 2])
+        >>> m(fjax.ones(1, 4, 3, 3, 3)).shape
+        fjax.Size([1, 2, 6, 6, 6])
+    """
 
     _nd = 3
     _tuple = staticmethod(_triple)

@@ -27,9 +27,17 @@ class _DropoutNd(Module):
 class Dropout(_DropoutNd):
     """Zero each element with probability ``p`` while training; scale the rest by ``1 / (1 - p)``.
 
+    The expected value is unchanged. In eval mode (``.eval()``) the layer returns its input
+    untouched. ``p`` must lie in ``[0, 1]`` (default ``0.5``).
+
     Example::
 
-        >>> drop = fjax.nn.Dropout(0.1)
+        >>> _ = fjax.manual_seed(0)
+        >>> drop = nn.Dropout(p=0.5)
+        >>> x = fjax.ones(8)
+        >>> y = drop(x)
+        >>> bool(((y == 0) | (y == 2)).all())
+        True
         >>> drop.eval()(x) is x
         True
     """
@@ -38,30 +46,87 @@ class Dropout(_DropoutNd):
 
 
 class Dropout1d(_DropoutNd):
-    """Zero whole channels of ``(N, C, L)`` input with probability ``p`` while training."""
+    """Channel dropout for ``(N, C, L)`` or ``(C, L)`` input: while training, each channel is
+    zeroed as a whole with probability ``p`` and the kept ones are scaled by ``1 / (1 - p)``;
+    the identity in eval mode.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = nn.Dropout1d(p=0.5)(fjax.ones(1, 6, 4))
+        >>> bool(((y == 0).all(dim=-1) | (y == 2).all(dim=-1)).all())
+        True
+    """
 
     _fn = staticmethod(F.dropout1d)
 
 
 class Dropout2d(_DropoutNd):
-    """Zero whole channels of ``(N, C, H, W)`` input with probability ``p`` while training."""
+    """Channel dropout for ``(N, C, H, W)`` or ``(C, H, W)`` input: while training, each
+    ``H x W`` feature map is zeroed with probability ``p`` and the kept ones are scaled by
+    ``1 / (1 - p)``; the identity in eval mode.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = nn.Dropout2d(p=0.5)(fjax.ones(2, 3, 4, 4))
+        >>> bool(((y == 0).all(dim=(2, 3)) | (y == 2).all(dim=(2, 3))).all())
+        True
+    """
 
     _fn = staticmethod(F.dropout2d)
 
 
 class Dropout3d(_DropoutNd):
-    """Zero whole channels of ``(N, C, D, H, W)`` input with probability ``p`` while training."""
+    """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: while training, each
+    ``D x H x W`` volume is zeroed with probability ``p`` and the kept ones are scaled by
+    ``1 / (1 - p)``; the identity in eval mode.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = nn.Dropout3d(p=0.25)(fjax.ones(2, 3, 2, 2, 2))
+        >>> y.shape
+        fjax.Size([2, 3, 2, 2, 2])
+        >>> bool(((y == 0) | (y == 4. / 3)).all())
+        True
+    """
 
     _fn = staticmethod(F.dropout3d)
 
 
 class AlphaDropout(_DropoutNd):
-    """Dropout for SELU networks: keeps zero mean and unit variance of its input."""
+    """Dropout for :class:`SELU` networks: while training, dropped elements are set to SELU's
+    negative saturation value and an affine correction keeps a zero-mean, unit-variance input
+    at zero mean and unit variance; the identity in eval mode.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> drop = nn.AlphaDropout(p=0.2)
+        >>> x = fjax.randn(10000)
+        >>> y = drop(x)
+        >>> abs(y.mean().item()) < 0.05, round(y.std().item(), 1)
+        (True, 1.0)
+        >>> drop.eval()(x) is x
+        True
+    """
 
     _fn = staticmethod(F.alpha_dropout)
 
 
 class FeatureAlphaDropout(_DropoutNd):
-    """``AlphaDropout`` of whole channels."""
+    """:class:`AlphaDropout` of whole channels: while training, each channel (dim 1) is masked as a
+    unit, then the same affine correction is applied; the identity in eval mode.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = nn.FeatureAlphaDropout(p=0.5)(fjax.zeros(1, 4, 3))
+        >>> y.shape
+        fjax.Size([1, 4, 3])
+        >>> bool((y == y[:, :, :1]).all())
+        True
+    """
 
     _fn = staticmethod(F.feature_alpha_dropout)

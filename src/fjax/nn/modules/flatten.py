@@ -7,7 +7,16 @@ from ..module import Module
 
 
 class Flatten(Module):
-    """Flatten dims ``start_dim..end_dim`` into one (batch dim kept by default)."""
+    """Merge dims ``start_dim`` through ``end_dim`` (inclusive) into one. The defaults
+    ``start_dim=1, end_dim=-1`` keep the batch dim and flatten the rest, as in torch.
+
+    Example::
+
+        >>> nn.Flatten()(fjax.ones(2, 3, 4)).shape
+        fjax.Size([2, 12])
+        >>> nn.Flatten(start_dim=0, end_dim=1)(fjax.ones(2, 3, 4)).shape
+        fjax.Size([6, 4])
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()
@@ -22,7 +31,17 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Split dim ``dim`` into ``unflattened_size``."""
+    """Split dim ``dim`` into several dims of sizes ``unflattened_size`` (a tuple or list whose
+    product equals that dim; one entry may be ``-1``). The inverse of :class:`Flatten`.
+
+    Example::
+
+        >>> m = nn.Unflatten(dim=1, unflattened_size=(2, 3))
+        >>> m(fjax.ones(4, 6)).shape
+        fjax.Size([4, 2, 3])
+        >>> nn.Unflatten(-1, (2, -1))(fjax.ones(4, 6)).shape
+        fjax.Size([4, 2, 3])
+    """
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()

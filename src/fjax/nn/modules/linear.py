@@ -14,7 +14,16 @@ from ._utils import module_error
 
 
 class Identity(Module):
-    """Returns its input; accepts and ignores any constructor arguments, as torch's."""
+    """A placeholder layer that returns its input object unchanged. Like torch's, it accepts and
+    ignores any constructor arguments, so it can stand in for a layer that takes some.
+
+    Example::
+
+        >>> m = nn.Identity(54, unused='x')
+        >>> x = fjax.tensor([1., 2.])
+        >>> m(x) is x
+        True
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -30,8 +39,13 @@ class Linear(Module):
 
     Example::
 
-        >>> fjax.nn.Linear(3, 4)(fjax.randn(2, 3)).shape
+        >>> m = nn.Linear(in_features=3, out_features=4)
+        >>> m.weight.shape, m.bias.shape
+        (fjax.Size([4, 3]), fjax.Size([4]))
+        >>> m(fjax.ones(2, 3)).shape
         fjax.Size([2, 4])
+        >>> nn.Linear(3, 4, bias=False).bias is None
+        True
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
@@ -61,7 +75,23 @@ class Linear(Module):
 
 
 class Bilinear(Module):
-    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` with ``weight`` ``(out, in1, in2)``."""
+    """Bilinear map ``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` with ``weight`` of shape
+    ``(out_features, in1_features, in2_features)``. Inputs are ``(*, in1_features)`` and
+    ``(*, in2_features)`` with the same leading dims. Parameters start uniform in
+    ``(-1/sqrt(in1_features), 1/sqrt(in1_features))``; ``bias=False`` drops the bias.
+
+    Example::
+
+        >>> m = nn.Bilinear(in1_features=2, in2_features=3, out_features=4)
+        >>> m.weight.shape
+        fjax.Size([4, 2, 3])
+        >>> m(fjax.ones(5, 2), fjax.ones(5, 3)).shape
+        fjax.Size([5, 4])
+        >>> m = nn.Bilinear(2, 2, 1, bias=False)
+        >>> _ = m.weight.data.copy_(fjax.tensor([[[1., 0.], [0., 2.]]]))
+        >>> m(fjax.tensor([[1., 1.]]), fjax.tensor([[3., 4.]]))  # 1*3 + 2*4
+        tensor([[11.]], dtype=fjax.float32, grad_fn=...)
+    """
 
     def __init__(
         self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None, dtype=None

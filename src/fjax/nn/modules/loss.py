@@ -29,21 +29,59 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """``|input - target|``, reduced."""
+    """Mean absolute error: ``|input - target|`` elementwise (the two broadcast), then reduced.
+    ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``; the deprecated
+    ``size_average``/``reduce`` flags map onto it as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([1., 2., 4.])
+        >>> y = fjax.tensor([1., 0., 1.])
+        >>> nn.L1Loss()(x, y)
+        tensor(1.6667, dtype=fjax.float32)
+        >>> nn.L1Loss(reduction='sum')(x, y)
+        tensor(5., dtype=fjax.float32)
+        >>> nn.L1Loss(reduction='none')(x, y)
+        tensor([0., 2., 3.], dtype=fjax.float32)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
-    """``(input - target) ** 2``, reduced."""
+    """Mean squared error: ``(input - target) ** 2`` elementwise, then reduced; ``reduction`` is
+    ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> x = fjax.tensor([1., 2., 4.])
+        >>> y = fjax.tensor([1., 0., 1.])
+        >>> nn.MSELoss()(x, y)
+        tensor(4.3333, dtype=fjax.float32)
+        >>> nn.MSELoss(reduction='none')(x, y)
+        tensor([0., 4., 9.], dtype=fjax.float32)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
-    """Quadratic below ``beta``, linear above."""
+    """Smooth L1 loss: with ``d = |input - target|``, ``0.5 * d ** 2 / beta`` where ``d < beta``,
+    else ``d - 0.5 * beta`` (default ``beta=1``); then reduced, ``reduction`` is ``'mean'``
+    (default), ``'sum'`` or ``'none'``.
+    Compare :class:`HuberLoss`, which scales the linear part by ``delta`` instead.
+
+    Example::
+
+        >>> x = fjax.tensor([0.5, 3.])
+        >>> y = fjax.zeros(2)
+        >>> nn.SmoothL1Loss(reduction='none', beta=1.0)(x, y)
+        tensor([0.1250, 2.5000], dtype=fjax.float32)
+        >>> nn.SmoothL1Loss(reduction='none', beta=2.0)(x, y)
+        tensor([0.0625, 2.0000], dtype=fjax.float32)
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
         super().__init__(size_average, reduce, reduction)
@@ -54,7 +92,19 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Quadratic below ``delta``, ``delta``-scaled linear above."""
+    """Huber loss: with ``d = |input - target|``, ``0.5 * d ** 2`` where ``d < delta``, else
+    ``delta * (d - 0.5 * delta)`` (default ``delta=1``, where it equals :class:`SmoothL1Loss`);
+    then reduced, ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> x = fjax.tensor([0.5, 3.])
+        >>> y = fjax.zeros(2)
+        >>> nn.HuberLoss(reduction='none', delta=1.0)(x, y)
+        tensor([0.1250, 2.5000], dtype=fjax.float32)
+        >>> nn.HuberLoss(reduction='none', delta=2.0)(x, y)
+        tensor([0.1250, 4.0000], dtype=fjax.float32)
+    """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
         super().__init__(reduction=reduction)
@@ -65,7 +115,22 @@ class HuberLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    """Negative log-likelihood of log-probabilities ``(N, C, ...)`` at class indices."""
+    """Negative log-likelihood: ``-input[n, target[n]]`` for log-probabilities ``(N, C, ...)`` (e.g.
+    from :class:`LogSoftmax`) and integer class indices ``(N, ...)``. Each term is scaled by
+    ``weight[target]`` when a per-class ``weight`` is given, and ``'mean'`` divides by the sum of
+    those weights; targets equal to ``ignore_index`` (default ``-100``) are skipped.
+
+    Example::
+
+        >>> logp = fjax.tensor([[-0.5, -1.0, -2.0], [-3.0, -0.1, -1.5]])
+        >>> target = fjax.tensor([0, 2])
+        >>> nn.NLLLoss()(logp, target)
+        tensor(1., dtype=fjax.float32)
+        >>> nn.NLLLoss(weight=fjax.tensor([1., 1., 3.]))(logp, target)
+        tensor(1.2500, dtype=fjax.float32)
+        >>> nn.NLLLoss(ignore_index=2)(logp, target)
+        tensor(0.5000, dtype=fjax.float32)
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None, reduction: str = "mean"):
         super().__init__(weight, size_average, reduce, reduction)
@@ -78,10 +143,21 @@ class NLLLoss(_WeightedLoss):
 class CrossEntropyLoss(_WeightedLoss):
     """Cross entropy of logits ``(N, C, ...)`` with class indices or class probabilities.
 
+    Equal to :class:`NLLLoss` of ``log_softmax(input, dim=1)``: the target is either integer
+    class indices ``(N, ...)`` (with ``weight`` and ``ignore_index`` as in :class:`NLLLoss`) or
+    float class probabilities shaped like the input. ``label_smoothing`` mixes the target with
+    the uniform distribution; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
     Example::
 
-        >>> loss = fjax.nn.CrossEntropyLoss(label_smoothing=0.1)
-        >>> loss(fjax.randn(4, 3), fjax.tensor([0, 2, 1, 1]))
+        >>> logits = fjax.tensor([[2., 0., 0.], [0., 0., 0.]])
+        >>> nn.CrossEntropyLoss()(logits, fjax.tensor([0, 2]))
+        tensor(0.6691, dtype=fjax.float32)
+        >>> nn.CrossEntropyLoss(reduction='none', label_smoothing=0.1)(logits, fjax.tensor([0, 2]))
+        tensor([0.3729, 1.0986], dtype=fjax.float32)
+        >>> probs = fjax.tensor([[1., 0., 0.], [0., 0.5, 0.5]])
+        >>> nn.CrossEntropyLoss()(logits, probs)
+        tensor(0.6691, dtype=fjax.float32)
     """
 
     def __init__(
@@ -105,14 +181,40 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities."""
+    """Binary cross entropy ``-(y * log(p) + (1 - y) * log(1 - p))`` of probabilities ``p`` in
+    ``[0, 1]`` against targets ``y`` of the same shape; the logs are clamped at -100, as in torch.
+    An optional ``weight`` scales each element; ``reduction`` is ``'mean'`` (default), ``'sum'``
+    or ``'none'``. Prefer :class:`BCEWithLogitsLoss`
+    on raw scores.
+
+    Example::
+
+        >>> p = fjax.tensor([0.9, 0.2, 0.5])
+        >>> y = fjax.tensor([1., 0., 1.])
+        >>> nn.BCELoss()(p, y)
+        tensor(0.3406, dtype=fjax.float32)
+        >>> nn.BCELoss(reduction='none')(p, y)
+        tensor([0.1054, 0.2231, 0.6931], dtype=fjax.float32)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross entropy of logits (stable); ``pos_weight`` scales positive examples."""
+    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits. ``weight``
+    scales each element; ``pos_weight`` (broadcast over the last dim, one per class) scales the
+    positive term ``y * log(sigmoid(x))``; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> z = fjax.tensor([2., -1., 0.])
+        >>> y = fjax.tensor([1., 0., 1.])
+        >>> nn.BCEWithLogitsLoss()(z, y)
+        tensor(0.3778, dtype=fjax.float32)
+        >>> nn.BCEWithLogitsLoss(reduction='none', pos_weight=fjax.tensor([2.]))(z, y)
+        tensor([0.2539, 0.3133, 1.3863], dtype=fjax.float32)
+    """
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None):
         super().__init__(size_average, reduce, reduction)
@@ -126,7 +228,20 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """``target * (log(target) - input)`` for log-probabilities; ``'batchmean'`` is the true KL."""
+    """Kullback-Leibler divergence ``target * (log(target) - input)`` summed, where ``input`` holds
+    log-probabilities and ``target`` probabilities (log-probabilities with ``log_target=True``).
+    ``reduction='batchmean'`` (sum divided by the batch size) gives the true KL divergence; the
+    default ``'mean'`` averages over every element, as in torch.
+
+    Example::
+
+        >>> logq = fjax.tensor([[0.25, 0.75]]).log()
+        >>> p = fjax.tensor([[0.5, 0.5]])
+        >>> nn.KLDivLoss(reduction='batchmean')(logq, p)
+        tensor(0.1438, dtype=fjax.float32)
+        >>> nn.KLDivLoss(reduction='batchmean', log_target=True)(logq, p.log())
+        tensor(0.1438, dtype=fjax.float32)
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
         super().__init__(size_average, reduce, reduction)
@@ -137,7 +252,20 @@ class KLDivLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    """``1 - cos(x1, x2)`` for similar pairs, ``max(0, cos - margin)`` for dissimilar ones."""
+    """Cosine embedding loss of row pairs ``(N, D)``: ``1 - cos(x1, x2)`` where ``target == 1``
+    (similar pair) and ``max(0, cos(x1, x2) - margin)`` where ``target == -1``; ``reduction`` is
+    ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> a = fjax.tensor([[1., 0.], [1., 0.]])
+        >>> b = fjax.tensor([[0., 1.], [1., 1.]])
+        >>> target = fjax.tensor([1, -1])
+        >>> nn.CosineEmbeddingLoss(reduction='none')(a, b, target)
+        tensor([1.0000, 0.7071], dtype=fjax.float32)
+        >>> nn.CosineEmbeddingLoss(margin=0.5, reduction='none')(a, b, target)
+        tensor([1.0000, 0.2071], dtype=fjax.float32)
+    """
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -148,7 +276,18 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    """``max(0, -target * (input1 - input2) + margin)``."""
+    """Ranking loss ``max(0, -target * (input1 - input2) + margin)``: ``target == 1`` asks for
+    ``input1`` to rank above ``input2`` by at least ``margin``, ``-1`` the reverse;
+    ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> x1 = fjax.tensor([1., 2., 3.])
+        >>> x2 = fjax.tensor([2., 2., 1.])
+        >>> y = fjax.tensor([1., 1., -1.])
+        >>> nn.MarginRankingLoss(margin=0.5, reduction='none')(x1, x2, y)
+        tensor([1.5000, 0.5000, 2.5000], dtype=fjax.float32)
+    """
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -159,7 +298,17 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """``input`` where ``target == 1``, ``max(0, margin - input)`` where it is -1."""
+    """Hinge embedding loss of (typically distance) inputs: ``input`` where ``target == 1`` and
+    ``max(0, margin - input)`` where ``target == -1`` (default ``margin=1``); ``reduction`` is
+    ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> x = fjax.tensor([0.3, 0.3, 2.0])
+        >>> y = fjax.tensor([1., -1., -1.])
+        >>> nn.HingeEmbeddingLoss(margin=1.0, reduction='none')(x, y)
+        tensor([0.3000, 0.7000, 0.0000], dtype=fjax.float32)
+    """
 
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -170,21 +319,59 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
-    """``log(1 + exp(-target * input))``."""
+    """Two-class logistic loss ``log(1 + exp(-target * input))`` with targets ``1`` or ``-1``;
+    ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> x = fjax.tensor([2., -1., 0.])
+        >>> y = fjax.tensor([1., 1., -1.])
+        >>> nn.SoftMarginLoss(reduction='none')(x, y)
+        tensor([0.1269, 1.3133, 0.6931], dtype=fjax.float32)
+        >>> nn.SoftMarginLoss()(x, y)
+        tensor(0.7111, dtype=fjax.float32)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-class logistic loss of ``(N, C)`` logits, averaged over classes."""
+    """Multi-label loss of ``(N, C)`` logits against 0/1 targets: the binary cross entropy of each
+    class's sigmoid, optionally scaled by a per-class ``weight``, averaged over the ``C``
+    classes; then reduced over ``N`` (``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``).
+
+    Example::
+
+        >>> x = fjax.tensor([[2., -1., 0.]])
+        >>> y = fjax.tensor([[1., 0., 1.]])
+        >>> nn.MultiLabelSoftMarginLoss()(x, y)
+        tensor(0.3778, dtype=fjax.float32)
+        >>> nn.MultiLabelSoftMarginLoss(weight=fjax.tensor([1., 1., 0.]))(x, y)
+        tensor(0.1467, dtype=fjax.float32)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
 class PoissonNLLLoss(_Loss):
-    """Poisson negative log-likelihood."""
+    """Poisson negative log-likelihood of counts ``target`` under a predicted rate:
+    ``exp(input) - target * input`` when ``log_input=True`` (default; ``input`` is the log-rate),
+    else ``input - target * log(input + eps)``. ``full=True`` adds the Stirling term for
+    ``target > 1``; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> rate = fjax.tensor([1., 2.])
+        >>> k = fjax.tensor([1., 3.])
+        >>> nn.PoissonNLLLoss(log_input=False, reduction='none')(rate, k)
+        tensor([ 1.0000, -0.0794], dtype=fjax.float32)
+        >>> nn.PoissonNLLLoss(log_input=True, reduction='none')(rate.log(), k)
+        tensor([ 1.0000, -0.0794], dtype=fjax.float32)
+        >>> nn.PoissonNLLLoss(log_input=False, full=True, reduction='none')(rate, k)
+        tensor([1.0000, 1.6846], dtype=fjax.float32)
+    """
 
     def __init__(
         self,
@@ -207,7 +394,21 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Gaussian negative log-likelihood with predicted variance ``var``."""
+    """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target) ** 2 / var)`` of
+    ``target`` under a predicted mean ``input`` and variance ``var`` (clamped below at ``eps``;
+    ``var`` may have one fewer dim or a last dim of 1 for a shared variance). ``full=True`` adds
+    the constant ``0.5 * log(2 * pi)``; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> mu = fjax.tensor([0., 1.])
+        >>> y = fjax.tensor([1., 1.])
+        >>> var = fjax.tensor([1., 0.5])
+        >>> nn.GaussianNLLLoss(reduction='none')(mu, y, var)
+        tensor([ 0.5000, -0.3466], dtype=fjax.float32)
+        >>> nn.GaussianNLLLoss(full=True, reduction='none')(mu, y, var)
+        tensor([1.4189, 0.5724], dtype=fjax.float32)
+    """
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
         super().__init__(reduction=reduction)
@@ -219,7 +420,21 @@ class GaussianNLLLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
-    """``max(d(a, p) - d(a, n) + margin, 0)`` with the p-norm distance."""
+    """Triplet loss ``max(d(a, p) - d(a, n) + margin, 0)`` for anchor, positive and negative rows,
+    with ``d`` the ``p``-norm distance (``eps`` added to the difference, as in torch).
+    ``swap=True`` uses ``min(d(a, n), d(p, n))`` as the negative distance; ``reduction`` is
+    ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Example::
+
+        >>> a = fjax.tensor([[0., 0.]])
+        >>> pos = fjax.tensor([[3., 4.]])
+        >>> neg = fjax.tensor([[1., 0.]])
+        >>> nn.TripletMarginLoss(margin=1.0, p=2.0)(a, pos, neg)
+        tensor(5.0000, dtype=fjax.float32)
+        >>> nn.TripletMarginLoss(margin=1.0, p=1.0)(a, pos, neg)
+        tensor(7.0000, dtype=fjax.float32)
+    """
 
     def __init__(
         self,

@@ -117,24 +117,60 @@ class _BatchNorm(_NormBase):
 class BatchNorm1d(_BatchNorm):
     """Batch normalization over ``(N, C)`` or ``(N, C, L)``; running stats in eval mode.
 
+    In training mode each channel is normalized with the batch mean and biased variance, then
+    scaled by ``weight`` and shifted by ``bias`` (``affine=True``). With
+    ``track_running_stats=True`` the running mean and unbiased variance are updated as
+    ``(1 - momentum) * running + momentum * batch`` (``momentum=None``: cumulative average),
+    and eval mode normalizes with them instead.
+
     Example::
 
-        >>> bn = fjax.nn.BatchNorm1d(4)
-        >>> bn(fjax.randn(8, 4)).shape
-        fjax.Size([8, 4])
+        >>> bn = nn.BatchNorm1d(num_features=2, eps=1e-5, momentum=0.1)
+        >>> x = fjax.tensor([[1., 10.], [3., 30.]])
+        >>> bn(x)
+        tensor([[-1.0000, -1.0000],
+                [ 1.0000,  1.0000]], dtype=fjax.float32, grad_fn=...)
+        >>> bn.running_mean
+        tensor([0.2000, 2.0000], dtype=fjax.float32)
+        >>> bn.eval()(x)
+        tensor([[0.7628, 1.7499],
+                [2.6697, 6.1247]], dtype=fjax.float32, grad_fn=...)
     """
 
     _ndims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization over ``(N, C, H, W)``."""
+    """Batch normalization of each channel of ``(N, C, H, W)`` input over ``N``, ``H`` and ``W``;
+    arguments and running statistics as in :class:`BatchNorm1d`.
+
+    Example::
+
+        >>> bn = nn.BatchNorm2d(num_features=3, momentum=0.1)
+        >>> y = bn(fjax.arange(24.).reshape(2, 3, 2, 2))
+        >>> y.mean(dim=(0, 2, 3)).abs().max().item() < 1e-6
+        True
+        >>> bn.running_mean
+        tensor([0.7500, 1.1500, 1.5500], dtype=fjax.float32)
+        >>> bn.num_batches_tracked
+        tensor(1, dtype=fjax.int64)
+    """
 
     _ndims = (4,)
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization over ``(N, C, D, H, W)``."""
+    """Batch normalization of each channel of ``(N, C, D, H, W)`` input over ``N``, ``D``, ``H`` and
+    ``W``; arguments and running statistics as in :class:`BatchNorm1d`.
+
+    Example::
+
+        >>> bn = nn.BatchNorm3d(3, affine=False)
+        >>> bn(fjax.ones(2, 3, 2, 2, 2)).shape
+        fjax.Size([2, 3, 2, 2, 2])
+        >>> bn.weight is None
+        True
+    """
 
     _ndims = (5,)
 
@@ -172,21 +208,51 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Normalize each channel of each sample of ``(N, C, L)`` or ``(C, L)`` over ``L``."""
+    """Instance normalization: each channel of each sample of ``(N, C, L)`` or ``(C, L)`` input is
+    normalized over ``L`` with its own mean and biased variance. Unlike batch norm the defaults
+    are ``affine=False`` and ``track_running_stats=False``, as in torch.
+
+    Example::
+
+        >>> m = nn.InstanceNorm1d(num_features=2)
+        >>> m(fjax.tensor([[[1., 2., 3.], [0., 0., 6.]]]))
+        tensor([[[-1.2247,  0.0000,  1.2247],
+                 [-0.7071, -0.7071,  1.4142]]], dtype=fjax.float32)
+    """
 
     _ndims = (2, 3)
     _no_batch_ndim = 2
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Normalize each channel of each sample of ``(N, C, H, W)`` or ``(C, H, W)``."""
+    """Instance normalization of ``(N, C, H, W)`` or ``(C, H, W)`` input: each ``H x W`` map is
+    normalized on its own; arguments as in :class:`InstanceNorm1d`.
+
+    Example::
+
+        >>> m = nn.InstanceNorm2d(3, affine=True)
+        >>> m(fjax.ones(2, 3, 4, 4)).shape
+        fjax.Size([2, 3, 4, 4])
+        >>> m.weight.shape
+        fjax.Size([3])
+    """
 
     _ndims = (3, 4)
     _no_batch_ndim = 3
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Normalize each channel of each sample of ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: each ``D x H x W``
+    volume is normalized on its own; arguments as in :class:`InstanceNorm1d`.
+
+    Example::
+
+        >>> m = nn.InstanceNorm3d(3)
+        >>> m(fjax.ones(2, 3, 2, 2, 2)).shape
+        fjax.Size([2, 3, 2, 2, 2])
+        >>> m(fjax.ones(3, 2, 2, 2)).shape
+        fjax.Size([3, 2, 2, 2])
+    """
 
     _ndims = (4, 5)
     _no_batch_ndim = 4
@@ -204,7 +270,19 @@ def _check_trailing(module: Module, input: Tensor, shape: tuple) -> None:
 
 
 class LayerNorm(Module):
-    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift (per element)."""
+    """Normalize over the trailing ``normalized_shape`` dims (an int or a shape) with the mean and
+    biased variance of each sample, then scale and shift by per-element ``weight`` and ``bias``
+    (``elementwise_affine=True``; ``bias=False`` drops the shift). No running statistics.
+
+    Example::
+
+        >>> m = nn.LayerNorm(normalized_shape=3, eps=1e-5)
+        >>> m(fjax.tensor([[1., 2., 3.], [2., 2., 8.]]))
+        tensor([[-1.2247,  0.0000,  1.2247],
+                [-0.7071, -0.7071,  1.4142]], dtype=fjax.float32, grad_fn=...)
+        >>> nn.LayerNorm([2, 3], elementwise_affine=False)(fjax.ones(4, 2, 3)).shape
+        fjax.Size([4, 2, 3])
+    """
 
     def __init__(
         self,
@@ -237,7 +315,17 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Normalize each group of ``num_channels // num_groups`` channels of every sample."""
+    """Group normalization: the channels (dim 1) of each sample are split into ``num_groups``
+    groups, each normalized over its channels and spatial dims; then a per-channel affine map
+    (``affine=True``). ``num_channels`` must be divisible by ``num_groups``.
+
+    Example::
+
+        >>> m = nn.GroupNorm(num_groups=2, num_channels=4)
+        >>> x = fjax.tensor([1., 3., 10., 30.]).reshape(1, 4, 1)
+        >>> m(x).flatten()
+        tensor([-1.0000,  1.0000, -1.0000,  1.0000], dtype=fjax.float32, grad_fn=...)
+    """
 
     def __init__(
         self,
@@ -278,7 +366,15 @@ class GroupNorm(Module):
 class RMSNorm(Module):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims.
 
-    ``eps=None`` uses the input dtype's machine epsilon, as in torch.
+    ``eps=None`` uses the input dtype's machine epsilon, as in torch. There is no mean
+    subtraction and no bias; ``weight`` starts at ones (``elementwise_affine=True``).
+
+    Example::
+
+        >>> m = nn.RMSNorm(normalized_shape=2)
+        >>> m(fjax.tensor([[3., 4.], [1., -1.]]))
+        tensor([[ 0.8485,  1.1314],
+                [ 1.0000, -1.0000]], dtype=fjax.float32, grad_fn=...)
     """
 
     def __init__(

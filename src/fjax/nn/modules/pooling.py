@@ -35,25 +35,72 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
-    """Max over sliding windows of ``(N, C, L)``; ``return_indices`` also gives the argmax."""
+    """1-d max pooling over the last dim of ``(N, C, L)`` or ``(C, L)`` input. ``stride`` defaults
+    to ``kernel_size``; ``padding`` pads with ``-inf``; ``ceil_mode=True`` keeps a last partial
+    window; ``return_indices=True`` also returns the flat argmax positions (for ``MaxUnpool``).
+
+    Example::
+
+        >>> x = fjax.tensor([[[1., 3., 2., 5., 4.]]])
+        >>> nn.MaxPool1d(kernel_size=2, stride=2)(x)
+        tensor([[[3., 5.]]], dtype=fjax.float32)
+        >>> nn.MaxPool1d(2, ceil_mode=True)(x)
+        tensor([[[3., 5., 4.]]], dtype=fjax.float32)
+        >>> out, idx = nn.MaxPool1d(2, return_indices=True)(x)
+        >>> idx
+        tensor([[[1, 3]]], dtype=fjax.int64)
+    """
 
     _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
-    """Max over sliding windows of ``(N, C, H, W)``."""
+    """2-d max pooling over the last two dims of ``(N, C, H, W)`` or ``(C, H, W)`` input.
+    ``kernel_size``, ``stride`` (default ``kernel_size``), ``padding`` and ``dilation`` take an
+    int or a pair; ``ceil_mode`` and ``return_indices`` as in :class:`MaxPool1d`.
+
+    Example::
+
+        >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
+        >>> nn.MaxPool2d(kernel_size=2)(x)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]], dtype=fjax.float32)
+        >>> nn.MaxPool2d(3, stride=1, padding=1)(x).shape
+        fjax.Size([1, 1, 4, 4])
+    """
 
     _pool = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over sliding windows of ``(N, C, D, H, W)``."""
+    """3-d max pooling over the last three dims of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input;
+    arguments as in :class:`MaxPool2d`, with ints or triples.
+
+    Example::
+
+        >>> x = fjax.arange(8.).reshape(1, 1, 2, 2, 2)
+        >>> nn.MaxPool3d(kernel_size=2)(x)
+        tensor([[[[[7.]]]]], dtype=fjax.float32)
+    """
 
     _pool = staticmethod(F.max_pool3d)
 
 
 class AvgPool1d(Module):
-    """Average over sliding windows of ``(N, C, L)``."""
+    """1-d average pooling over the last dim of ``(N, C, L)`` or ``(C, L)`` input. ``stride``
+    defaults to ``kernel_size``; zero ``padding`` counts in the divisor unless
+    ``count_include_pad=False``; ``ceil_mode=True`` keeps a last partial window.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1., 2., 3., 4., 5.]]])
+        >>> nn.AvgPool1d(kernel_size=2)(x)
+        tensor([[[1.5000, 3.5000]]], dtype=fjax.float32)
+        >>> nn.AvgPool1d(3, stride=1, padding=1)(x)
+        tensor([[[1., 2., 3., 4., 3.]]], dtype=fjax.float32)
+        >>> nn.AvgPool1d(3, stride=1, padding=1, count_include_pad=False)(x)
+        tensor([[[1.5000, 2.0000, 3.0000, 4.0000, 4.5000]]], dtype=fjax.float32)
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
         super().__init__()
@@ -101,13 +148,36 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool2d(_AvgPoolNd):
-    """Average over sliding windows of ``(N, C, H, W)``."""
+    """2-d average pooling over the last two dims of ``(N, C, H, W)`` or ``(C, H, W)`` input.
+    Arguments as in :class:`AvgPool1d`, ints or pairs; ``divisor_override`` replaces the window
+    size as the divisor.
+
+    Example::
+
+        >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
+        >>> nn.AvgPool2d(kernel_size=2)(x)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]], dtype=fjax.float32)
+        >>> nn.AvgPool2d(2, divisor_override=1)(x)
+        tensor([[[[10., 18.],
+                  [42., 50.]]]], dtype=fjax.float32)
+    """
 
     _pool = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPoolNd):
-    """Average over sliding windows of ``(N, C, D, H, W)``."""
+    """3-d average pooling over the last three dims of ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    input; arguments as in :class:`AvgPool2d`, with ints or triples.
+
+    Example::
+
+        >>> x = fjax.arange(8.).reshape(1, 1, 2, 2, 2)
+        >>> nn.AvgPool3d(kernel_size=2)(x)
+        tensor([[[[[3.5000]]]]], dtype=fjax.float32)
+        >>> nn.AvgPool3d((1, 2, 2))(x).shape
+        fjax.Size([1, 1, 2, 1, 1])
+    """
 
     _pool = staticmethod(F.avg_pool3d)
 
@@ -127,19 +197,52 @@ class _AdaptivePool(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
-    """Average pooling to a fixed output length (torch's adaptive windows)."""
+    """Average pooling of ``(N, C, L)`` or ``(C, L)`` input to a fixed length ``output_size``.
+    Window ``i`` spans ``[floor(i * L / out), ceil((i + 1) * L / out))``, as in torch, so
+    windows may overlap when ``L`` is not a multiple of ``out``.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1., 2., 3., 4., 5.]]])
+        >>> nn.AdaptiveAvgPool1d(output_size=2)(x)
+        tensor([[[2., 4.]]], dtype=fjax.float32)
+        >>> nn.AdaptiveAvgPool1d(1)(x)
+        tensor([[[3.]]], dtype=fjax.float32)
+    """
 
     _pool = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptivePool):
-    """Average pooling to a fixed ``(H_out, W_out)``; ``None`` keeps that dim."""
+    """Average pooling of ``(N, C, H, W)`` or ``(C, H, W)`` input to a fixed ``output_size``, an int
+    or a pair ``(H_out, W_out)``; ``None`` in the pair keeps that input size. Windows as in
+    :class:`AdaptiveAvgPool1d`; ``AdaptiveAvgPool2d(1)`` is global average pooling.
+
+    Example::
+
+        >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
+        >>> nn.AdaptiveAvgPool2d((2, 1))(x)
+        tensor([[[[ 3.5000],
+                  [11.5000]]]], dtype=fjax.float32)
+        >>> nn.AdaptiveAvgPool2d((None, 2))(x).shape
+        fjax.Size([1, 1, 4, 2])
+    """
 
     _pool = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):
-    """Average pooling to a fixed ``(D_out, H_out, W_out)``."""
+    """Average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input to a fixed ``output_size``,
+    an int or a triple (``None`` keeps that input size).
+
+    Example::
+
+        >>> x = fjax.ones(2, 3, 4, 5, 6)
+        >>> nn.AdaptiveAvgPool3d((1, 2, 3))(x).shape
+        fjax.Size([2, 3, 1, 2, 3])
+        >>> nn.AdaptiveAvgPool3d(1)(x).shape
+        fjax.Size([2, 3, 1, 1, 1])
+    """
 
     _pool = staticmethod(F.adaptive_avg_pool3d)
 
@@ -154,12 +257,34 @@ class _AdaptiveMaxPool(_AdaptivePool):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPool):
-    """Max pooling to a fixed output length."""
+    """Max pooling of ``(N, C, L)`` or ``(C, L)`` input to a fixed length ``output_size``, with the
+    windows of :class:`AdaptiveAvgPool1d`. ``return_indices=True`` also returns the argmax
+    positions.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1., 5., 2., 4., 3.]]])
+        >>> nn.AdaptiveMaxPool1d(2)(x)
+        tensor([[[5., 4.]]], dtype=fjax.float32)
+        >>> out, idx = nn.AdaptiveMaxPool1d(2, return_indices=True)(x)
+        >>> idx
+        tensor([[[1, 3]]], dtype=fjax.int64)
+    """
 
     _pool = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
-    """Max pooling to a fixed ``(H_out, W_out)``."""
+    """Max pooling of ``(N, C, H, W)`` or ``(C, H, W)`` input to a fixed ``output_size``, an int or
+    a pair; ``return_indices`` as in :class:`AdaptiveMaxPool1d`.
+
+    Example::
+
+        >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
+        >>> nn.AdaptiveMaxPool2d((1, 2))(x)
+        tensor([[[[13., 15.]]]], dtype=fjax.float32)
+        >>> nn.AdaptiveMaxPool2d(3)(x).shape
+        fjax.Size([1, 1, 3, 3])
+    """
 
     _pool = staticmethod(F.adaptive_max_pool2d)

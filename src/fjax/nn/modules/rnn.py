@@ -245,10 +245,12 @@ class RNN(RNNBase):
 
     Example::
 
-        >>> rnn = fjax.nn.RNN(10, 20, 2)
-        >>> out, h_n = rnn(fjax.randn(5, 3, 10))
+        >>> rnn = nn.RNN(input_size=4, hidden_size=3, num_layers=2, nonlinearity='tanh')
+        >>> out, h_n = rnn(fjax.ones(5, 2, 4))  # (L, N, input_size)
         >>> out.shape, h_n.shape
-        (fjax.Size([5, 3, 20]), fjax.Size([2, 3, 20]))
+        (fjax.Size([5, 2, 3]), fjax.Size([2, 2, 3]))
+        >>> bool((out[-1] == h_n[-1]).all())  # last step of the top layer
+        True
     """
 
     def __init__(self, *args, **kwargs):
@@ -277,10 +279,14 @@ class LSTM(RNNBase):
 
     Example::
 
-        >>> lstm = fjax.nn.LSTM(16, 8, batch_first=True)
-        >>> out, (h, c) = lstm(fjax.randn(100, 150, 16))
-        >>> out.shape
-        fjax.Size([100, 150, 8])
+        >>> lstm = nn.LSTM(input_size=4, hidden_size=3, batch_first=True, bidirectional=True)
+        >>> lstm.weight_ih_l0.shape  # 4 gates * hidden_size
+        fjax.Size([12, 4])
+        >>> out, (h_n, c_n) = lstm(fjax.ones(2, 5, 4))
+        >>> out.shape, h_n.shape, c_n.shape
+        (fjax.Size([2, 5, 6]), fjax.Size([2, 2, 3]), fjax.Size([2, 2, 3]))
+        >>> nn.LSTM(4, 6, proj_size=2)(fjax.ones(5, 4))[0].shape  # unbatched, projected
+        fjax.Size([5, 2])
     """
 
     def __init__(self, *args, **kwargs):
@@ -297,6 +303,18 @@ class GRU(RNNBase):
     torch's arguments: ``GRU(input_size, hidden_size, num_layers=1, bias=True,
     batch_first=False, dropout=0.0, bidirectional=False)``; ``forward(input, hx=None)`` returns
     ``(output, h_n)``.
+
+    Example::
+
+        >>> gru = nn.GRU(input_size=4, hidden_size=3, num_layers=1, batch_first=True)
+        >>> gru.weight_hh_l0.shape  # 3 gates * hidden_size
+        fjax.Size([9, 3])
+        >>> out, h_n = gru(fjax.ones(2, 5, 4))
+        >>> out.shape, h_n.shape
+        (fjax.Size([2, 5, 3]), fjax.Size([1, 2, 3]))
+        >>> out, h_n = gru(fjax.ones(5, 4))  # unbatched
+        >>> out.shape, h_n.shape
+        (fjax.Size([5, 3]), fjax.Size([1, 3]))
     """
 
     def __init__(self, *args, **kwargs):
@@ -378,7 +396,23 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    """One Elman step ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (``nonlinearity`` tanh or relu)."""
+    """One Elman step ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (``nonlinearity`` tanh or relu).
+
+    torch's arguments: ``RNNCell(input_size, hidden_size, bias=True, nonlinearity='tanh')``;
+    ``forward(input, hx=None)`` takes ``(N, input_size)`` or unbatched ``(input_size,)`` input and
+    returns ``h'``; ``hx=None`` starts from zeros.
+
+    Example::
+
+        >>> cell = nn.RNNCell(input_size=4, hidden_size=3, nonlinearity='relu')
+        >>> h = cell(fjax.ones(2, 4))
+        >>> h.shape
+        fjax.Size([2, 3])
+        >>> bool((h >= 0).all())
+        True
+        >>> cell(fjax.ones(2, 4), h).shape
+        fjax.Size([2, 3])
+    """
 
     def __init__(
         self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None, dtype=None
@@ -396,7 +430,22 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One LSTM step: ``forward(input, (h, c)=None)`` returns ``(h', c')``."""
+    """One LSTM step: ``forward(input, (h, c)=None)`` returns ``(h', c')``.
+
+    torch's arguments: ``LSTMCell(input_size, hidden_size, bias=True)``; the gates ``i, f, g, o``
+    are stacked in ``weight_ih`` ``(4 * hidden_size, input_size)`` and ``weight_hh``; states
+    default to zeros.
+
+    Example::
+
+        >>> cell = nn.LSTMCell(input_size=4, hidden_size=3)
+        >>> cell.weight_ih.shape
+        fjax.Size([12, 4])
+        >>> h, c = cell(fjax.ones(2, 4))
+        >>> h, c = cell(fjax.ones(2, 4), (h, c))
+        >>> h.shape, c.shape
+        (fjax.Size([2, 3]), fjax.Size([2, 3]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
@@ -408,7 +457,21 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """One GRU step: ``forward(input, hx=None)`` returns ``h'``."""
+    """One GRU step: ``forward(input, hx=None)`` returns ``h'``.
+
+    torch's arguments: ``GRUCell(input_size, hidden_size, bias=True)``; the gates ``r, z, n`` are
+    stacked in ``weight_ih`` ``(3 * hidden_size, input_size)`` and ``weight_hh``; ``bias=False``
+    leaves ``bias_ih`` and ``bias_hh`` as None.
+
+    Example::
+
+        >>> cell = nn.GRUCell(input_size=4, hidden_size=3, bias=False)
+        >>> cell.weight_hh.shape, cell.bias_hh
+        (fjax.Size([9, 3]), None)
+        >>> h = cell(fjax.ones(2, 4))
+        >>> cell(fjax.ones(2, 4), h).shape
+        fjax.Size([2, 3])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)

@@ -20,9 +20,16 @@ class Embedding(Module):
 
     Example::
 
-        >>> emb = fjax.nn.Embedding(10, 3, padding_idx=0)
+        >>> emb = nn.Embedding(num_embeddings=10, embedding_dim=3, padding_idx=0)
         >>> emb(fjax.tensor([[0, 2], [4, 9]])).shape
         fjax.Size([2, 2, 3])
+        >>> emb(fjax.tensor([0]))
+        tensor([[0., 0., 0.]], dtype=fjax.float32, grad_fn=...)
+        >>> w = fjax.tensor([[1., 2.], [3., 4.]])
+        >>> nn.Embedding.from_pretrained(w)(fjax.tensor([1, 1, 0]))
+        tensor([[3., 4.],
+                [3., 4.],
+                [1., 2.]], dtype=fjax.float32)
     """
 
     def __init__(

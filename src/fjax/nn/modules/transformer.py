@@ -49,11 +49,15 @@ class MultiheadAttention(Module):
 
     Example::
 
-        >>> mha = fjax.nn.MultiheadAttention(16, 4, batch_first=True)
-        >>> x = fjax.randn(2, 5, 16)
+        >>> mha = nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
+        >>> x = fjax.ones(2, 5, 8)
         >>> out, weights = mha(x, x, x)
         >>> out.shape, weights.shape
-        (fjax.Size([2, 5, 16]), fjax.Size([2, 5, 5]))
+        (fjax.Size([2, 5, 8]), fjax.Size([2, 5, 5]))
+        >>> mask = fjax.tensor([[False, False, False, True, True]] * 2)  # True = padding
+        >>> out, weights = mha(x, x, x, key_padding_mask=mask)
+        >>> weights[0, 0]
+        tensor([0.3333, 0.3333, 0.3333, 0.0000, 0.0000], dtype=fjax.float32, grad_fn=...)
     """
 
     def __init__(
@@ -280,6 +284,16 @@ class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with residual, dropout and LayerNorm.
 
     ``norm_first=True`` applies the norms before each block (pre-LN) instead of after.
+    torch's arguments: ``d_model``, ``nhead``, ``dim_feedforward=2048``, ``dropout=0.1``,
+    ``activation`` (``'relu'``, ``'gelu'`` or a callable), ``layer_norm_eps``, ``batch_first``;
+    ``forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False)``.
+
+    Example::
+
+        >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
+        ...                                    batch_first=True)
+        >>> layer(fjax.ones(2, 5, 8)).shape
+        fjax.Size([2, 5, 8])
     """
 
     def __init__(
@@ -334,7 +348,20 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """Self-attention, cross-attention over ``memory``, then a feed-forward block."""
+    """Self-attention, cross-attention over ``memory``, then a feed-forward block.
+
+    Each block has a residual connection, dropout and LayerNorm (after it, or before it with
+    ``norm_first=True``); constructor arguments as in :class:`TransformerEncoderLayer`.
+    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None)`` returns a tensor shaped like ``tgt``.
+
+    Example::
+
+        >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0)
+        >>> tgt, memory = fjax.ones(4, 2, 8), fjax.ones(6, 2, 8)  # (T, N, E), (S, N, E)
+        >>> layer(tgt, memory).shape
+        fjax.Size([4, 2, 8])
+    """
 
     def __init__(
         self,
@@ -412,7 +439,16 @@ class TransformerEncoder(Module):
     """``num_layers`` independent copies of ``encoder_layer`` applied in turn, then ``norm``.
 
     ``enable_nested_tensor`` and ``mask_check`` select torch inference fast paths; fjax has
-    one path, so they are accepted and have no effect.
+    one path, so they are accepted and have no effect. Each copy has its own parameters.
+
+    Example::
+
+        >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
+        >>> enc = nn.TransformerEncoder(layer, num_layers=3, norm=nn.LayerNorm(8))
+        >>> len(enc.layers), enc.layers[0] is layer
+        (3, False)
+        >>> enc(fjax.ones(2, 5, 8)).shape
+        fjax.Size([2, 5, 8])
     """
 
     def __init__(
@@ -442,7 +478,20 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """``num_layers`` independent copies of ``decoder_layer`` applied in turn, then ``norm``."""
+    """``num_layers`` independent copies of ``decoder_layer`` applied in turn, then ``norm``.
+
+    ``forward`` takes the arguments of :meth:`TransformerDecoderLayer.forward` and passes them
+    to every layer; a boolean ``tgt_mask`` (True = do not attend) makes decoding causal.
+
+    Example::
+
+        >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+        >>> dec = nn.TransformerDecoder(layer, num_layers=2)
+        >>> tgt, memory = fjax.ones(4, 2, 8), fjax.ones(6, 2, 8)
+        >>> causal = fjax.ones(4, 4).triu(diagonal=1).bool()
+        >>> dec(tgt, memory, tgt_mask=causal).shape
+        fjax.Size([4, 2, 8])
+    """
 
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None):
         super().__init__()
