@@ -1,7 +1,8 @@
 """Functional autodiff: fjax vs torch.autograd.functional vs torch.func vs raw jitted JAX.
 
 f(x) = sum(tanh(W2 tanh(W1 x))) and the vector function g(x) = tanh(W2 tanh(W1 x)), x in R^N.
-Rows: jacobian of g, hessian/hvp/vhp of f, for N in {100, 1000}. Columns (ms per call: medians
+Rows: the gradient of f through fjax.func.grad and through autograd.functional.vjp, the
+jacobian of g, hessian/hvp/vhp of f, for N in {100, 1000}. Columns (ms per call: medians
 of samples that each average up to 20 interleaved calls, see ``_medians_ms``):
 
 - fjax first: the first call (trace + compile);
@@ -30,6 +31,7 @@ import torch.func as TF
 
 import fjax
 import fjax.autograd.functional as FAF
+import fjax.func as FF
 
 _GROUPS = (("fjax", "fresh", "jax"), ("taf", "taf_vec", "tfunc"))
 """Columns timed together, round-robin. torch's runs apart: after each call its idle OpenMP
@@ -152,7 +154,25 @@ def _cases(n: int, seed: int):
 
     jac_j = jax.jit(jax.jacrev(jg))
     hes_j = jax.jit(jax.hessian(jf))
+    grad_j = jax.jit(jax.grad(jf))
+    f_grad = FF.grad(f)
     return {
+        "func.grad": dict(  # torch.func's API; "torch AF" is torch.autograd.functional.vjp of f
+            fjax=lambda: f_grad(X),
+            fresh=lambda: FF.grad(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)).sum())(X),
+            taf=lambda: TAF.vjp(tf, tx)[1],
+            taf_vec=None,
+            tfunc=lambda: TF.grad(tf)(tx),
+            jax=lambda: grad_j(jx),
+        ),
+        "AF.vjp of f": dict(  # the same gradient through torch.autograd.functional's API
+            fjax=lambda: FAF.vjp(f, X)[1],
+            fresh=lambda: FAF.vjp(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)).sum(), X)[1],
+            taf=lambda: TAF.vjp(tf, tx)[1],
+            taf_vec=None,
+            tfunc=lambda: TF.grad(tf)(tx),
+            jax=lambda: grad_j(jx),
+        ),
         "jacobian": dict(
             fjax=lambda: FAF.jacobian(g, X),
             fresh=lambda: FAF.jacobian(lambda x: fjax.tanh(W2 @ fjax.tanh(W1 @ x)), X),
@@ -228,7 +248,7 @@ def main() -> None:
     print("# raw jitted JAX; AF/fjax: torch.autograd.functional (vectorize=False) over fjax repeated; func/fresh:")
     print("# torch.func over fjax with a fresh lambda per call")
     cols = ["fjax first", "fjax", "fjax fresh", "torch AF", "AF vector", "torch.func", "jax"]
-    header = f"{'row':<16}" + "".join(f"{c:>12}" for c in cols) + f"{'fjax/jax':>10}{'AF/fjax':>10}{'func/fresh':>11}"
+    header = f"{'row':<18}" + "".join(f"{c:>12}" for c in cols) + f"{'fjax/jax':>10}{'AF/fjax':>10}{'func/fresh':>11}"
     print(header)
     print("-" * len(header))
     for n in args.sizes:
@@ -243,7 +263,7 @@ def main() -> None:
                 timed.update(_medians_ms(fns, args.budget, stat))
             t = {k: timed.get(k, float("nan")) for k in c}
             cells = [first, t["fjax"], t["fresh"], t["taf"], t["taf_vec"], t["tfunc"], t["jax"]]
-            row = f"{name + ' N=' + str(n):<16}" + "".join(f"{v:>12.3f}" for v in cells)
+            row = f"{name + ' N=' + str(n):<18}" + "".join(f"{v:>12.3f}" for v in cells)
             row += f"{t['fjax'] / t['jax']:>10.2f}{t['taf'] / t['fjax']:>10.1f}{t['tfunc'] / t['fresh']:>11.2f}"
             print(row, flush=True)
 

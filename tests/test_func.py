@@ -386,3 +386,64 @@ def test_functional_call_validation_and_tied_weights_match_torch():
         lambda: TF.functional_call(ttied, {"0.weight": tw0, "1.weight": tw1}, tz),
         ValueError,
     )
+
+
+def test_dicts_keep_the_users_key_order():
+    """JAX sorts a dict's keys in its pytrees; torch.func keeps them in insertion order."""
+    a = np.random.default_rng(3).standard_normal((2, 3))
+    fp = {"w": fjax.tensor(a[0]), "b": fjax.tensor(a[1])}
+    tp = {"w": torch.tensor(a[0]), "b": torch.tensor(a[1])}
+
+    def loss(p):
+        return (p["w"] * p["b"]).sin().sum()
+
+    def outs(p):
+        return {"z": p["w"] * 2, "a": p["b"].exp()}
+
+    cases = [
+        (FF.grad(loss), TF.grad(loss)),
+        (FF.jacrev(outs), TF.jacrev(outs)),
+        (FF.jacfwd(outs), TF.jacfwd(outs)),
+        (FF.vmap(outs, in_dims=({"w": 0, "b": None},)), TF.vmap(outs, in_dims=({"w": 0, "b": None},))),
+    ]
+    for f_fjax, f_torch in cases:
+        got, want = f_fjax(fp), f_torch(tp)
+        assert list(got) == list(want)
+        for k in want:
+            inner_got, inner_want = got[k], want[k]
+            if isinstance(inner_want, dict):
+                assert list(inner_got) == list(inner_want)
+                inner_got, inner_want = inner_got["w"], inner_want["w"]
+            np.testing.assert_allclose(inner_got.numpy(), inner_want.numpy(), rtol=1e-12)
+    out, vjp_fn = FF.vjp(outs, fp)
+    assert list(out) == ["z", "a"] and list(vjp_fn(out)[0]) == ["w", "b"]
+
+
+def test_captured_parameters_are_differentiable_like_torch():
+    """A module a transformed function captures: its parameters get gradients through the
+    transform's result (vmap over a model; func.grad's output; jacobian with create_graph)."""
+    tm = torch.nn.Linear(3, 2)
+    fm = fjax.nn.Linear(3, 2)
+    fm.weight.data, fm.bias.data = fjax.tensor(tm.weight.detach().numpy()), fjax.tensor(tm.bias.detach().numpy())
+    a = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    fx, tx = fjax.tensor(a), torch.tensor(a)
+    cases = [
+        (lambda m, x: FF.vmap(m)(x).pow(2).sum(), lambda m, x: TF.vmap(m)(x).pow(2).sum()),
+        (
+            lambda m, x: FF.grad(lambda v: m(v).tanh().sum())(x).pow(2).sum(),
+            lambda m, x: TF.grad(lambda v: m(v).tanh().sum())(x).pow(2).sum(),
+        ),
+        (
+            lambda m, x: FAF.jacobian(lambda v: m(v).sin(), x[0], create_graph=True).sum(),
+            lambda m, x: torch.autograd.functional.jacobian(lambda v: m(v).sin(), x[0], create_graph=True).sum(),
+        ),
+    ]
+    for f_fjax, f_torch in cases:
+        fm.zero_grad()
+        tm.zero_grad()
+        f_fjax(fm, fx).backward()
+        f_torch(tm, tx).backward()
+        for fp, tp in ((fm.weight, tm.weight), (fm.bias, tm.bias)):
+            np.testing.assert_allclose(fp.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-6)
+    # without create_graph torch.autograd.functional detaches its results, captured or not
+    assert not FAF.jacobian(lambda v: fm(v).sin(), fx[0]).requires_grad

@@ -324,7 +324,7 @@ def _flat_dims(dims, tree, fail):
     if isinstance(dims, (tuple, list)) and isinstance(tree, (tuple, list)) and len(dims) == len(tree):
         return [d for sub_d, sub_t in zip(dims, tree) for d in _flat_dims(sub_d, sub_t, fail)]
     if isinstance(dims, dict) and isinstance(tree, dict) and set(dims) == set(tree):
-        return [d for k in sorted(tree) for d in _flat_dims(dims[k], tree[k], fail)]
+        return [d for k in tree for d in _flat_dims(dims[k], tree[k], fail)]
     fail()
 
 

@@ -23,9 +23,35 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
+class _Keyed:
+    """A dict on its way through a JAX pytree: JAX orders a dict's leaves by sorted key, torch
+    (and the user) by insertion. ``flatten`` turns dicts into these; unflattening builds the
+    dict again, keys in their first order."""
+
+    __slots__ = ("kind", "keys", "values")
+
+    def __init__(self, kind, keys, values):
+        self.kind, self.keys, self.values = kind, keys, values
+
+
+tree_util.register_pytree_node(
+    _Keyed, lambda d: (d.values, (d.kind, d.keys)), lambda aux, values: aux[0](zip(aux[1], values))
+)
+
+
+def _keyed(tree):
+    if isinstance(tree, dict):
+        return _Keyed(type(tree), tuple(tree), [_keyed(v) for v in tree.values()])
+    if type(tree) in (list, tuple):
+        return type(tree)(_keyed(v) for v in tree)
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return type(tree)(*(_keyed(v) for v in tree))
+    return tree
+
+
 def flatten(tree):
-    """``(leaves, treedef)`` with Tensors as leaves."""
-    return tree_util.tree_flatten(tree, is_leaf=is_tensor)
+    """``(leaves, treedef)`` with Tensors as leaves and dicts in their keys' insertion order."""
+    return tree_util.tree_flatten(_keyed(tree), is_leaf=is_tensor)
 
 
 # -- argnums (torch's validation and messages) ----------------------------------------------

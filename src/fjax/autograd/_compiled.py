@@ -116,8 +116,9 @@ def call(name: str, entry: Compiled, program: Program, args: Sequence, record: b
     the results can be differentiated again eagerly (``create_graph=True``). Without it the
     results are detached, also for an enclosing JAX transform (``stop_gradient`` on tracers).
     """
-    if record:
-        return run(name, entry, [*program.consts, *args])
+    if record:  # captured Tensors that require grad are inputs of the tape node, as in torch
+        consts = [s if s is not None and s.requires_grad else c for c, s in zip(program.consts, program.sources)]
+        return run(name, entry, [*consts, *program.consts[len(consts) :], *args])
     outs = entry.jit(*program.consts, *[a._data for a in args])
     if any(isinstance(o, jax.core.Tracer) for o in outs):
         outs = jax.lax.stop_gradient(outs)

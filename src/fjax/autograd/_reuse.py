@@ -418,6 +418,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
         if tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
             return program, result, None  # an array no guarded Tensor holds
         slots.append(tensor)
+    program = program._replace(sources=tuple(slots))
     entry = _entries[key] = _Entry(program, result, *_const_readers(program.consts, slots), guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)

@@ -34,12 +34,17 @@ _HOST_READS = (  # the function asked for a traced value on the host
 
 class Program(NamedTuple):
     """A traced function: ``jaxpr(*consts, *inputs) -> outputs``, its cache key, and whether
-    it calls a custom autograd.Function (a ``jax.custom_vjp``: forward mode cannot go through)."""
+    it calls a custom autograd.Function (a ``jax.custom_vjp``: forward mode cannot go through).
+
+    ``sources``: per constant, the Tensor it was read from (a captured module parameter), or
+    None; empty where unknown. A recorded call differentiates through those that require grad.
+    """
 
     jaxpr: jcore.Jaxpr
     consts: list
     key: tuple
     custom_vjp: bool
+    sources: tuple = ()
 
 
 def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: str) -> Program:

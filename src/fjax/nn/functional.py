@@ -103,11 +103,16 @@ def _with_inplace(name: str):
     inplace_param = inspect.Parameter("inplace", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=False)
     sig = sig.replace(parameters=[*sig.parameters.values(), inplace_param])
 
+    n_params = len(sig.parameters) - 1
+
     def fn(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
-        inplace = bound.arguments.pop("inplace", False)
-        out = op(*bound.args, **bound.kwargs)
-        return bound.arguments["input"]._set_(out, name + "_") if inplace else out
+        inplace = kwargs.pop("inplace", False) if kwargs else False
+        if len(args) > n_params:
+            if len(args) > n_params + 1 or "inplace" in kwargs:
+                sig.bind(*args, **kwargs)  # raises torch's TypeError for the extra argument
+            args, inplace = args[:n_params], args[n_params]
+        out = op(*args, **kwargs)
+        return (args[0] if args else kwargs["input"])._set_(out, name + "_") if inplace else out
 
     fn.__name__ = fn.__qualname__ = name
     fn.__signature__ = sig
