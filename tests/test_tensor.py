@@ -260,3 +260,27 @@ def test_random_is_reproducible_and_well_distributed():
     assert abs(bern.numpy().mean() - 0.3) < 0.04
     nrm = fjax.normal(2.0, 3.0, (4000,))
     assert abs(nrm.numpy().mean() - 2) < 0.3 and abs(nrm.numpy().std() - 3) < 0.3
+
+
+def test_numpy_of_a_tensor_that_requires_grad_gives_its_values():
+    """OneFlow returns the values (a superset of torch, which raises)."""
+    x = fjax.tensor([1.0, 2.0], requires_grad=True)
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal((x * 3).numpy(), [3.0, 6.0])
+
+
+@pytest.mark.parametrize("gdtype", ["float64", "float16", "int64", "bool"])
+def test_gradient_of_another_dtype_is_cast_to_the_outputs(gdtype):
+    """backward(gradient) and autograd.grad(grad_outputs) cast the gradient to the output's
+    dtype, as torch and OneFlow do."""
+    a = np.array([1.0, -2.0, 3.0], np.float32)
+    g = np.array([1, 0, 2]).astype(gdtype)
+    tx = torch.tensor(a, requires_grad=True)
+    (tx * tx).backward(torch.tensor(g))
+    fx = fjax.tensor(a, requires_grad=True)
+    (fx * fx).backward(fjax.tensor(g))
+    assert fx.grad.dtype == fjax.float32
+    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy())
+    (want,) = torch.autograd.grad((tx * 2).sum(), tx, torch.tensor(g[0]))
+    (got,) = fjax.autograd.grad((fx * 2).sum(), fx, fjax.tensor(g[0]))
+    np.testing.assert_allclose(got.numpy(), want.numpy())

@@ -429,8 +429,9 @@ class Tensor:
 
     # -- host values --------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._requires_grad and not force:
-            raise RuntimeError("numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy()")
+        """The values as a NumPy array. A tensor that requires grad gives its values too, as
+        OneFlow does (torch raises and asks for ``detach().numpy()``; both give the same array).
+        ``force`` is accepted for torch's signature."""
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):

@@ -41,6 +41,8 @@ def _seed(outputs, grad_outputs, create_graph):
                 f"grad: mismatch in shape: grad_output[{i}] has shape {tuple(g.shape)} and output[{i}] "
                 f"has shape {tuple(t.shape)}"
             )
+        if g.dtype != t.dtype:  # torch and OneFlow cast a gradient to its output's dtype
+            g = g.to(t.dtype)
         grads.append(g if create_graph else g._data)
     return grads
 

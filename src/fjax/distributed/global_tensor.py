@@ -89,12 +89,8 @@ def to_local(t: Tensor) -> Tensor:
 
 
 def module_to_global(module, placement: placement, sbp) -> None:
-    """Make every parameter and buffer of ``module`` global, in place (OneFlow's Module.to_global)."""
-    for t in list(module.parameters()) + list(module.buffers()):
-        g = to_global(t.detach(), placement, sbp)
-        t._data = g._data
-        t._vc[0] += 1
-    return module
+    """Make every parameter and buffer of ``module`` global, in place: ``module.to_global``."""
+    return module.to_global(placement, sbp)
 
 
 _Above.global_tensor = sys.modules[__name__]

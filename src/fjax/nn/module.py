@@ -399,6 +399,37 @@ class Module:
                         module._buffers[name] = fn(b)
         return self
 
+    def to_global(self, placement=None, sbp=None) -> "Module":
+        """OneFlow's ``Module.to_global``: every parameter and buffer becomes a global tensor on
+        ``placement`` with ``sbp``, in place (each Parameter stays the same object, so an
+        optimizer built before keeps working). Returns the module.
+
+        Example::
+
+            >>> p = fjax.placement("cpu", [0])
+            >>> m = nn.Linear(2, 3).to_global(p, fjax.sbp.broadcast)
+            >>> m.weight.is_global, m.weight.placement == p
+            (True, True)
+            >>> m.to_local().weight.is_global
+            False
+        """
+        for t in self._global_state():
+            t._data = t.detach().to_global(placement, sbp)._data
+            t._vc[0] += 1
+        return self
+
+    def to_local(self) -> "Module":
+        """OneFlow's ``Module.to_local``: every global parameter and buffer becomes this
+        process's local piece of it, in place. Returns the module."""
+        for t in self._global_state():
+            if t.is_global:
+                t._data = t.detach().to_local()._data
+                t._vc[0] += 1
+        return self
+
+    def _global_state(self) -> list:
+        return [*self.parameters(), *self.buffers()]
+
     def to(self, *args, **kwargs) -> "Module":
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``.
 

@@ -106,3 +106,17 @@ def test_graph_recompiles_for_inputs_of_another_sharding():
         out = g(fjax.tensor(local).to_global(P1, sbp))
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
     assert len(g.compile_report()) == 2
+
+
+def test_module_to_global_and_to_local_methods():
+    """OneFlow's Module.to_global / to_local: in place, the Parameters stay the same objects."""
+    model = fjax.nn.Sequential(fjax.nn.Linear(8, 16), fjax.nn.BatchNorm1d(16))
+    weight = model[0].weight
+    x = fjax.randn(8, 8)
+    ref = model(x).detach().numpy()
+    assert model.to_global(P1, broadcast) is model
+    assert model[0].weight is weight and weight.is_global and weight.sbp == (broadcast,)
+    assert model[1].running_mean.is_global
+    np.testing.assert_allclose(model(x.to_global(P1, split(0))).to_local().numpy().shape, (1, 16))
+    assert model.to_local() is model and not weight.is_global and not model[1].running_mean.is_global
+    np.testing.assert_allclose(model.eval()(x).detach().numpy().shape, ref.shape)
