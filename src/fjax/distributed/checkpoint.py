@@ -145,30 +145,18 @@ def _load_groups(opt, groups: list, where: str) -> None:
                 group[k] = v
 
 
-def _graph_layout(graph) -> tuple[dict, dict]:
-    """For a Graph with a mesh config: where each state tensor and optimizer-state leaf belongs."""
-    state_tensors = graph._state_tensors()
-    plan = graph._opt_plan(state_tensors)
-    layout = graph._layout(state_tensors, plan)
-    if layout is None:
-        return {}, {}
-    storage = {id(t): s for t, s in zip(state_tensors, layout["storage"])}
-    opt = {}
-    for (_, group, _), shardings in zip(plan, layout["opt"]):
-        for p, sh in zip(group["params"], shardings):
-            opt[id(p)] = sh
-    return storage, opt
-
-
 def _units(target, prefix: tuple = (), layout: tuple = ({}, {})) -> list[_Unit]:
-    """Every array of ``target``, keyed by path, with the sharding to restore it into."""
-    from ..graph.graph import Graph
+    """Every array of ``target``, keyed by path, with the sharding to restore it into (for a
+    Graph with a mesh config: where its ``GraphState`` puts each state tensor and optimizer-state
+    leaf)."""
+    from ..graph import Graph, GraphState
     from ..nn.module import Module
     from ..optim.optimizer import Optimizer
 
     if isinstance(target, Graph):
-        layout = _graph_layout(target)
-        target = {**target._modules, **{f"optimizer{i}": opt for i, opt in enumerate(target._optimizers)}}
+        state = GraphState.of(target)
+        layout = (state.tensor_shardings(), state.optimizer_shardings())
+        target = state.parts()
     if isinstance(target, dict):
         return [u for k, part in target.items() for u in _units(part, prefix + (str(k),), layout)]
     if isinstance(target, Module):

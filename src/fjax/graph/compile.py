@@ -1,11 +1,11 @@
-"""Compile stages with timing and RSS, the persistent compilation cache, memory reports."""
+"""Compile-stage timing with RSS (``StageTimes``; ``executable.py`` runs the stages), the persistent
+compilation cache, memory reports."""
 
 from __future__ import annotations
 
 import logging
 import os
 import resource
-import time
 from dataclasses import asdict, dataclass, field
 
 import jax
@@ -53,21 +53,6 @@ def debug_level_from_env() -> int:
         return int(value) - 1 if value.isdigit() else 0
     except ValueError:
         return 0
-
-
-def compile_stages(jitted, args, graph_name: str, signature: str, level: int):
-    """trace -> lower (StableHLO) -> XLA compile, each timed; returns (compiled, lowered, times)."""
-    times = StageTimes(signature)
-    start = time.perf_counter()
-    traced = jitted.trace(*args)
-    times.record(graph_name, "trace", time.perf_counter() - start, level)
-    start = time.perf_counter()
-    lowered = traced.lower()
-    times.record(graph_name, "lower to StableHLO", time.perf_counter() - start, level)
-    start = time.perf_counter()
-    compiled = lowered.compile()
-    times.record(graph_name, "XLA compile", time.perf_counter() - start, level)
-    return compiled, lowered, times
 
 
 def enable_persistent_cache(path: str | None = None, min_compile_time_secs: float = 0.0) -> str:

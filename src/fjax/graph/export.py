@@ -13,6 +13,7 @@ import numpy as np
 from .. import _atomic
 from ..errors import OpError
 from ..tensor import Tensor
+from .step import Step
 
 _FORMAT = "fjax-graph-1"
 
@@ -25,7 +26,7 @@ def save_graph(graph, path: str) -> None:
     threads are serialised (tracing the step is not thread-safe); saves from several processes
     end with one complete save.
     """
-    if graph._last_key is None:
+    if graph._executables.last_key is None:
         raise RuntimeError(f"nn.Graph {graph.name}: save() needs a graph that has been called once")
     with _SAVE_LOCK:
         _save_graph(graph, path)
@@ -35,12 +36,12 @@ _SAVE_LOCK = threading.Lock()
 
 
 def _save_graph(graph, path: str) -> None:
-    entry = graph._cache[graph._last_key]
-    _, in_tree, statics, _ = graph._last_call
-    record: dict = {}
-    step, state_tensors, plan, layout = graph._step_fn(in_tree, statics, record)
-    specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in graph._last_call[3]]  # the inputs
-    args = graph._args(state_tensors, plan, specs)
+    executables = graph._executables
+    entry = executables.cache[executables.last_key]
+    _, in_tree, statics, inputs = executables.last_call
+    step = Step(graph, in_tree, statics)
+    specs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in inputs]
+    args = step.state.step_args(specs, executables.optimizers.now())  # unplaced: specs, not arrays
     flat_args, args_tree = jax.tree_util.tree_flatten(args)
 
     def flat_step(*leaves):

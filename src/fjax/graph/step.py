@@ -1,0 +1,210 @@
+"""A graph's ``build`` traced into one pure step function.
+
+``Step(graph, in_tree, statics)`` is, for one input structure,
+
+    step(state, opt_states, rng, hyper, inputs) -> (state', opt_states', outputs)
+
+with the arguments of ``GraphState.step_args``. Calling it (on tracers, under ``jax.jit``) swaps
+every parameter and buffer of the graph's modules, the optimizer states and the RNG stream for
+its arguments, runs ``build`` through the ordinary dispatch path (so eager and graph share one
+semantics; ``loss.backward()`` inside ``build`` fills ``.grad`` tracers), then gradient
+clipping and every added optimizer's functional update on those gradients; the tensors get
+their own values back afterwards. ``step.record`` receives what the trace learns: ``out_tree``
+and ``out_static`` (``build``'s return structure) and ``draws`` (random numbers drawn per call).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import jax
+import jax.numpy as jnp
+
+from .._config import config
+from .._tracing import trace_state, tracing
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..errors import OpError
+from ..random import default_generator
+from ..tensor import Tensor
+from .modules import _checkpointer
+from .state import GraphState
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+class _TensorSlot:
+    def __repr__(self):
+        return "<tensor>"
+
+
+TENSOR = _TensorSlot()
+"""The placeholder in ``statics`` for an input leaf that is a Tensor (its array is an input)."""
+
+
+class Step:
+    """The pure step of ``graph.build`` for inputs of structure ``in_tree`` (see the module docstring).
+
+    ``statics``: one entry per input leaf, ``TENSOR`` for a Tensor, else the (hashable) value.
+    """
+
+    def __init__(self, graph, in_tree, statics):
+        self.graph, self.in_tree, self.statics = graph, in_tree, statics
+        self.state = GraphState.of(graph)
+        self.training = graph.training
+        self.amp = graph.config.amp_dtype
+        self.n_acc = graph.config.grad_acc_steps if self.training else 1
+        self.record: dict = {}
+        self.__name__ = "step"  # the name jax gives the compiled module: ``jit_step``
+
+    def __call__(self, state, opt_states, rng, hyper, inputs):
+        key, counter = rng
+        with tracing(), default_generator._tracing(jax.random.wrap_key_data(key), counter), self._swapped():
+            self._load(state)
+            if self.n_acc == 1:
+                outputs = self._run_build(self._cast_inputs(inputs))
+                grads = [None if t.grad is None else t.grad._data for t in self.state.tensors]
+            else:
+                grads, outputs = self._accumulate(inputs)
+            self.record["draws"] = default_generator._counter
+            new_state = self._new_state(state)
+            new_state, new_opt_states = self._update(new_state, self._constrain_grads(grads), opt_states, hyper)
+            return *self._constrain_state(new_state, new_opt_states), outputs
+
+    @contextlib.contextmanager
+    def _swapped(self):
+        """Inside: the configured index checks and the checkpointed modules' calls; after: every
+        state tensor's data, grad and tape node as before."""
+        saved = [(t, t._data, t.grad, t._node) for t in self.state.tensors]
+        options = self.graph._module_options.values()
+        checkpointed = [(m, o.name) for m, o in options if o.activation_checkpointing]
+        checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
+        try:
+            for m, name in checkpointed:
+                object.__setattr__(m, "_graph_call", _checkpointer(name))
+            yield
+        finally:
+            trace_state.graph_checks = checks
+            for m, _ in checkpointed:
+                object.__delattr__(m, "_graph_call")
+            for t, data, grad, node in saved:
+                t._data, t.grad, t._node = data, grad, node
+
+    def _amp_param(self, t, a) -> bool:
+        """Whether ``t`` (with value ``a``) is a parameter computed in the AMP dtype."""
+        return self.amp is not None and t.requires_grad and jnp.issubdtype(a.dtype, jnp.floating)
+
+    def _load(self, state) -> None:
+        for t, a in zip(self.state.tensors, state):
+            t._data, t.grad, t._node = a, None, None
+            if self._amp_param(t, a):
+                t._data = a.astype(self.amp.dtype)
+
+    def _new_state(self, masters) -> list:
+        """The tensors' values after ``build``; AMP parameters keep their float32 master copy."""
+        amp = self.amp
+        return [
+            master if amp is not None and t.requires_grad and t._data.dtype == amp.dtype else t._data
+            for t, master in zip(self.state.tensors, masters)
+        ]
+
+    def _run_build(self, arrays) -> list:
+        it = iter(arrays)
+        leaves = [Tensor._wrap(next(it)) if s is TENSOR else s for s in self.statics]
+        args, kwargs = jax.tree_util.tree_unflatten(self.in_tree, leaves)
+        with enable_grad() if self.training else no_grad():
+            out = self.graph.build(*args, **kwargs)
+        flat, out_tree = jax.tree_util.tree_flatten(out, is_leaf=is_tensor)
+        self.record["out_tree"] = out_tree
+        self.record["out_static"] = [None if isinstance(x, Tensor) else x for x in flat]
+        return [x._data for x in flat if isinstance(x, Tensor)]
+
+    def _cast_inputs(self, arrays) -> list:
+        if self.amp is None:
+            return arrays
+        return [a.astype(self.amp.dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a for a in arrays]
+
+    def _accumulate(self, inputs):
+        """Gradient accumulation: ``lax.scan`` over ``n`` micro-batches (compile time flat in n)."""
+        n, tensors = self.n_acc, self.state.tensors
+        for a in inputs:
+            if a.ndim == 0 or a.shape[0] % n:
+                raise OpError(
+                    f"nn.Graph {self.graph.name}: gradient accumulation over {n} micro-batches needs every input's "
+                    f"dim 0 divisible by {n}, got an input of shape {tuple(a.shape)}"
+                )
+        micro = [a.reshape((n, a.shape[0] // n) + a.shape[1:]) for a in inputs]
+        params = [t._data for t in tensors]
+        grad_mask = [t.requires_grad and jnp.issubdtype(t._data.dtype, jnp.inexact) for t in tensors]
+        base_key = default_generator._key
+
+        def reset(bufs):
+            for t, p, b, m in zip(tensors, params, bufs, grad_mask):
+                t._data, t.grad, t._node = (p if m else b), None, None
+
+        def body(carry, xs):
+            i, bufs, acc = carry
+            reset(bufs)
+            default_generator._key = jax.random.fold_in(base_key, i)
+            outs = self._run_build(self._cast_inputs(list(xs)))
+            new_acc = [
+                a + (t.grad._data.astype(a.dtype) / n if t.grad is not None else 0) for t, a in zip(tensors, acc)
+            ]
+            return (i + 1, [t._data for t in tensors], new_acc), outs
+
+        zeros = [jnp.zeros_like(p) for p in params]
+        (_, bufs, acc), outs = jax.lax.scan(body, (jnp.asarray(0), params, zeros), micro)
+        reset(bufs)
+        return [a if m else None for a, m in zip(acc, grad_mask)], outs
+
+    def _update(self, new_state, grads, opt_states, hyper):
+        """Clip and apply each optimizer group's functional step to the parameters with a gradient."""
+        new_opt_states = list(opt_states)
+        for gi, (opt, group, idx) in enumerate(self.state.groups):
+            live = [i for i in idx if grads[i] is not None]
+            if not live:
+                continue
+            g = _clip(group, [grads[i].astype(new_state[i].dtype) for i in live])
+            pos = {i: k for k, i in enumerate(idx)}
+            sub_states = [opt_states[gi][pos[i]] for i in live]
+            new_p, new_s = opt._functional_step(group, [new_state[i] for i in live], g, sub_states, hyper[gi])
+            group_states = list(opt_states[gi])
+            for i, p_new, s_new in zip(live, new_p, new_s):
+                new_state[i] = p_new
+                group_states[pos[i]] = s_new
+            new_opt_states[gi] = group_states
+        return new_state, new_opt_states
+
+    def _constrain_grads(self, grads) -> list:
+        layout = self.state.layout
+        if layout is None:
+            return grads
+        constrain = jax.lax.with_sharding_constraint
+        return [g if g is None or sh is None else constrain(g, sh) for g, sh in zip(grads, layout.grads)]
+
+    def _constrain_state(self, new_state, new_opt_states) -> tuple:
+        layout = self.state.layout
+        if layout is None:
+            return new_state, new_opt_states
+        constrain = jax.lax.with_sharding_constraint
+        new_state = [constrain(a, sh) for a, sh in zip(new_state, layout.storage)]
+        new_opt_states = [
+            [jax.tree.map(constrain, st, sh) for st, sh in zip(group_st, group_sh)]
+            for group_st, group_sh in zip(new_opt_states, layout.opt)
+        ]
+        return new_state, new_opt_states
+
+
+def _clip(group, grads):
+    """OneFlow's per-group ``clip_grad_max_norm`` / ``clip_grad_norm_type`` (torch's formula)."""
+    max_norm = group.get("clip_grad_max_norm")
+    if max_norm is None:
+        return grads
+    p = float(group.get("clip_grad_norm_type", 2.0))
+    if p == float("inf"):
+        total = jnp.max(jnp.stack([jnp.max(jnp.abs(g)) for g in grads]))
+    else:
+        total = jnp.sum(jnp.stack([jnp.sum(jnp.abs(g.astype(jnp.float32)) ** p) for g in grads])) ** (1.0 / p)
+    scale = jnp.minimum(1.0, max_norm / (total + 1e-6))
+    return [(g * scale).astype(g.dtype) for g in grads]
