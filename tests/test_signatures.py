@@ -53,6 +53,7 @@ _ORACLE_WRONG = {
     "fjax.broadcast_to": "docstring says shape; torch.broadcast_to(x, shape=s) raises, it takes size=",
     "fjax.true_divide": "docstring says (dividend, divisor); torch rejects them, it takes input=, other=",
     "fjax.Tensor.uniform_": "torch names its bounds from/to; from is a Python keyword, no def can name it",
+    "fjax.Tensor.random_": "torch's bounds are from/to; from is a Python keyword (random_ takes it in **kwargs)",
     "fjax.Tensor.atanh_": "docstring says atanh_(other); torch's atanh_ takes no arguments",
 }
 # torch.Tensor docstrings whose parameter names torch's methods reject: each takes fjax's name

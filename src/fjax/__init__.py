@@ -85,6 +85,10 @@ globals().update(
 )
 max, min = _methods.max, _methods.min  # noqa: A001 - reduction or elementwise, as torch
 einsum = _methods.einsum
+from . import accelerator, backends, cuda  # noqa: E402
+from .random import multinomial  # noqa: E402
+
+allclose, equal = _methods.allclose, _methods.equal
 
 from . import asyncs, distributed, env, func, graph, nn, optim, profiler, return_types, sbp, utils  # noqa: E402
 from ._config import config  # noqa: E402

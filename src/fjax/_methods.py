@@ -218,6 +218,158 @@ Example::
 """
 
 
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether every element of ``input`` is close to the matching element of ``other``, as a
+    Python bool: ``fjax.isclose(input, other, rtol, atol, equal_nan).all()``, i.e.
+    ``|input - other| <= atol + rtol * |other|`` elementwise after broadcasting. As in torch both
+    tensors must have one dtype, and NaN is close to nothing unless ``equal_nan=True``.
+
+    Example::
+
+        >>> a = fjax.tensor([1.0, 2.0, float("nan")])
+        >>> fjax.allclose(a, a + 1e-7)
+        False
+        >>> fjax.allclose(a, a + 1e-7, equal_nan=True)
+        True
+        >>> fjax.tensor([1.0, 2.0]).allclose(fjax.tensor([1.0, 2.1]), atol=0.2)
+        True
+    """
+    return bool(F.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
+
+
+def equal(input, other) -> bool:
+    """Whether ``input`` and ``other`` have the same shape and the same elements, as a Python
+    bool (torch.equal). Values are compared after dtype promotion, so ``[1, 2]`` equals
+    ``[1.0, 2.0]``; tensors of different shapes are never equal (no broadcasting), and NaN equals
+    nothing.
+
+    Example::
+
+        >>> fjax.equal(fjax.tensor([1, 2]), fjax.tensor([1.0, 2.0]))
+        True
+        >>> fjax.equal(fjax.tensor([1, 2]), fjax.tensor([[1, 2]]))
+        False
+        >>> fjax.tensor([float("nan")]).equal(fjax.tensor([float("nan")]))
+        False
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(F.eq(input, other).all())
+
+
+def _new_place(self, arr, device, requires_grad):
+    """``arr`` as a tensor on ``device``, or, without one, on the device ``self`` lives on."""
+    import jax
+
+    from .creation import _place
+
+    if device is None and not isinstance(self._data, jax.core.Tracer) and not isinstance(arr, jax.core.Tracer):
+        devices = self._data.devices()
+        if len(devices) == 1:
+            arr = jax.device_put(arr, next(iter(devices)))
+    return _place(arr, device, requires_grad)
+
+
+def _new_filled(self, op, size, value, dtype, device, requires_grad):
+    import jax.numpy as jnp
+
+    from .creation import _np_dtype, _size
+
+    dt = _np_dtype(dtype) or self._data.dtype
+    return _new_place(self, jnp.full(_size(size, op), value, dt), device, requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros of the given size (ints or one tuple) with ``self``'s dtype and device
+    unless ``dtype``/``device`` say otherwise.
+
+    Example::
+
+        >>> x = fjax.tensor([1, 2])
+        >>> x.new_zeros(2, 3).dtype
+        fjax.int64
+        >>> x.new_zeros((2,), dtype=fjax.float32)
+        tensor([0., 0.], dtype=fjax.float32)
+    """
+    return _new_filled(self, "new_zeros", size, 0, dtype, device, requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones of the given size with ``self``'s dtype and device unless given.
+
+    Example::
+
+        >>> fjax.zeros(1, dtype=fjax.float64).new_ones(2)
+        tensor([1., 1.], dtype=fjax.float64)
+    """
+    return _new_filled(self, "new_ones", size, 1, dtype, device, requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of the given size with ``self``'s dtype and device unless given, whose values are
+    not meant to be read (XLA has no uninitialised memory: fjax fills it with zeros).
+
+    Example::
+
+        >>> fjax.zeros(1).new_empty(2, 2).shape
+        fjax.Size([2, 2])
+    """
+    return _new_filled(self, "new_empty", size, 0, dtype, device, requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``, with ``self``'s dtype (not the
+    value's, as in torch: an int tensor truncates ``2.5`` to 2) and device unless given.
+
+    Example::
+
+        >>> fjax.tensor([1, 2]).new_full((3,), 2.5)
+        tensor([2, 2, 2], dtype=fjax.int64)
+        >>> fjax.tensor([1.0]).new_full((2,), 7)
+        tensor([7., 7.], dtype=fjax.float32)
+    """
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _new_filled(self, "new_full", (size,), fill_value, dtype, device, requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (not tracked by autograd), converted to ``self``'s
+    dtype and placed on its device unless ``dtype``/``device`` are given.
+
+    Example::
+
+        >>> fjax.tensor([0.5]).new_tensor([1, 2])
+        tensor([1., 2.], dtype=fjax.float32)
+        >>> fjax.tensor([0]).new_tensor([1.7])
+        tensor([1], dtype=fjax.int64)
+    """
+    from .creation import tensor
+
+    arr = tensor(data, dtype=dtype or self.dtype)._data
+    return _new_place(self, arr, device, requires_grad)
+
+
+def type_as(self, tensor) -> Tensor:
+    """``self`` converted to ``tensor``'s dtype (and moved to its device type, cpu or cuda, as
+    torch's ``self.type(tensor.type())`` does); ``self`` itself when nothing changes.
+
+    Example::
+
+        >>> x = fjax.tensor([1, 2])
+        >>> x.type_as(fjax.zeros(1))
+        tensor([1., 2.], dtype=fjax.float32)
+        >>> x.type_as(x) is x
+        True
+    """
+    out = self.to(tensor.dtype)
+    if tensor.device.type != out.device.type:
+        out = out.to(tensor.device)
+    return out
+
+
 def install() -> None:
     """Bind every op-table method, the varargs shape methods and the operators onto Tensor."""
     for name, op in OPS.items():
@@ -239,3 +391,5 @@ def install() -> None:
 
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
+    for fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, type_as, allclose, equal):
+        setattr(Tensor, fn.__name__, fn)

@@ -342,10 +342,10 @@ def randint_like(input, low, high=None, *, generator=None, dtype=None, device=No
 
 
 # -- torch's in-place random fills (Tensor methods): ``w.data.normal_(0, 0.02)`` ---------------
-def _refill(tensor: Tensor, op: str, generator, draw) -> Tensor:
+def _refill(tensor: Tensor, op: str, generator, draw, floating=True) -> Tensor:
     """``tensor`` filled in place (through its storage) with ``draw(key, shape, dtype)``."""
     dt = tensor._data.dtype
-    if not jnp.issubdtype(dt, jnp.floating):
+    if floating and not jnp.issubdtype(dt, jnp.floating):
         raise OpError(f"{op}: expected a floating point tensor, got {tensor.dtype}")
     return tensor._set_(Tensor._wrap(draw(_key(generator), tuple(tensor.shape), dt).astype(dt)), op)
 
@@ -363,7 +363,7 @@ def _uniform_(self, a=0.0, b=1.0, *, generator=None):
 def _bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 with probability ``p`` (a float or tensor), else 0."""
     prob = p._data if isinstance(p, Tensor) else p
-    return _refill(self, "bernoulli_", generator, lambda k, s, d: jax.random.bernoulli(k, prob, s))
+    return _refill(self, "bernoulli_", generator, lambda k, s, d: jax.random.bernoulli(k, prob, s), floating=False)
 
 
 def _exponential_(self, lambd=1.0, *, generator=None):
@@ -371,5 +371,99 @@ def _exponential_(self, lambd=1.0, *, generator=None):
     return _refill(self, "exponential_", generator, lambda k, s, d: jax.random.exponential(k, s, d) / lambd)
 
 
+def _random_bounds(dt) -> tuple:
+    """torch's default ``random_`` range for a dtype, as ``[low, high)``: every integer a float's
+    mantissa holds exactly (``[0, 2**24]`` for float32), or the integer dtype's whole non-negative range."""
+    if dt == jnp.bool_:
+        return 0, 2
+    if jnp.issubdtype(dt, jnp.floating):
+        return 0, 2 ** jnp.finfo(dt).nmant * 2 + 1
+    return 0, int(jnp.iinfo(dt).max) + (1 if jnp.iinfo(dt).max < 2**63 - 1 else 0)
+
+
+def _random_(self, *args, generator=None, **kwargs):
+    """Fill in place with integers drawn uniformly from ``[from, to)`` (torch's ``random_``):
+    ``x.random_(to)`` draws from ``[0, to)``, ``x.random_(from, to)`` from ``[from, to)``, and
+    ``x.random_()`` from every integer ``x``'s dtype holds exactly (``[0, 2**24]`` for float32,
+    ``[0, 2**63 - 1)`` for int64). Works on float, integer and bool tensors.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> x = fjax.zeros(100).random_(3, 6)
+        >>> sorted(set(x.tolist()))
+        [3.0, 4.0, 5.0]
+    """
+    names = ("from", "to")
+    if len(args) > 2 or set(kwargs) - set(names):
+        raise TypeError(f"random_: expected random_(from=0, to=None, *, generator=None), got {args} {kwargs}")
+    bounds = dict(zip(names, args))
+    if len(args) == 1 and not kwargs:  # torch's random_(to) overload
+        bounds = {"to": args[0]}
+    for name in names:
+        if name in kwargs:
+            if name in bounds:
+                raise TypeError(f"random_: got multiple values for argument '{name}'")
+            bounds[name] = kwargs[name]
+    dt = self._data.dtype
+    default_low, default_high = _random_bounds(dt)
+    low = int(bounds.get("from") if bounds.get("from") is not None else default_low)
+    high = int(bounds["to"]) if bounds.get("to") is not None else default_high
+    if low >= high:
+        raise OpError(f"random_: expected 'from' to be less than 'to', got from={low} >= to={high}")
+
+    def draw(k, s, d):
+        return jax.random.randint(k, s, low, high, jnp.int64).astype(d)
+
+    return _refill(self, "random_", generator, draw, floating=False)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:
+    """Draw ``num_samples`` category indices (int64) for each row of ``input``, a 1-D or 2-D
+    tensor of non-negative weights (they need not sum to 1), index ``i`` with probability
+    ``input[i] / input.sum()``. Without ``replacement`` every row's indices are distinct (drawn one
+    after another in proportion to the remaining weights, as torch does; once the nonzero weights
+    are used up, zero-weight indices follow), so ``num_samples`` may not exceed the number of
+    categories; with it indices repeat.
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> w = fjax.tensor([0.0, 10.0, 3.0, 0.0])
+        >>> sorted(fjax.multinomial(w, 2).tolist())
+        [1, 2]
+        >>> r = fjax.multinomial(w, 5, replacement=True)
+        >>> r.shape, r.dtype, set(r.tolist()) <= {1, 2}
+        (fjax.Size([5]), fjax.int64, True)
+    """
+    p = input._data
+    if p.ndim not in (1, 2):
+        raise OpError(f"multinomial: prob_dist must be 1 or 2 dim, got {p.ndim}")
+    if not jnp.issubdtype(p.dtype, jnp.floating):
+        raise OpError(f"multinomial: only supports floating-point dtypes for input, got {input.dtype}")
+    n = p.shape[-1]
+    num_samples = int(num_samples)
+    if num_samples <= 0:
+        raise OpError(f"multinomial: cannot sample n_sample <= 0 samples, got {num_samples}")
+    if not replacement and num_samples > n:
+        raise OpError(
+            f"multinomial: cannot sample {num_samples} > prob_dist.size(-1) = {n} samples without replacement"
+        )
+    if not isinstance(p, jax.core.Tracer):
+        if bool(jnp.any(p < 0)) or not bool(jnp.all(jnp.isfinite(p))):
+            raise OpError("multinomial: probability tensor contains either inf, nan or element < 0")
+        if bool(jnp.any(jnp.sum(p, axis=-1) <= 0)):
+            raise OpError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    dt = jnp.promote_types(p.dtype, jnp.float32)
+    logits = jnp.log(p.astype(dt))
+    key = _key(generator)
+    if replacement:
+        out = jax.random.categorical(key, logits[..., None, :], axis=-1, shape=p.shape[:-1] + (num_samples,))
+    else:  # Gumbel top-k: sequential sampling without replacement in one draw
+        out = jax.lax.top_k(logits + jax.random.gumbel(key, p.shape, dt), num_samples)[1]
+    return Tensor._wrap(out.astype(jnp.int64))
+
+
 Tensor.normal_, Tensor.uniform_ = _normal_, _uniform_
 Tensor.bernoulli_, Tensor.exponential_ = _bernoulli_, _exponential_
+Tensor.random_, Tensor.multinomial = _random_, multinomial
