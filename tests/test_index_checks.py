@@ -134,6 +134,9 @@ NAN_CASES = {
     "nanmedian": lambda m, x, y: m.nanmedian(x),
     "nanmedian dim": lambda m, x, y: m.nanmedian(x, 0),
     "cummax": lambda m, x, y: m.cummax(x, 1),
+    "softshrink": lambda m, x, y: m.nn.functional.softshrink(x - 0.5 * y, 0.75),
+    "hardshrink": lambda m, x, y: m.nn.functional.hardshrink(x - 0.5 * y, 0.75),
+    "tanhshrink": lambda m, x, y: m.nn.functional.tanhshrink(x),
 }
 
 
@@ -150,6 +153,14 @@ def test_nan_propagation_matches_torch(name):
     theirs = _arrays(f(torch, torch.tensor(NAN_A), torch.tensor(NAN_B)))
     for o, t in zip(ours, theirs):
         np.testing.assert_array_equal(o, t, err_msg=name)
+
+
+def test_softshrink_keeps_the_sign_of_zero_as_torch():
+    a = np.array([-0.25, 0.25, 0.0, -0.0, np.nan, 2.0, -2.0], np.float32)
+    ours = fjax.nn.functional.softshrink(fjax.tensor(a)).numpy()
+    theirs = torch.nn.functional.softshrink(torch.tensor(a)).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(np.signbit(ours[:4]), np.signbit(theirs[:4]))
 
 
 def test_relu_gradient_at_zero_and_nan_is_zero_as_torch():

@@ -273,8 +273,8 @@ def softshrink(input, lambd=0.5):
         tensor([-0.5000,  0.0000,  0.0000,  1.5000], dtype=fjax.float32)
     """
     lambd = jnp.asarray(lambd, input.dtype)
-    zero = jnp.zeros((), input.dtype)
-    return jnp.where(input > lambd, input - lambd, jnp.where(input < -lambd, input + lambd, zero))
+    # inside the band torch gives input * 0: -0.0 for a negative input, NaN stays NaN
+    return jnp.where(input > lambd, input - lambd, jnp.where(input < -lambd, input + lambd, input * 0))
 
 
 @defop()
@@ -291,7 +291,8 @@ def hardshrink(input, lambd=0.5):
         >>> x.hardshrink(lambd=1.5)
         tensor([0., 0., 0., 2.], dtype=fjax.float32)
     """
-    return jnp.where(jnp.abs(input) > lambd, input, jnp.zeros((), input.dtype))
+    inside = (input >= -lambd) & (input <= lambd)  # as torch: NaN is not inside, so it stays NaN
+    return jnp.where(inside, jnp.zeros((), input.dtype), input)
 
 
 @defop(method=False)
