@@ -137,6 +137,7 @@ NAN_CASES = {
     "softshrink": lambda m, x, y: m.nn.functional.softshrink(x - 0.5 * y, 0.75),
     "hardshrink": lambda m, x, y: m.nn.functional.hardshrink(x - 0.5 * y, 0.75),
     "tanhshrink": lambda m, x, y: m.nn.functional.tanhshrink(x),
+    "threshold": lambda m, x, y: m.nn.functional.threshold(x, 0.5, 7.0),
 }
 
 
@@ -153,6 +154,13 @@ def test_nan_propagation_matches_torch(name):
     theirs = _arrays(f(torch, torch.tensor(NAN_A), torch.tensor(NAN_B)))
     for o, t in zip(ours, theirs):
         np.testing.assert_array_equal(o, t, err_msg=name)
+
+
+def test_digamma_poles_at_signed_zero_as_torch():
+    a = np.array([0.0, -0.0, np.nan, np.inf, -1.0, 1.0, -2.5], np.float32)
+    ours, theirs = fjax.digamma(fjax.tensor(a)).numpy(), torch.digamma(torch.tensor(a)).numpy()
+    np.testing.assert_array_equal(ours[:5], theirs[:5])  # -inf, inf, nan, inf, nan
+    np.testing.assert_allclose(ours[5:], theirs[5:], rtol=1e-5)
 
 
 def test_softshrink_keeps_the_sign_of_zero_as_torch():

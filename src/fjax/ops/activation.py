@@ -306,7 +306,7 @@ def threshold(input, threshold, value):
         >>> F.threshold(fjax.tensor([0.5, 1.0, 2.0]), 1.0, -1.0)
         tensor([-1., -1.,  2.], dtype=fjax.float32)
     """
-    return jnp.where(input > threshold, input, jnp.asarray(value, input.dtype))
+    return jnp.where(input <= threshold, jnp.asarray(value, input.dtype), input)  # NaN stays NaN, as torch
 
 
 @defop(static=("dim",), method=False)

@@ -384,7 +384,9 @@ def digamma(input):
         >>> fjax.digamma(fjax.tensor([1.0, 2.0, 0.5]))
         tensor([-0.5772,  0.4228, -1.9635], dtype=fjax.float32)
     """
-    return lax.digamma(to_float(input))
+    x = to_float(input)
+    # torch's pole at zero: -inf at +0.0, +inf at -0.0 (XLA gives NaN there)
+    return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), lax.digamma(x))
 
 
 @defop()
