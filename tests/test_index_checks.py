@@ -156,6 +156,24 @@ def test_nan_propagation_matches_torch(name):
         np.testing.assert_array_equal(o, t, err_msg=name)
 
 
+def test_float_floor_division_matches_torch_on_every_special_pair():
+    """torch (and Python) floor-divide floats through fmod: 1.0 // 0.1 is 9, -1 // inf is -1,
+    and a zero quotient keeps the sign of input / other."""
+    vals = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 0.1, 3.0, 7.0], np.float32)
+    a, b = (v.ravel() for v in np.meshgrid(vals, vals))
+    for f in (lambda m, x, y: m.floor_divide(x, y), lambda m, x, y: m.div(x, y, rounding_mode="floor")):
+        ours, theirs = (
+            f(fjax, fjax.tensor(a), fjax.tensor(b)).numpy(),
+            f(torch, torch.tensor(a), torch.tensor(b)).numpy(),
+        )
+        np.testing.assert_array_equal(ours, theirs)
+        numbers = ~np.isnan(theirs)  # (a NaN's sign bit is not part of torch's contract)
+        np.testing.assert_array_equal(np.signbit(ours[numbers]), np.signbit(theirs[numbers]))
+    x = fjax.tensor([1.0, 7.5], requires_grad=True)
+    fjax.div(x, 0.1, rounding_mode="floor").sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])  # torch's zero gradient
+
+
 def test_digamma_poles_at_signed_zero_as_torch():
     a = np.array([0.0, -0.0, np.nan, np.inf, -1.0, 1.0, -2.5], np.float32)
     ours, theirs = fjax.digamma(fjax.tensor(a)).numpy(), torch.digamma(torch.tensor(a)).numpy()

@@ -131,7 +131,12 @@ def div(input, other, *, rounding_mode=None):
     input, other = promote(input, other)
     integer = jnp.issubdtype(input.dtype, jnp.integer)
     if rounding_mode == "floor":
-        return jnp.floor_divide(input, other) if integer else jnp.floor(input / other)
+        # Python's and torch's floor division: from fmod, so 1.0 // 0.1 is 9 (floor(1.0 / 0.1)
+        # rounds to 10 first); its gradient is zero, as torch's
+        if integer:
+            return jnp.floor_divide(input, other)
+        q = jnp.floor_divide(input, other)
+        return lax.stop_gradient(jnp.where(q == 0, jnp.copysign(jnp.zeros_like(q), input / other), q))
     if rounding_mode == "trunc":
         if integer:
             q = jnp.abs(input) // jnp.abs(other)
