@@ -90,7 +90,7 @@ from .random import multinomial  # noqa: E402
 
 allclose, equal = _methods.allclose, _methods.equal
 
-from . import asyncs, distributed, env, func, graph, nn, optim, profiler, return_types, sbp, utils  # noqa: E402
+from . import asyncs, distributed, env, func, graph, linalg, nn, optim, profiler, return_types, sbp, utils  # noqa: E402
 from ._config import config  # noqa: E402
 from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - torch's top-level order
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional

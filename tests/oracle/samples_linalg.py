@@ -1,6 +1,20 @@
 """Op-table samples: products, contractions and matrix functions."""
 
-from .spec import I, L, S
+import numpy as np
+import torch
+
+from .spec import F, I, L, S
+
+
+def _up_to_sign(ours, theirs):
+    """Eigen/singular vectors and QR factors are defined up to the sign of each column."""
+    np.testing.assert_allclose(np.abs(ours), np.abs(theirs), rtol=1e-3, atol=1e-4)
+
+
+def _first_close(ours, theirs):
+    if theirs.size:  # torch leaves residuals/rank/singular values empty for some drivers
+        np.testing.assert_allclose(ours, theirs, rtol=1e-3, atol=1e-4)
+
 
 # Integer and bool cases do not depend on the float dtype: run them once, without gradients.
 INT = {"_grad": False, "_dtypes": ("float32",)}
@@ -118,4 +132,42 @@ SAMPLES = {
         S((3, 3), -2, _rtol=1e-3),
         S(I((3, 3), -2, 2), 3, **INT),
     ],
+    # torch.linalg (fjax.linalg): the op-table names are torch's internal ones (linalg_svd ...)
+    "linalg_vector_norm": [
+        S((3, 4), _torch=torch.linalg.vector_norm),
+        S((3, 4), 1, dim=1, _torch=torch.linalg.vector_norm),
+        S((2, 3, 4), float("inf"), dim=2, keepdim=True, _torch=torch.linalg.vector_norm),
+        S((3, 4), 3.0, _torch=torch.linalg.vector_norm),
+    ],
+    "linalg_matrix_norm": [
+        S((3, 4), _torch=torch.linalg.matrix_norm),
+        S((2, 3, 4), "nuc", _torch=torch.linalg.matrix_norm, _rtol=1e-3),
+        S((3, 4), 1, _torch=torch.linalg.matrix_norm),
+        S((3, 4), 2, _torch=torch.linalg.matrix_norm, _rtol=1e-3),
+    ],
+    "linalg_solve": [
+        S((3, 3), (3, 2), _torch=torch.linalg.solve, _rtol=1e-3),
+        S((2, 3, 3), (3,), _torch=torch.linalg.solve, _rtol=1e-3),
+        S((3, 3), (2, 3), left=False, _torch=torch.linalg.solve, _rtol=1e-3),
+    ],
+    "linalg_inv": [S((3, 3), _torch=torch.linalg.inv, _rtol=1e-3), S((2, 4, 4), _torch=torch.linalg.inv, _rtol=1e-3)],
+    "linalg_inv_ex": [S((3, 3), _torch=torch.linalg.inv_ex, _rtol=1e-3)],
+    "linalg_det": [S((3, 3), _torch=torch.linalg.det), S((2, 4, 4), _torch=torch.linalg.det)],
+    "linalg_slogdet": [S((3, 3), _torch=torch.linalg.slogdet), S((2, 4, 4), _torch=torch.linalg.slogdet)],
+    "linalg_eigh": [S((4, 4), _torch=torch.linalg.eigh, _grad=False, _cmp=_up_to_sign)],
+    "linalg_eigvalsh": [S((4, 4), _torch=torch.linalg.eigvalsh), S((2, 3, 3), "U", _torch=torch.linalg.eigvalsh)],
+    "linalg_svd": [S((3, 4), False, _torch=torch.linalg.svd, _grad=False, _cmp=_up_to_sign)],
+    "linalg_svdvals": [S((3, 4), _torch=torch.linalg.svdvals), S((2, 4, 3), _torch=torch.linalg.svdvals)],
+    "linalg_qr": [S((4, 3), _torch=torch.linalg.qr, _grad=False, _cmp=_up_to_sign)],
+    "linalg_cholesky": [
+        S(F((1, 1), 0.5, 2.0), _torch=torch.linalg.cholesky),  # the positive definite inputs specs can draw
+        S(F((3, 1, 1), 0.5, 2.0), upper=True, _torch=torch.linalg.cholesky),
+    ],
+    "linalg_lstsq": [S((5, 3), (5, 2), _torch=torch.linalg.lstsq, _rtol=1e-3, _cmp=_first_close)],
+    "linalg_pinv": [
+        S((3, 4), _torch=torch.linalg.pinv, _rtol=1e-3),
+        S((2, 4, 3), _torch=torch.linalg.pinv, _rtol=1e-3),
+    ],
+    "linalg_matrix_rank": [S((3, 4), _torch=torch.linalg.matrix_rank, _grad=False)],
+    "linalg_vecdot": [S((3, 4), (3, 4), _torch=torch.linalg.vecdot), S((2, 3), (3,), _torch=torch.linalg.vecdot)],
 }

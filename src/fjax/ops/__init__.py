@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     compare,
     conv,
     convert,
+    dynamic,
     elementwise,
     indexing,
     linalg,

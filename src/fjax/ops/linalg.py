@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -502,7 +503,7 @@ def det(input):
     return jnp.linalg.det(input)
 
 
-@defop()
+@defop(check=lambda input: _check_invertible(input))
 def inverse(input):
     """Inverse of a square matrix, or of each matrix of a batch in the last two dims; the input must
     be floating point.
@@ -540,3 +541,535 @@ def matrix_power(input, n):
     elif input.ndim < 2 or input.shape[-1] != input.shape[-2]:
         raise ValueError(f"matrix_power: expected a (batch of) square matrices, got shape {input.shape}")
     return jnp.linalg.matrix_power(input, n)
+
+
+# ----------------------------------------------------------------------------- torch.linalg
+# The ops behind ``fjax.linalg``, registered under torch's native names (``linalg_svd``), so their
+# named tuples are ``fjax.return_types.linalg_svd`` as in torch. They are not Tensor methods.
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra failure torch reports (singular matrix, not positive-definite): as
+    ``torch.linalg.LinAlgError``, a RuntimeError."""
+
+
+def _float(op, x, what="A"):
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise TypeError(f"{op}: expected a floating point or complex tensor as {what}, got {x.dtype}")
+
+
+def _matrix(op, x, square=False):
+    _float(op, x)
+    if x.ndim < 2:
+        raise ValueError(f"{op}: expected a (batch of) matrices of at least 2 dims, got shape {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{op}: expected a (batch of) square matrices, got shape {x.shape}")
+
+
+def _mT(x):
+    return jnp.swapaxes(x, -1, -2)
+
+
+def _mH(x):
+    return jnp.conj(_mT(x))
+
+
+def _hermitian_from(a, uplo, symmetrize=True):
+    """The Hermitian matrix torch reads from one triangle of ``a`` (``uplo`` 'L' or 'U'); the
+    gradient reaches ``a`` symmetrized (``symmetrize``) as in torch's eigh/cholesky backward, or as is."""
+    if uplo not in ("L", "U"):
+        raise ValueError(f"expected UPLO to be 'L' or 'U', got {uplo!r}")
+    strict = jnp.tril(a, -1) if uplo == "L" else jnp.triu(a, 1)
+    diag = jnp.real(jnp.diagonal(a, axis1=-2, axis2=-1)).astype(a.dtype)
+    full = strict + _mH(strict) + diag[..., None] * jnp.eye(a.shape[-1], dtype=a.dtype)
+    sym = (a + _mH(a)) / 2 if symmetrize else a
+    return jax.lax.stop_gradient(full) + (sym - jax.lax.stop_gradient(sym))
+
+
+def _no_driver(op, driver, allowed=(None,)):
+    if driver not in allowed:
+        raise NotImplementedError(f"{op}: driver={driver!r} is not supported (supported: {allowed})")
+
+
+# -- eager checks: torch raises where JAX returns inf/nan ------------------------------------
+
+_lu_diagonal = jax.jit(lambda a: jnp.diagonal(jax.lax.linalg.lu(a)[0], axis1=-2, axis2=-1))
+_cholesky_failed = jax.jit(lambda a: jnp.isnan(jnp.linalg.cholesky(a)).any((-2, -1)))
+
+
+def _first_bad(bad):
+    """(batch element, 1-based position) of the first True of ``bad`` (``(*batch, n)``), or None."""
+    flat = np.asarray(bad).reshape(-1, bad.shape[-1])
+    rows = flat.any(-1)
+    if not rows.any():
+        return None
+    b = int(np.argmax(rows))
+    return b, int(np.argmax(flat[b])) + 1
+
+
+def _batch(a, b):
+    return f"(Batch element {b}): " if a.ndim > 2 else ""
+
+
+def _eager_matrix(a):
+    """True where ``a`` is a concrete float square matrix (batch) with elements: the checks run."""
+    if not hasattr(a, "dtype") or not jnp.issubdtype(a.dtype, jnp.inexact) or jnp.ndim(a) < 2:
+        return False
+    if a.shape[-1] != a.shape[-2] or a.size == 0:
+        return False
+    if isinstance(a, jax.core.Tracer):
+        from . import indexing
+
+        if indexing.traced_check is not None:
+            ok = jnp.all(_lu_diagonal(a) != 0)
+            indexing.traced_check(ok, "linalg: singular matrix (checked inside a compiled graph)")
+        return False
+    return True
+
+
+def _check_invertible(A, *args, check_errors=True, **kwargs):
+    if not check_errors or not _eager_matrix(A):
+        return
+    found = _first_bad(_lu_diagonal(A) == 0)
+    if found is not None:
+        b, i = found
+        raise LinAlgError(
+            f"linalg.inv: {_batch(A, b)}The diagonal element {i} is zero, the inversion could not be "
+            "completed because the input matrix is singular."
+        )
+
+
+def _check_solvable(A, B, *args, **kwargs):
+    if not _eager_matrix(A):
+        return
+    found = _first_bad(_lu_diagonal(A) == 0)
+    if found is not None:
+        raise LinAlgError(
+            f"linalg.solve: {_batch(A, found[0])}The solver failed because the input matrix is singular."
+        )
+
+
+def _check_positive_definite(A, *args, upper=False, check_errors=True, **kwargs):
+    if not check_errors or not _eager_matrix(A):
+        return
+    a = _hermitian_from(jnp.asarray(A), "U" if upper else "L")
+    failed = np.asarray(_cholesky_failed(a)).reshape(-1)
+    if not failed.any():
+        return
+    b = int(np.argmax(failed))
+    from scipy.linalg import lapack
+
+    m = np.asarray(a).reshape((-1,) + a.shape[-2:])[b]
+    potrf = lapack.get_lapack_funcs("potrf", (m,))
+    order = potrf(m, lower=True)[1]
+    raise LinAlgError(
+        f"linalg.cholesky: {_batch(A, b)}The factorization could not be completed because the input is not "
+        f"positive-definite (the leading minor of order {order} is not positive-definite)."
+    )
+
+
+# -- norms ------------------------------------------------------------------------------------
+
+
+def _norm_dtype(op, x, dtype):
+    _float(op, x, "input")
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if not jnp.issubdtype(dtype, jnp.inexact):
+            raise TypeError(f"{op}: dtype={dtype} is not a floating point or complex dtype")
+        x = x.astype(dtype)
+    return x
+
+
+def _dims(op, dim, ndim):
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    n = max(ndim, 1)
+    for d in dims:
+        if not -n <= d < n:
+            raise ValueError(f"{op}: dim {d} is out of range for a tensor of {ndim} dims")
+    out = tuple(d % n for d in dims)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: dim {dim} names a dimension twice")
+    return out
+
+
+@defop(static=("ord", "dim", "keepdim", "dtype"), method=False)
+def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The ``ord``-norm of the vectors along ``dim`` (all elements when None): ``sum(|x|**ord)**(1/ord)``,
+    the max (``inf``) or min (``-inf``) of ``|x|``, or the count of nonzeros (``0``). ``dtype`` casts first.
+
+    Example::
+
+        >>> fjax.linalg.vector_norm(fjax.tensor([3.0, -4.0]))
+        tensor(5., dtype=fjax.float32)
+        >>> fjax.linalg.vector_norm(fjax.tensor([[1.0, -2.0], [3.0, 0.0]]), ord=1, dim=1)
+        tensor([3., 3.], dtype=fjax.float32)
+    """
+    x = _norm_dtype("linalg.vector_norm", x, dtype)
+    axes = None if dim is None else _dims("linalg.vector_norm", dim, x.ndim)
+    if x.ndim == 0:
+        return jnp.linalg.vector_norm(x.reshape(1), ord=ord)
+    if axes is None and not keepdim:
+        return jnp.linalg.vector_norm(x.reshape(-1), ord=ord)
+    return jnp.linalg.vector_norm(x, ord=ord, axis=axes, keepdims=keepdim)
+
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
+
+
+@defop(static=("ord", "dim", "keepdim", "dtype"), method=False)
+def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """The ``ord``-norm of the matrices in dims ``dim``: ``'fro'``, ``'nuc'`` (sum of singular values),
+    ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column sum), ``inf``/``-inf`` (rows).
+
+    Example::
+
+        >>> A = fjax.tensor([[1.0, -2.0], [3.0, 4.0]])
+        >>> fjax.linalg.matrix_norm(A, ord=1)
+        tensor(6., dtype=fjax.float32)
+        >>> fjax.linalg.matrix_norm(A, ord=float("inf"))
+        tensor(7., dtype=fjax.float32)
+    """
+    A = _norm_dtype("linalg.matrix_norm", A, dtype)
+    if ord not in _MATRIX_ORDS:
+        raise ValueError(f"linalg.matrix_norm: ord={ord!r} is not one of {_MATRIX_ORDS}")
+    if A.ndim < 2:
+        raise ValueError(f"linalg.matrix_norm: expected a tensor of at least 2 dims, got shape {A.shape}")
+    axes = _dims("linalg.matrix_norm", dim, A.ndim)
+    if len(axes) != 2:
+        raise ValueError(f"linalg.matrix_norm: dim must name 2 dims, got {dim}")
+    return jnp.linalg.norm(A, ord=ord, axis=axes, keepdims=keepdim)
+
+
+# -- solving, inverses, determinants ----------------------------------------------------------
+
+
+def _is_vector_rhs(A, B):
+    """torch's rule: B is a (batch of) vectors when 1-D, or when its shape is A's without the last dim."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+@defop(static=("left",), method=False, check=_check_solvable)
+def linalg_solve(A, B, *, left=True):
+    """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` when ``left=False``) for square invertible ``A``;
+    the batch dims broadcast, and ``B`` may be a (batch of) vectors. A singular ``A`` raises LinAlgError.
+
+    Example::
+
+        >>> A = fjax.tensor([[2.0, 0.0], [1.0, 1.0]])
+        >>> fjax.linalg.solve(A, fjax.tensor([2.0, 3.0]))
+        tensor([1., 2.], dtype=fjax.float32)
+    """
+    _matrix("linalg.solve", A, square=True)
+    _float("linalg.solve", B, "B")
+    _same_dtype("linalg.solve", A, B)
+    vector = _is_vector_rhs(A, B)
+    if vector:
+        B = B[..., None]
+    if not left:
+        if vector:
+            raise ValueError("linalg.solve: left=False needs B to be a (batch of) matrices")
+        A, B = _mT(A), _mT(B)
+    if B.shape[-2] != A.shape[-1]:
+        raise ValueError(f"linalg.solve: shapes {A.shape} and {B.shape} do not match for solving")
+    batch = _broadcast("linalg.solve", A.shape[:-2], B.shape[:-2])
+    A = jnp.broadcast_to(A, batch + A.shape[-2:])
+    B = jnp.broadcast_to(B, batch + B.shape[-2:])
+    X = jnp.linalg.solve(A, B)
+    if vector:
+        return X[..., 0]
+    return X if left else _mT(X)
+
+
+@defop(method=False, check=_check_invertible)
+def linalg_inv(A):
+    """The inverse of a square matrix, or of each matrix of a batch; a singular one raises LinAlgError.
+
+    Example::
+
+        >>> fjax.linalg.inv(fjax.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.2500]], dtype=fjax.float32)
+    """
+    _matrix("linalg.inv", A, square=True)
+    return jnp.linalg.inv(A)
+
+
+@defop(
+    static=("check_errors",),
+    method=False,
+    check=lambda A, *, check_errors=False: _check_invertible(A, check_errors=check_errors),
+    returns=("inverse", "info"),
+)
+def linalg_inv_ex(A, *, check_errors=False):
+    """``linalg.inv`` without the error: ``(inverse, info)``, ``info`` (int32, per matrix) 0 when invertible,
+    else the 1-based index of the first zero pivot of the LU factorization. ``check_errors=True`` raises.
+
+    Example::
+
+        >>> out = fjax.linalg.inv_ex(fjax.tensor([[1.0, 2.0], [2.0, 4.0]]))
+        >>> out.info
+        tensor(2, dtype=fjax.int32)
+    """
+    _matrix("linalg.inv_ex", A, square=True)
+    lu, _, perm = jax.lax.linalg.lu(A)
+    n = A.shape[-1]
+    eye = jnp.broadcast_to(jnp.eye(n, dtype=A.dtype), A.shape)
+    rhs = jnp.take_along_axis(eye, jnp.broadcast_to(perm[..., None], A.shape), axis=-2)
+    y = jax.lax.linalg.triangular_solve(lu, rhs, left_side=True, lower=True, unit_diagonal=True)
+    inverse = jax.lax.linalg.triangular_solve(lu, y, left_side=True, lower=False)
+    zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
+    info = jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
+    return inverse, info
+
+
+@defop(method=False)
+def linalg_det(A):
+    """The determinant of a square matrix, or of each matrix of a batch.
+
+    Example::
+
+        >>> fjax.linalg.det(fjax.tensor([[2.0, 1.0], [0.0, 3.0]]))
+        tensor(6., dtype=fjax.float32)
+    """
+    _matrix("linalg.det", A, square=True)
+    return jnp.linalg.det(A)
+
+
+@defop(method=False, returns=("sign", "logabsdet"))
+def linalg_slogdet(A):
+    """``(sign, logabsdet)`` of the determinant of each square matrix: ``det = sign * exp(logabsdet)``,
+    without overflow; a singular matrix gives sign 0 and logabsdet ``-inf``.
+
+    Example::
+
+        >>> fjax.linalg.slogdet(fjax.tensor([[-2.0, 0.0], [0.0, 1.0]])).sign
+        tensor(-1., dtype=fjax.float32)
+    """
+    _matrix("linalg.slogdet", A, square=True)
+    return tuple(jnp.linalg.slogdet(A))
+
+
+# -- decompositions ---------------------------------------------------------------------------
+
+
+@defop(static=("UPLO",), method=False, returns=("eigenvalues", "eigenvectors"))
+def linalg_eigh(A, UPLO="L"):
+    """Eigenvalues (ascending, real) and eigenvectors (columns) of Hermitian matrices, read from the
+    ``UPLO`` triangle of ``A``. Eigenvectors are unique only up to sign (phase).
+
+    Example::
+
+        >>> fjax.linalg.eigh(fjax.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+        tensor([1., 2.], dtype=fjax.float32)
+    """
+    _matrix("linalg.eigh", A, square=True)
+    w, v = jnp.linalg.eigh(_hermitian_from(A, UPLO), symmetrize_input=False)
+    return w, v
+
+
+@defop(static=("UPLO",), method=False)
+def linalg_eigvalsh(A, UPLO="L"):
+    """The eigenvalues, ascending, of Hermitian matrices read from the ``UPLO`` triangle of ``A``.
+
+    Example::
+
+        >>> fjax.linalg.eigvalsh(fjax.tensor([[2.0, 1.0], [1.0, 2.0]]))
+        tensor([1., 3.], dtype=fjax.float32)
+    """
+    _matrix("linalg.eigvalsh", A, square=True)
+    return jnp.linalg.eigvalsh(_hermitian_from(A, UPLO), symmetrize_input=False)
+
+
+@defop(static=("full_matrices", "driver"), method=False, returns=("U", "S", "Vh"))
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    """``A = U @ diag(S) @ Vh`` for each matrix, singular values descending; ``full_matrices=False`` gives
+    the reduced factors. ``U`` and ``Vh`` are unique only up to sign (phase) of paired columns/rows.
+
+    Example::
+
+        >>> out = fjax.linalg.svd(fjax.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        >>> out.S
+        tensor([4., 3.], dtype=fjax.float32)
+    """
+    _no_driver("linalg.svd", driver)
+    _matrix("linalg.svd", A)
+    if A.shape[-1] == A.shape[-2]:
+        full_matrices = False  # the same factors; JAX differentiates only the reduced form
+    U, S, Vh = jnp.linalg.svd(A, full_matrices=full_matrices)
+    return U, S, Vh
+
+
+@defop(static=("driver",), method=False)
+def linalg_svdvals(A, *, driver=None):
+    """The singular values of each matrix, descending.
+
+    Example::
+
+        >>> fjax.linalg.svdvals(fjax.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        tensor([4., 3.], dtype=fjax.float32)
+    """
+    _no_driver("linalg.svdvals", driver)
+    _matrix("linalg.svdvals", A)
+    return jnp.linalg.svd(A, compute_uv=False)
+
+
+@defop(static=("mode",), method=False, returns=("Q", "R"))
+def linalg_qr(A, mode="reduced"):
+    """``A = Q @ R`` with orthonormal columns in ``Q`` and upper-triangular ``R``; ``mode`` is ``'reduced'``,
+    ``'complete'`` (square ``Q``) or ``'r'`` (``R`` only, ``Q`` empty).
+
+    Example::
+
+        >>> Q, R = fjax.linalg.qr(fjax.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        >>> (Q @ R).abs()
+        tensor([[2., 0.],
+                [0., 3.]], dtype=fjax.float32)
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    _matrix("linalg.qr", A)
+    if mode == "r":
+        return jnp.zeros((0,), A.dtype), jnp.linalg.qr(A, mode="r")
+    Q, R = jnp.linalg.qr(A, mode=mode)
+    return Q, R
+
+
+@defop(static=("upper",), method=False, check=_check_positive_definite)
+def linalg_cholesky(A, *, upper=False):
+    """The Cholesky factor ``L`` (``A = L @ L.mH``) of Hermitian positive-definite matrices, read from
+    the lower triangle of ``A``; ``upper=True`` gives ``L.mH``. A matrix not positive-definite raises.
+
+    Example::
+
+        >>> fjax.linalg.cholesky(fjax.tensor([[4.0, 2.0], [2.0, 2.0]]))
+        tensor([[2., 0.],
+                [1., 1.]], dtype=fjax.float32)
+    """
+    _matrix("linalg.cholesky", A, square=True)
+    L = jnp.linalg.cholesky(_hermitian_from(A, "U" if upper else "L"))
+    return _mH(L) if upper else L
+
+
+_LSTSQ_DRIVERS = (None, "gelsy", "gelsd", "gelss", "gels")
+
+
+@defop(static=("driver",), method=False, returns=("solution", "residuals", "rank", "singular_values"))
+def linalg_lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of ``A @ X = B`` (SVD-based; minimum norm where ``A`` is rank-deficient).
+    As torch's CPU drivers: ``residuals`` (m > n, not gelsy), ``rank`` (not gels), ``singular_values``
+    (gelsd/gelss); the others are empty.
+
+    Example::
+
+        >>> A = fjax.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+        >>> fjax.linalg.lstsq(A, fjax.tensor([[1.0], [2.0], [3.0]])).solution
+        tensor([[1.],
+                [2.]], dtype=fjax.float32)
+    """
+    _no_driver("linalg.lstsq", driver, _LSTSQ_DRIVERS)
+    _matrix("linalg.lstsq", A)
+    _float("linalg.lstsq", B, "B")
+    _same_dtype("linalg.lstsq", A, B)
+    vector = B.ndim == A.ndim - 1
+    if vector:
+        B = B[..., None]
+    m, n = A.shape[-2:]
+    if B.ndim < 2 or B.shape[-2] != m:
+        raise ValueError(f"linalg.lstsq: A {A.shape} and B {B.shape} do not have the same number of rows")
+    batch = _broadcast("linalg.lstsq", A.shape[:-2], B.shape[:-2])
+    A = jnp.broadcast_to(A, batch + A.shape[-2:])
+    B = jnp.broadcast_to(B, batch + B.shape[-2:])
+    real = jnp.finfo(A.dtype).dtype
+    if rcond is None:
+        rcond = jnp.finfo(A.dtype).eps * max(m, n)
+    S = jnp.linalg.svd(A, compute_uv=False)
+    smax = S[..., :1] if min(m, n) else jnp.zeros(batch + (1,), real)
+    X = jnp.linalg.pinv(A, rtol=jnp.asarray(rcond, real)) @ B
+    rank = jnp.sum(S > rcond * smax, -1).astype(jnp.int64)
+    empty_f = jnp.zeros((0,), real)
+    residuals = empty_f
+    if m > n and driver in ("gelsd", "gelss", "gels"):
+        residuals = jnp.sum(jnp.abs(A @ X - B) ** 2, -2)
+        if vector:
+            residuals = residuals[..., 0]
+    if vector:
+        X = X[..., 0]
+    if driver == "gels":
+        rank = jnp.zeros((0,), jnp.int64)
+    S = jax.lax.stop_gradient(S) if driver in ("gelsd", "gelss") else empty_f  # torch: not differentiable
+    return X, residuals, rank, S
+
+
+def _tolerance(op, A, S, atol, rtol):
+    """torch's cutoff for small singular values: ``max(atol, rtol * S.max())``; with neither given, rtol is
+    ``eps * max(m, n)``; with only atol, rtol is 0."""
+    real = S.dtype
+    if rtol is None:
+        rtol = jnp.finfo(real).eps * max(A.shape[-2:]) if atol is None else 0.0
+    smax = jnp.max(S, -1, keepdims=True, initial=0.0)
+    cut = jnp.asarray(rtol, real)[..., None] * smax if jnp.ndim(rtol) else rtol * smax
+    if atol is not None:
+        cut = jnp.maximum(jnp.asarray(atol, real)[..., None] if jnp.ndim(atol) else atol, cut)
+    return cut
+
+
+@defop(static=("hermitian",), method=False)
+def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse, from the singular values above ``max(atol, rtol * largest)``
+    (``hermitian=True``: from ``eigh`` of the lower triangle).
+
+    Example::
+
+        >>> fjax.linalg.pinv(fjax.tensor([[2.0, 0.0], [0.0, 0.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]], dtype=fjax.float32)
+    """
+    _matrix("linalg.pinv", A, square=hermitian)
+    if atol is None and (rtol is None or jnp.ndim(rtol) == 0):
+        r = None if rtol is None else jnp.asarray(rtol, jnp.finfo(A.dtype).dtype)
+        if hermitian:  # the SVD of the Hermitian matrix: the general derivative, as torch's
+            return jnp.linalg.pinv(_hermitian_from(A, "L", symmetrize=False), rtol=r)
+        return jnp.linalg.pinv(A, rtol=r)
+    if hermitian:
+        w, V = jnp.linalg.eigh(_hermitian_from(A, "L"), symmetrize_input=False)
+        cut = _tolerance("linalg.pinv", A, jnp.abs(w), atol, rtol)
+        inv = jnp.where(jnp.abs(w) > cut, 1 / jnp.where(w == 0, 1, w), 0).astype(A.dtype)
+        return (V * inv[..., None, :]) @ _mH(V)
+    U, S, Vh = jnp.linalg.svd(A, full_matrices=False)
+    cut = _tolerance("linalg.pinv", A, S, atol, rtol)
+    inv = jnp.where(S > cut, 1 / jnp.where(S == 0, 1, S), 0).astype(A.dtype)
+    return (_mH(Vh) * inv[..., None, :]) @ _mH(U)
+
+
+@defop(static=("hermitian",), method=False, differentiable=False)
+def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values above ``max(atol, rtol * largest)`` (int64, per matrix).
+
+    Example::
+
+        >>> fjax.linalg.matrix_rank(fjax.tensor([[1.0, 2.0], [2.0, 4.0]]))
+        tensor(1, dtype=fjax.int64)
+    """
+    _matrix("linalg.matrix_rank", A, square=hermitian)
+    if hermitian:
+        S = jnp.abs(jnp.linalg.eigvalsh(_hermitian_from(A, "L"), symmetrize_input=False))
+    else:
+        S = jnp.linalg.svd(A, compute_uv=False)
+    return jnp.sum(S > _tolerance("linalg.matrix_rank", A, S, atol, rtol), -1).astype(jnp.int64)
+
+
+@defop(static=("dim",), method=False)
+def linalg_vecdot(x, y, *, dim=-1):
+    """The dot product ``sum(x.conj() * y)`` of the vectors along ``dim``, the inputs broadcast together.
+
+    Example::
+
+        >>> fjax.linalg.vecdot(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]), fjax.tensor([1.0, 1.0]))
+        tensor([3., 7.], dtype=fjax.float32)
+    """
+    _same_dtype("linalg.vecdot", x, y)
+    shape = _broadcast("linalg.vecdot", x.shape, y.shape)
+    if not -len(shape) <= dim < max(len(shape), 1) or not shape:
+        raise ValueError(f"linalg.vecdot: dim {dim} is out of range for shapes {x.shape} and {y.shape}")
+    return jnp.sum(jnp.conj(x) * y, axis=dim)

@@ -1,11 +1,51 @@
-"""Adam and AdamW (with AMSGrad) with torch's semantics, over optax."""
+"""Adam and AdamW (with AMSGrad) with torch's semantics and OneFlow's options, over optax."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import optax
 
 from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+
+
+def scale_by_adam_uncorrected(b1, b2, eps) -> optax.GradientTransformation:
+    """``optax.scale_by_adam`` without bias correction: ``m / (sqrt(v) + eps)`` (OneFlow's
+    ``do_bias_correction=False``); the state is optax's ``ScaleByAdamState``, so the moments
+    keep their names (``mu``, ``nu``, ``count``)."""
+    base = optax.scale_by_adam(b1, b2, eps)
+
+    def update(updates, state, params=None):
+        del params
+        mu = optax.tree.update_moment(updates, state.mu, b1, 1)
+        nu = optax.tree.update_moment_per_elem_norm(updates, state.nu, b2, 2)
+        out = jax.tree.map(lambda m, v: m / (jnp.sqrt(v) + eps), mu, nu)
+        return out, optax.ScaleByAdamState(count=optax.safe_increment(state.count), mu=mu, nu=nu)
+
+    return optax.GradientTransformation(base.init, update)
+
+
+def _oneflow_options(defaults: dict, **options) -> None:
+    """Add OneFlow-only options to ``defaults`` where they differ from their default (True for
+    ``do_bias_correction``, False otherwise), so torch's ``param_groups`` stay key-for-key torch's."""
+    for key, value in options.items():
+        if bool(value) != (key == "do_bias_correction"):
+            defaults[key] = value
+
+
+def adam_moments(b1, b2, eps, amsgrad: bool, bias_correction: bool, step) -> list:
+    """The Adam direction as optax parts: torch's (bias-corrected) or OneFlow's uncorrected one.
+
+    Uncorrected AMSGrad is ``scale_by_amsgrad`` with both corrections off: ``m / (sqrt(v_max) + eps)``.
+    """
+    if not bias_correction:
+        if amsgrad:
+            return [optax.scale_by_amsgrad(b1, b2, eps, bias_correction_mu=False, bias_correction_nu=False)]
+        return [scale_by_adam_uncorrected(b1, b2, eps)]
+    if amsgrad:
+        c2_sqrt = jnp.sqrt(1.0 - b2 ** (step + 1))
+        return [optax.scale_by_amsgrad(b1, b2, eps=eps * c2_sqrt, bias_correction_nu=False), optax.scale(c2_sqrt)]
+    return [optax.scale_by_adam(b1, b2, eps)]
 
 
 class Adam(Optimizer):
@@ -19,7 +59,9 @@ class Adam(Optimizer):
     torch's update.
 
     ``foreach``, ``fused`` and ``capturable`` are accepted and change nothing: every group's
-    update is one fused XLA computation and the step counts live on the device.
+    update is one fused XLA computation and the step counts live on the device. OneFlow's
+    ``do_bias_correction=False`` drops both bias corrections (``lr * m / (sqrt(v) + eps)``);
+    OneFlow's ``contiguous_params`` (a memory-layout hint there) is accepted and has no effect.
 
     Example::
 
@@ -50,6 +92,8 @@ class Adam(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
+        do_bias_correction: bool = True,
+        contiguous_params: bool = False,
     ):
         name = type(self).__name__
         _check_range(name, lr=lr, eps=eps, weight_decay=weight_decay)
@@ -70,6 +114,7 @@ class Adam(Optimizer):
             fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
+        _oneflow_options(defaults, do_bias_correction=do_bias_correction, contiguous_params=contiguous_params)
         super().__init__(params, defaults)
 
     @classmethod
@@ -79,6 +124,7 @@ class Adam(Optimizer):
             bool(group["maximize"]),
             float(group["weight_decay"]) != 0,
             bool(group["decoupled_weight_decay"]),
+            bool(group.get("do_bias_correction", True)),  # a group key only when False
         )
 
     @classmethod
@@ -87,15 +133,10 @@ class Adam(Optimizer):
 
     @staticmethod
     def _transform(hyper, static, step):
-        amsgrad, maximize, decay_on, decoupled = static
+        amsgrad, maximize, decay_on, decoupled, bias_correction = static
         (b1, b2), eps = hyper["betas"], hyper["eps"]
         parts = _prefix(maximize, decay_on and not decoupled, hyper)
-        if amsgrad:
-            c2_sqrt = jnp.sqrt(1.0 - b2 ** (step + 1))
-            parts.append(optax.scale_by_amsgrad(b1, b2, eps=eps * c2_sqrt, bias_correction_nu=False))
-            parts.append(optax.scale(c2_sqrt))
-        else:
-            parts.append(optax.scale_by_adam(b1, b2, eps))
+        parts.extend(adam_moments(b1, b2, eps, amsgrad, bias_correction, step))
         if decay_on and decoupled:
             parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
         parts.append(optax.scale_by_learning_rate(hyper["lr"]))
@@ -106,7 +147,8 @@ class AdamW(Adam):
     """AdamW, ``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2).
 
     Each step first shrinks every parameter by ``lr * weight_decay * param``, then applies the
-    plain Adam update, so the decay does not pass through the moment estimates.
+    plain Adam update, so the decay does not pass through the moment estimates. OneFlow's
+    ``do_bias_correction`` and ``contiguous_params`` work as in :class:`Adam`.
 
     Example::
 
@@ -132,6 +174,8 @@ class AdamW(Adam):
         capturable: bool = False,
         differentiable: bool = False,
         fused: bool | None = None,
+        do_bias_correction: bool = True,
+        contiguous_params: bool = False,
     ):
         super().__init__(
             params,
@@ -146,4 +190,6 @@ class AdamW(Adam):
             differentiable=differentiable,
             fused=fused,
             decoupled_weight_decay=True,
+            do_bias_correction=do_bias_correction,
+            contiguous_params=contiguous_params,
         )

@@ -269,6 +269,25 @@ class Optimizer:
                 self._state[p] = state
         return loss
 
+    def clip_grad(self, error_if_nonfinite: bool = False) -> None:
+        """OneFlow's ``Optimizer.clip_grad``: clip, in place, the gradients of every group that
+        sets ``clip_grad_max_norm`` (and ``clip_grad_norm_type``, default 2.0) by their total norm,
+        as ``nn.utils.clip_grad_norm_``. As in OneFlow, an eager ``step()`` does not clip by
+        itself (call this before it); an nn.Graph step clips such groups itself."""
+        from ..nn.utils.clip_grad import clip_grad_norm_
+
+        for group in self.param_groups:
+            if group.get("clip_grad_max_norm") is None:
+                warnings.warn(
+                    f"{self._name()}.clip_grad: a parameter group has no 'clip_grad_max_norm' entry; "
+                    "its gradients are not clipped",
+                    stacklevel=2,
+                )
+                continue
+            params = [p for p in group["params"] if p.grad is not None]
+            norm_type = group.get("clip_grad_norm_type", 2.0)
+            clip_grad_norm_(params, group["clip_grad_max_norm"], norm_type, error_if_nonfinite)
+
     def _grad_of(self, p: Tensor):
         g = p.grad._data
         if g.shape != p._data.shape:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
+from .adam import _oneflow_options
 from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
 
 
@@ -13,7 +14,10 @@ class SGD(Optimizer):
 
     The update is ``optax.chain(add_decayed_weights, scale(dampening), trace(momentum,
     nesterov), scale_by_learning_rate)``; torch's first momentum step stores the undampened
-    gradient, so the dampening scale is 1 on a parameter's first step.
+    gradient, so the dampening scale is 1 on a parameter's first step (OneFlow instead starts
+    the buffer at zero and dampens every step, so its first buffer is ``(1 - dampening) * grad``;
+    the two agree when ``dampening=0``). OneFlow's ``contiguous_params`` (a memory-layout hint
+    there) is accepted and has no effect.
 
     Example::
 
@@ -46,6 +50,7 @@ class SGD(Optimizer):
         foreach: bool | None = None,
         differentiable: bool = False,
         fused: bool | None = None,
+        contiguous_params: bool = False,
     ):
         _check_range("SGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
         _check_unsupported("SGD", differentiable=differentiable)
@@ -62,6 +67,7 @@ class SGD(Optimizer):
             differentiable=differentiable,
             fused=fused,
         )
+        _oneflow_options(defaults, contiguous_params=contiguous_params)
         super().__init__(params, defaults)
 
     @classmethod

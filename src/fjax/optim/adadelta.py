@@ -1,0 +1,77 @@
+"""Adadelta with torch's semantics (``torch.optim.Adadelta``), over optax."""
+
+from __future__ import annotations
+
+import optax
+
+from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+
+
+class Adadelta(Optimizer):
+    """Adadelta, ``torch.optim.Adadelta``: step sizes from running averages of squared
+    gradients and squared updates.
+
+    Each step sets ``square_avg = rho * square_avg + (1 - rho) * g**2``, moves by ``lr * delta``
+    with ``delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g`` and then updates
+    ``acc_delta = rho * acc_delta + (1 - rho) * delta**2``; ``weight_decay`` adds an L2 term to
+    ``g`` and ``maximize`` negates it first. The update is ``optax.scale_by_adadelta``, whose
+    math is torch's. ``foreach`` and ``capturable`` are accepted and change nothing.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.Adadelta([w], lr=1.0, rho=0.5, eps=0.25)
+        >>> (w ** 2).sum().backward()  # g = [2, -4]
+        >>> opt.step()  # delta = sqrt(0.25) / sqrt(0.5 * g**2 + 0.25) * g
+        >>> w.data
+        tensor([ 0.3333, -1.3037], dtype=fjax.float32)
+        >>> opt.state[w]['square_avg']
+        tensor([2., 8.], dtype=fjax.float32)
+    """
+
+    _state_names = {"square_avg": "e_g", "acc_delta": "e_x"}
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ):
+        _check_range("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
+        if not 0.0 <= float(rho) <= 1.0:
+            raise ValueError(f"fjax.optim.Adadelta: invalid rho value: {rho}")
+        _check_unsupported("Adadelta", differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            capturable=capturable,
+            maximize=maximize,
+            differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    @classmethod
+    def _static(cls, group):
+        return (bool(group["maximize"]), float(group["weight_decay"]) != 0)
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "rho", "eps", "weight_decay")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        maximize, decay_on = static
+        parts = _prefix(maximize, decay_on, hyper)
+        parts.append(optax.scale_by_adadelta(hyper["rho"], hyper["eps"]))
+        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
+        return optax.chain(*parts)

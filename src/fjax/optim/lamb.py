@@ -1,0 +1,106 @@
+"""LAMB with OneFlow's semantics (``oneflow.optim.LAMB``), over optax."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from .adam import _oneflow_options, adam_moments
+from .optimizer import Optimizer, _check_range, _number, _prefix
+
+
+def scale_by_lamb_trust_ratio(weight_decay) -> optax.GradientTransformation:
+    """OneFlow's LAMB scaling of one parameter's Adam direction ``u``:
+    ``(||w|| / ||u||) * (u + weight_decay * w)`` (ratio 1 when either norm is 0).
+
+    Unlike ``optax.lamb`` (``scale_by_trust_ratio`` after ``add_decayed_weights``), the ratio's
+    denominator is the norm of ``u`` alone, without the decoupled decay term.
+    """
+
+    def update(updates, state, params):
+        def one(u, w):
+            w_norm, u_norm = jnp.linalg.norm(w.ravel()), jnp.linalg.norm(u.ravel())
+            ratio = jnp.where((w_norm > 0) & (u_norm > 0), w_norm / jnp.where(u_norm > 0, u_norm, 1.0), 1.0)
+            return (ratio * (u + weight_decay * w)).astype(u.dtype)
+
+        return jax.tree.map(one, updates, params), state
+
+    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
+
+
+class LAMB(Optimizer):
+    """LAMB, ``oneflow.optim.LAMB``: Adam's direction rescaled per parameter by a trust ratio.
+
+    Each step forms the Adam direction ``u = m_hat / (sqrt(v_hat) + eps)`` (``m / (sqrt(v) +
+    eps)`` with ``do_bias_correction=False``) and moves by ``lr * ||w|| / ||u|| * (u +
+    weight_decay * w)``, the ratio being 1 when either norm is zero. With ``adam_w_mode=False``
+    the weight decay is an L2 term added to the gradient instead. The trust-ratio scaling is a
+    small custom optax transform: ``optax.lamb`` also counts the decay term in ``||u||``.
+    ``amsgrad=True`` is rejected as in OneFlow; ``contiguous_params`` is accepted and has no effect.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([3., -4.]))
+        >>> opt = fjax.optim.LAMB([w], lr=0.1)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()  # u = [1, -1] (up to eps), ratio = ||w|| / ||u|| = 5 / sqrt(2)
+        >>> w.data
+        tensor([ 2.6464, -3.6464], dtype=fjax.float32)
+        >>> sorted(opt.state[w])
+        ['exp_avg', 'exp_avg_sq', 'step']
+    """
+
+    _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu"}
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        adam_w_mode: bool = True,
+        do_bias_correction: bool = True,
+        amsgrad: bool = False,
+        contiguous_params: bool = False,
+    ):
+        if amsgrad:
+            raise RuntimeError("fjax.optim.LAMB: LAMB does not support the AMSGrad variant (as in OneFlow)")
+        _check_range("LAMB", lr=lr, eps=eps, weight_decay=weight_decay)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= float(beta) < 1.0:
+                raise ValueError(f"fjax.optim.LAMB: invalid beta parameter at index {i}: {beta}")
+        defaults = dict(
+            lr=lr,
+            betas=tuple(betas),
+            eps=eps,
+            weight_decay=weight_decay,
+            adam_w_mode=adam_w_mode,
+            do_bias_correction=do_bias_correction,
+            amsgrad=amsgrad,
+        )
+        _oneflow_options(defaults, contiguous_params=contiguous_params)
+        super().__init__(params, defaults)
+
+    @classmethod
+    def _static(cls, group):
+        return (
+            bool(group["adam_w_mode"]),
+            bool(group["do_bias_correction"]),
+            float(group["weight_decay"]) != 0,
+        )
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        adam_w_mode, bias_correction, decay_on = static
+        (b1, b2), eps = hyper["betas"], hyper["eps"]
+        parts = _prefix(False, decay_on and not adam_w_mode, hyper)
+        parts.extend(adam_moments(b1, b2, eps, False, bias_correction, step))
+        parts.append(scale_by_lamb_trust_ratio(hyper["weight_decay"] if decay_on and adam_w_mode else 0.0))
+        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
+        return optax.chain(*parts)
