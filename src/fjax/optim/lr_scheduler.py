@@ -42,6 +42,15 @@ def _set_value(group: dict, key: str, value) -> None:
         group[key] = value
 
 
+def _resolve_last(name: str, last_epoch: int, last_step: int | None) -> int:
+    """OneFlow's ``last_step`` and torch's ``last_epoch`` name the same index; accept either."""
+    if last_step is None:
+        return last_epoch
+    if last_epoch != -1 and last_epoch != last_step:
+        raise ValueError(f"{name}: last_epoch={last_epoch} and last_step={last_step} disagree; give one of them")
+    return last_step
+
+
 def _per_group(name: str, optimizer: Optimizer, value) -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
@@ -60,11 +69,17 @@ class LRScheduler:
         optimizer: the optimizer whose ``param_groups[i]["lr"]`` this scheduler sets.
         last_epoch: index of the last step taken; -1 starts a new schedule (and records each
             group's ``initial_lr``), other values resume one.
+        verbose: print every group's new lr on each step (OneFlow's and torch's flag).
+        last_step: OneFlow's name for ``last_epoch``; the attribute is readable and writable
+            under both names, and ``state_dict()`` carries both keys.
     """
 
     _is_initial = False
+    verbose = False
 
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1, verbose: bool = False, *, last_step=None):
+        last_epoch = _resolve_last(type(self).__name__, last_epoch, last_step)
+        self.verbose = verbose
         if not isinstance(optimizer, Optimizer):
             raise OpError(
                 f"fjax.optim.lr_scheduler.{type(self).__name__}: {type(optimizer).__name__} is not an Optimizer"
@@ -84,6 +99,15 @@ class LRScheduler:
         self.base_lrs = _values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
+
+    @property
+    def last_step(self) -> int:
+        """OneFlow's name of ``last_epoch`` (the index of the last step taken)."""
+        return self.last_epoch
+
+    @last_step.setter
+    def last_step(self, value: int) -> None:
+        self.last_epoch = value
 
     def _initial_step(self) -> None:
         self._step_count = 0
@@ -121,23 +145,48 @@ class LRScheduler:
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
+        self._write(values)
+
+    def _write(self, values) -> None:
+        for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, values)):
             _set_value(group, "lr", lr)
+            if self.verbose:
+                print(f"{type(self).__name__}: step {self.last_epoch}, lr of param_groups[{i}] set to {lr}")
         self._last_lr = _values(self.optimizer, "lr")
 
+    def _own_state(self, exclude=("optimizer",)) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k not in exclude}
+        if "last_epoch" in out:
+            out["last_step"] = out["last_epoch"]  # OneFlow's key, for OneFlow-style readers
+        return out
+
+    def _load_own(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        last_step = state_dict.pop("last_step", None)
+        if last_step is not None and "last_epoch" not in state_dict:
+            state_dict["last_epoch"] = last_step  # a OneFlow state dict
+        self.__dict__.update(state_dict)
+
     def state_dict(self) -> dict[str, Any]:
-        """Every attribute except the optimizer (torch's layout)."""
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        """Every attribute except the optimizer (torch's layout), plus OneFlow's ``last_step``."""
+        return self._own_state()
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore attributes saved by ``state_dict()``."""
-        self.__dict__.update(state_dict)
+        """Restore attributes saved by ``state_dict()`` (torch's or OneFlow's ``last_step`` key)."""
+        self._load_own(state_dict)
 
 
 class LambdaLR(LRScheduler):
     """``lr = initial_lr * lr_lambda(step)`` (one function, or one per group)."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable], last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable | Sequence[Callable],
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
@@ -145,11 +194,11 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def state_dict(self) -> dict[str, Any]:
         """As torch: functions are not saved, callable objects save their ``__dict__``."""
-        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        out = self._own_state(("optimizer", "lr_lambdas"))
         out["lr_lambdas"] = [None if isinstance(f, types.FunctionType) else dict(f.__dict__) for f in self.lr_lambdas]
         return out
 
@@ -157,7 +206,7 @@ class LambdaLR(LRScheduler):
         """Restore attributes; callable objects get their saved ``__dict__`` back."""
         state_dict = dict(state_dict)
         lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
+        self._load_own(state_dict)
         for fn, saved in zip(self.lr_lambdas, lambdas):
             if saved is not None:
                 fn.__dict__.update(saved)
@@ -165,14 +214,24 @@ class LambdaLR(LRScheduler):
     def get_lr(self) -> list:
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
+    _get_closed_form_lr = get_lr
+
 
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` steps."""
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        step_size: int,
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):
         self.step_size = step_size
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def get_lr(self) -> list:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
@@ -186,10 +245,18 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Multiply the lr by ``gamma`` at each milestone (a repeated milestone multiplies again)."""
 
-    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        milestones: Sequence[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):
         self.milestones = Counter(milestones)
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def get_lr(self) -> list:
         if self.last_epoch not in self.milestones:
@@ -204,12 +271,20 @@ class MultiStepLR(LRScheduler):
 class ConstantLR(LRScheduler):
     """Scale the lr by ``factor`` for the first ``total_iters`` steps."""
 
-    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):
         if not 0 <= factor <= 1.0:
             raise ValueError(f"ConstantLR: constant multiplicative factor expected to be between 0 and 1, got {factor}")
         self.factor = factor
         self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def get_lr(self) -> list:
         if self.last_epoch == 0:
@@ -234,6 +309,8 @@ class LinearLR(LRScheduler):
         end_factor: float = 1.0,
         total_iters: int = 5,
         last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
     ):
         if not 0 < start_factor <= 1.0:
             raise ValueError(f"LinearLR: start_factor expected to be in (0, 1], got {start_factor}")
@@ -242,7 +319,7 @@ class LinearLR(LRScheduler):
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def get_lr(self) -> list:
         if self.last_epoch == 0:
@@ -261,9 +338,16 @@ class LinearLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Multiply the lr by ``gamma`` every step."""
 
-    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        gamma: float,
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def get_lr(self) -> list:
         if self._is_initial:
@@ -277,10 +361,18 @@ class ExponentialLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     """Cosine annealing from ``initial_lr`` to ``eta_min`` over ``T_max`` steps (then back up, as torch)."""
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):  # noqa: N803
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):  # noqa: N803
         self.T_max = T_max
         self.eta_min = eta_min
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def get_lr(self) -> list:
         groups, t, T = self.optimizer.param_groups, self.last_epoch, self.T_max  # noqa: N806
@@ -317,46 +409,122 @@ class _Composite(LRScheduler):
     """State dict of a scheduler made of schedulers: its own attributes plus theirs."""
 
     def state_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        out = self._own_state(("optimizer", "_schedulers"))
         out["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         state_dict = dict(state_dict)
         inner = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
+        self._load_own(state_dict)
         for s, saved in zip(self._schedulers, inner):
             s.load_state_dict(saved)
 
 
+def _lrs_at(name: str, scheduler: LRScheduler, step: int) -> list:
+    """``scheduler``'s closed-form lrs at ``step`` (its ``last_epoch`` is set to ``step``): how
+    OneFlow's composite schedulers query the scheduler they run (``get_lr(base_lr, step)``)."""
+    closed = getattr(scheduler, "_get_closed_form_lr", None)
+    if closed is None:
+        raise OpError(f"{name}: {type(scheduler).__name__} has no closed form, so it cannot be run at a given step")
+    scheduler.last_epoch = step
+    values = closed()
+    scheduler._last_lr = list(values)
+    return values
+
+
 class SequentialLR(_Composite):
-    """Run ``schedulers[i]`` from ``milestones[i-1]`` on (each restarts from its step 0)."""
+    """Run ``schedulers[i]`` from ``milestones[i-1]`` on.
+
+    By default (``interval_rescaling=None``) each scheduler restarts from its step 0 at its
+    milestone, as torch's ``SequentialLR`` does. Passing OneFlow's ``interval_rescaling`` (a bool,
+    or one per milestone) switches to OneFlow's closed-form composition: the scheduler after a
+    milestone whose flag is True starts from its step 0, one whose flag is False sees the
+    global step (OneFlow's default is False for every milestone).
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> warm = fjax.optim.lr_scheduler.ConstantLR(opt, factor=0.1, total_iters=2)
+        >>> decay = fjax.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> sch = fjax.optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2])
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(sch.get_last_lr()[0], 4))
+        ...     sch.step()
+        >>> lrs
+        [0.1, 0.1, 1.0, 0.5]
+    """
 
     def __init__(
-        self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int], last_epoch: int = -1
+        self,
+        optimizer: Optimizer,
+        schedulers: Sequence[LRScheduler],
+        milestones: Sequence[int],
+        last_epoch: int = -1,
+        verbose: bool = False,
+        *,
+        interval_rescaling: bool | Sequence[bool] | None = None,
+        last_step: int | None = None,
     ):
+        last_epoch = _resolve_last("SequentialLR", last_epoch, last_step)
         _check_schedulers("SequentialLR", optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "SequentialLR expects one more scheduler than milestones, got "
                 f"{len(schedulers)} schedulers and {len(milestones)} milestones"
             )
+        if isinstance(interval_rescaling, bool):
+            interval_rescaling = [interval_rescaling] * len(milestones)
+        elif interval_rescaling is not None:
+            interval_rescaling = list(interval_rescaling)
+            if len(interval_rescaling) != len(milestones) or not all(isinstance(r, bool) for r in interval_rescaling):
+                raise ValueError(
+                    f"SequentialLR: interval_rescaling must be a bool or {len(milestones)} bools (one per "
+                    f"milestone), got {interval_rescaling!r}"
+                )
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
-        self.last_epoch = last_epoch + 1
+        self.interval_rescaling = interval_rescaling
+        self.verbose = verbose
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             _set_value(group, "lr", group["initial_lr"])
+        self.base_lrs = _values(optimizer, "initial_lr")
+        if interval_rescaling is not None:  # OneFlow: closed forms at the (possibly rescaled) step
+            for s in self._schedulers:
+                _lrs_at("SequentialLR", s, 0)  # fail early on a scheduler without a closed form
+            self.last_epoch = last_epoch
+            self._step_count = 0
+            self.step()
+            return
+        self.last_epoch = last_epoch + 1
         for s in self._schedulers:  # undo the initial step each scheduler took on construction
             s.last_epoch -= 1
         idx = bisect_right(self._milestones, 0)
         self._schedulers[idx]._initial_step()
         self._last_lr = self._schedulers[idx].get_last_lr()
 
+    @property
+    def schedulers(self) -> list:
+        """The schedulers run in turn (OneFlow's attribute name)."""
+        return self._schedulers
+
+    @property
+    def milestones(self) -> list:
+        """The steps at which the next scheduler takes over (OneFlow's attribute name)."""
+        return self._milestones
+
     def step(self) -> None:  # noqa: D102 - torch's signature: no epoch argument
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
+        if self.interval_rescaling is not None:
+            step = self.last_epoch
+            if idx > 0 and self.interval_rescaling[idx - 1]:
+                step -= self._milestones[idx - 1]
+            self._write(_lrs_at("SequentialLR", scheduler, step))
+            return
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
             scheduler._update_lr(0)
         else:
@@ -380,18 +548,30 @@ class ChainedScheduler(_Composite):
         self._last_lr = _values(self.optimizer, "lr")
 
 
-class WarmupLR(ChainedScheduler):
-    """Warm the lr up over ``warmup_iters`` steps, alone or around another scheduler (OneFlow's ``WarmUpLR``).
+class WarmupLR(LRScheduler):
+    """OneFlow's ``WarmupLR``: a warmup of ``warmup_iters`` steps, alone or before another scheduler.
 
-    The warmup factor goes linearly from ``warmup_factor`` to 1 (``warmup_method="linear"``)
-    or stays at ``warmup_factor`` (``"constant"``) for ``warmup_iters`` steps. With a wrapped
-    scheduler and ``warmup_prefix=False`` the two run at once (the lr is the factor times the
-    scheduler's lr, torch's ``ChainedScheduler``); with ``warmup_prefix=True`` the scheduler
-    starts from its step 0 after the warmup (torch's ``SequentialLR``).
+    During the warmup (steps ``t < warmup_iters``) the lr is ``base_lr * m(t)``. With
+    ``warmup_method="constant"`` the multiplier is ``warmup_factor``; with ``"linear"`` it goes
+    from ``warmup_factor`` towards an end factor in a straight line, ``m(t) = warmup_factor +
+    (end - warmup_factor) * t / warmup_iters``. The end factor is 1, except when a scheduler is
+    wrapped and ``warmup_prefix=False``: then it is that scheduler's lr at step ``warmup_iters``
+    divided by ``base_lr`` (per param group), so the ramp meets the schedule without a jump. From
+    ``warmup_iters`` on, the wrapped scheduler sets the lr at the global step
+    (``warmup_prefix=False``: the warmup replaces its first steps) or at ``t - warmup_iters``
+    (``warmup_prefix=True``: the warmup is put before it); with no scheduler the lr stays at
+    ``base_lr``. The wrapped scheduler is queried through its closed form, so it must have one.
 
     Example::
 
-        >>> sched = WarmupLR(CosineAnnealingLR(opt, T_max=100), warmup_factor=0.1, warmup_iters=10)
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> sch = fjax.optim.lr_scheduler.WarmupLR(opt, warmup_factor=0.5, warmup_iters=4)
+        >>> lrs = []
+        >>> for _ in range(6):
+        ...     lrs.append(round(sch.get_last_lr()[0], 4))
+        ...     sch.step()
+        >>> lrs
+        [0.5, 0.625, 0.75, 0.875, 1.0, 1.0]
     """
 
     def __init__(
@@ -401,6 +581,10 @@ class WarmupLR(ChainedScheduler):
         warmup_iters: int = 5,
         warmup_method: str = "linear",
         warmup_prefix: bool = False,
+        last_step: int = -1,
+        verbose: bool = False,
+        *,
+        last_epoch: int | None = None,
     ):
         if warmup_method not in ("linear", "constant"):
             raise ValueError(f"WarmupLR: warmup_method must be 'linear' or 'constant', got {warmup_method!r}")
@@ -412,21 +596,320 @@ class WarmupLR(ChainedScheduler):
             raise OpError(
                 f"WarmupLR: expected an LRScheduler or an Optimizer, got {type(scheduler_or_optimizer).__name__}"
             )
-        if warmup_iters <= 0:
-            raise ValueError(f"WarmupLR: warmup_iters must be positive, got {warmup_iters}")
+        if warmup_iters < 0 or (warmup_iters == 0 and scheduler is None):
+            raise ValueError(
+                f"WarmupLR: warmup_iters must be positive (or 0 with a wrapped scheduler), got {warmup_iters}"
+            )
+        last = last_step if last_epoch is None else _resolve_last("WarmupLR", last_epoch, last_step)
         self.warmup_factor, self.warmup_iters = warmup_factor, warmup_iters
         self.warmup_method, self.warmup_prefix = warmup_method, warmup_prefix
-        if warmup_method == "linear":
-            warmup = LinearLR(optimizer, start_factor=warmup_factor, end_factor=1.0, total_iters=warmup_iters)
+        self._scheduler = scheduler
+        self.end_factors = [1.0] * len(optimizer.param_groups)
+        if scheduler is not None:
+            saved = scheduler.last_epoch
+            ends = _lrs_at("WarmupLR", scheduler, warmup_iters)
+            scheduler.last_epoch = saved
+            if warmup_method == "linear" and not warmup_prefix:
+                self.end_factors = [end / group["initial_lr"] for end, group in zip(ends, optimizer.param_groups)]
+        super().__init__(optimizer, last, verbose)
+
+    def get_lr(self) -> list:
+        t, n = self.last_epoch, self.warmup_iters
+        if t < n:
+            if self.warmup_method == "constant":
+                return [base * self.warmup_factor for base in self.base_lrs]
+            f = self.warmup_factor
+            return [base * (f + (end - f) * t / n) for base, end in zip(self.base_lrs, self.end_factors)]
+        if self._scheduler is None:
+            return list(self.base_lrs)
+        return _lrs_at("WarmupLR", self._scheduler, t - n if self.warmup_prefix else t)
+
+    _get_closed_form_lr = get_lr
+
+    def state_dict(self) -> dict[str, Any]:
+        """Own attributes plus the wrapped scheduler's state dict."""
+        out = self._own_state(("optimizer", "_scheduler"))
+        out["_scheduler"] = None if self._scheduler is None else self._scheduler.state_dict()
+        return out
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore own attributes and the wrapped scheduler's."""
+        state_dict = dict(state_dict)
+        inner = state_dict.pop("_scheduler", None)
+        self._load_own(state_dict)
+        if inner is not None and self._scheduler is not None:
+            self._scheduler.load_state_dict(inner)
+
+
+class CosineDecayLR(LRScheduler):
+    """OneFlow's cosine decay: ``lr = base_lr * ((1 - alpha) * (1 + cos(pi * t / decay_steps)) / 2 + alpha)``.
+
+    The step ``t`` is clamped at ``decay_steps``, so the lr ends at ``alpha * base_lr`` and stays
+    there (unlike ``CosineAnnealingLR``, which rises again after ``T_max``). ``alpha`` is the final
+    lr as a fraction of the initial one.
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> sch = fjax.optim.lr_scheduler.CosineDecayLR(opt, decay_steps=2, alpha=0.1)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(sch.get_last_lr()[0], 4))
+        ...     sch.step()
+        >>> lrs
+        [1.0, 0.55, 0.1, 0.1]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        decay_steps: int,
+        alpha: float = 0.0,
+        last_step: int = -1,
+        verbose: bool = False,
+        *,
+        last_epoch: int | None = None,
+    ):
+        if decay_steps <= 0:
+            raise ValueError(f"CosineDecayLR: decay_steps must be positive, got {decay_steps}")
+        self.decay_steps, self.alpha = decay_steps, alpha
+        last = last_step if last_epoch is None else _resolve_last("CosineDecayLR", last_epoch, last_step)
+        super().__init__(optimizer, last, verbose)
+
+    def get_lr(self) -> list:
+        t = min(self.last_epoch, self.decay_steps)
+        factor = (1 - self.alpha) * 0.5 * (1 + math.cos(math.pi * t / self.decay_steps)) + self.alpha
+        return [base * factor for base in self.base_lrs]
+
+    _get_closed_form_lr = get_lr
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing with warm restarts (SGDR), with OneFlow's ``decay_rate`` and ``restart_limit``.
+
+    Cycle ``i`` lasts ``T_0 * T_mult**i`` steps; inside it the lr is ``eta_min + (base_lr *
+    decay_rate**i - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2``. With ``restart_limit > 0`` the
+    lr stays at ``eta_min`` once that many cycles have run. With the default ``decay_rate=1`` and
+    ``restart_limit=0`` the values are torch's ``CosineAnnealingWarmRestarts``.
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> sch = fjax.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, decay_rate=0.5)
+        >>> lrs = []
+        >>> for _ in range(5):
+        ...     lrs.append(round(sch.get_last_lr()[0], 4))
+        ...     sch.step()
+        >>> lrs
+        [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,  # noqa: N803
+        T_mult: int = 1,  # noqa: N803
+        eta_min: float = 0.0,
+        decay_rate: float = 1.0,
+        restart_limit: int = 0,
+        last_step: int = -1,
+        verbose: bool = False,
+        *,
+        last_epoch: int | None = None,
+    ):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_mult, self.eta_min = T_0, T_mult, eta_min
+        self.decay_rate, self.restart_limit = decay_rate, restart_limit
+        self.T_i, self.T_cur = T_0, 0
+        last = last_step if last_epoch is None else _resolve_last("CosineAnnealingWarmRestarts", last_epoch, last_step)
+        super().__init__(optimizer, last, verbose)
+
+    def get_lr(self) -> list:
+        cycle, length, t = 0, self.T_0, max(self.last_epoch, 0)
+        while t >= length:  # integer arithmetic: no log rounding at the cycle boundaries
+            t, cycle, length = t - length, cycle + 1, length * self.T_mult
+        self.T_i, self.T_cur = length, t
+        if self.restart_limit > 0 and cycle >= self.restart_limit:
+            return [self.eta_min for _ in self.base_lrs]
+        cos = 0.5 * (1 + math.cos(math.pi * t / length))
+        gamma = self.decay_rate**cycle
+        return [self.eta_min + (base * gamma - self.eta_min) * cos for base in self.base_lrs]
+
+    _get_closed_form_lr = get_lr
+
+
+class PolynomialLR(LRScheduler):
+    """OneFlow's polynomial decay from ``base_lr`` to ``end_learning_rate`` over ``decay_batch`` steps.
+
+    ``lr = (base_lr - end_learning_rate) * (1 - t / decay_batch)**power + end_learning_rate``
+    with ``t`` clamped at ``decay_batch``. With ``cycle=True`` the horizon is instead
+    ``decay_batch * ceil(t / decay_batch)`` and the decay repeats (OneFlow counts step 0 as
+    step 1 there). The length may also be given as ``steps=`` or torch's ``total_iters=``; with
+    ``total_iters=`` the end lr defaults to 0, which gives torch's ``PolynomialLR`` values.
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> sch = fjax.optim.lr_scheduler.PolynomialLR(opt, decay_batch=4, end_learning_rate=0.2, power=1.0)
+        >>> lrs = []
+        >>> for _ in range(6):
+        ...     lrs.append(round(sch.get_last_lr()[0], 4))
+        ...     sch.step()
+        >>> lrs
+        [1.0, 0.8, 0.6, 0.4, 0.2, 0.2]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        decay_batch: int | None = None,
+        end_learning_rate: float | None = None,
+        power: float = 1.0,
+        cycle: bool = False,
+        last_step: int = -1,
+        verbose: bool = False,
+        *,
+        steps: int | None = None,
+        total_iters: int | None = None,
+        last_epoch: int | None = None,
+    ):
+        given = [v for v in (decay_batch, steps, total_iters) if v is not None]
+        if len(given) != 1:
+            raise ValueError("PolynomialLR: give the decay length once, as decay_batch, steps or total_iters")
+        if given[0] <= 0:
+            raise ValueError(f"PolynomialLR: decay_batch must be positive, got {given[0]}")
+        if end_learning_rate is None:
+            end_learning_rate = 0.0 if total_iters is not None else 0.0001
+        self.max_decay_steps = self.decay_batch = self.total_iters = given[0]
+        self.end_learning_rate, self.power, self.cycle = end_learning_rate, power, cycle
+        last = last_step if last_epoch is None else _resolve_last("PolynomialLR", last_epoch, last_step)
+        super().__init__(optimizer, last, verbose)
+
+    def get_lr(self) -> list:
+        length, t = self.max_decay_steps, self.last_epoch
+        if self.cycle:
+            t = max(t, 1)
+            length = length * math.ceil(t / length)
         else:
-            warmup = ConstantLR(optimizer, factor=warmup_factor, total_iters=warmup_iters)
-        if scheduler is None:
-            schedulers = [warmup]
-        elif warmup_prefix:
-            schedulers = [SequentialLR(optimizer, [warmup, scheduler], milestones=[warmup_iters])]
+            t = min(t, length)
+        factor = (1 - t / length) ** self.power
+        return [(base - self.end_learning_rate) * factor + self.end_learning_rate for base in self.base_lrs]
+
+    _get_closed_form_lr = get_lr
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the lr by ``factor`` once a metric has stopped improving for ``patience`` steps.
+
+    ``step(metrics)`` takes the monitored value. In ``mode="min"`` it improves when it is below
+    ``best * (1 - threshold)`` (``threshold_mode="rel"``) or ``best - threshold`` (``"abs"``);
+    ``"max"`` mirrors that. After a reduction, ``cooldown`` steps are ignored; an lr never goes
+    below ``min_lr`` (one value, or one per group), and a change smaller than ``eps`` is skipped.
+    The semantics are torch's (and OneFlow's, which copies them).
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> sch = fjax.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0, 2.0]:
+        ...     sch.step(loss)
+        >>> sch.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | Sequence[float] = 0,
+        eps: float = 1e-8,
+        verbose: bool = False,
+    ):
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
+        if not isinstance(optimizer, Optimizer):
+            raise OpError(f"fjax.optim.lr_scheduler.ReduceLROnPlateau: {type(optimizer).__name__} is not an Optimizer")
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode {mode!r} is unknown (expected 'min' or 'max')")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(
+                f"ReduceLROnPlateau: threshold mode {threshold_mode!r} is unknown (expected 'rel' or 'abs')"
+            )
+        self.factor = factor
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"ReduceLROnPlateau: expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr, self.min_lrs = None, list(min_lr)
         else:
-            schedulers = [scheduler, warmup]
-        super().__init__(schedulers, optimizer)
+            self.default_min_lr, self.min_lrs = min_lr, [min_lr] * len(optimizer.param_groups)
+        self.patience, self.cooldown, self.eps, self.verbose = patience, cooldown, eps, verbose
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.last_epoch = 0
+        self._last_lr = _values(optimizer, "lr")
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        """Whether the steps after a reduction are still being ignored."""
+        return self.cooldown_counter > 0
+
+    def is_better(self, a: float, best: float) -> bool:
+        """Whether metric value ``a`` improves on ``best`` by the threshold."""
+        if self.mode == "min":
+            return a < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
+        return a > (best * (self.threshold + 1.0) if self.threshold_mode == "rel" else best + self.threshold)
+
+    def step(self, metrics, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Record one value of the monitored metric (a number or a one-element Tensor)."""
+        current = float(metrics.item() if isinstance(metrics, Tensor) else metrics)
+        if epoch is not None:
+            warnings.warn("The epoch parameter in `scheduler.step()` is deprecated (as in torch)", UserWarning, 2)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _values(self.optimizer, "lr")
+
+    def _reduce_lr(self) -> None:
+        if len(self.min_lrs) != len(self.optimizer.param_groups):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    "ReduceLROnPlateau: the optimizer has a different number of param groups than min_lr "
+                    f"({len(self.optimizer.param_groups)} vs {len(self.min_lrs)}); update `min_lrs`"
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old = float(group["lr"])
+            new = max(old * self.factor, self.min_lrs[i])
+            if old - new > self.eps:
+                _set_value(group, "lr", new)
+                if self.verbose:
+                    print(f"ReduceLROnPlateau: step {self.last_epoch}, lr of param_groups[{i}] reduced to {new}")
 
 
 WarmUpLR = WarmupLR
@@ -454,9 +937,12 @@ class OneCycleLR(LRScheduler):
         final_div_factor: float = 1e4,
         three_phase: bool = False,
         last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
     ):
         if not isinstance(optimizer, Optimizer):
             raise OpError(f"OneCycleLR: {type(optimizer).__name__} is not an Optimizer")
+        last_epoch, last_step = _resolve_last("OneCycleLR", last_epoch, last_step), None
         self.optimizer = optimizer
         if total_steps is not None:
             if not isinstance(total_steps, int) or total_steps <= 0:
@@ -540,7 +1026,7 @@ class OneCycleLR(LRScheduler):
                     else:
                         group["momentum"] = m
                     group["max_momentum"], group["base_momentum"] = m, b
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def _anneal(self, start, end, pct):
         if self._anneal_func_type == "cos":
@@ -585,4 +1071,8 @@ __all__ = [
     "WarmupLR",
     "WarmUpLR",
     "OneCycleLR",
+    "CosineDecayLR",
+    "CosineAnnealingWarmRestarts",
+    "PolynomialLR",
+    "ReduceLROnPlateau",
 ]
