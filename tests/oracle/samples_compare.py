@@ -1,5 +1,7 @@
 """Op-table samples: comparisons, predicates, logical and bitwise ops, where."""
 
+import numpy as np
+
 from .spec import B, D, I, S
 
 # Integer and bool cases do not depend on the float dtype: run them once, without gradients.
@@ -76,3 +78,37 @@ SAMPLES = {
         S(B((0, 2)), (0, 2), (2,)),
     ],
 }
+
+# Sorted sequences are fixed arrays (random draws would not be sorted); the looked-up values are random.
+_SEQ = np.array([-1.5, -0.5, 0.0, 0.0, 0.5, 1.5], np.float32)
+_ROWS = np.sort(np.random.default_rng(0).standard_normal((3, 5)), axis=1).astype(np.float32)
+_UNSORTED = np.array([0.5, -1.0, 2.0, 0.0], np.float32)
+_GRID = np.array([-1.0, 0.0, 0.0, 1.0], np.float32)
+SAMPLES.update(
+    {
+        "searchsorted": [
+            S(_SEQ, (3, 4), _grad=False),
+            S(_SEQ, D(I((7,), -2, 2), "float32"), right=True, **INT),
+            S(_SEQ, D(I((7,), -2, 2), "float32"), side="right", out_int32=True, **INT),
+            S(_ROWS, (3, 6), _grad=False),
+            S(_ROWS, (3, 2), side="right", _grad=False),
+            S(_UNSORTED, (5,), sorter=np.argsort(_UNSORTED), _grad=False),
+            S(np.arange(6), I((2, 3), -1, 8), **INT),
+            S(_SEQ, 0.25, **INT),
+        ],
+        "bucketize": [
+            S((3, 4), _GRID, _grad=False),
+            S(D(I((3, 4), -2, 2), "float32"), _GRID, right=True, **INT),
+            S(I((5,), -2, 3), np.array([-1, 0, 2]), out_int32=True, **INT),
+            S((), _GRID, _grad=False),
+        ],
+        "isin": [
+            S(I((3, 4), 0, 6), I((5,), 0, 6), **INT),
+            S(I((3, 4), 0, 6), I((2, 2), 0, 6), invert=True, **INT),
+            S(SMALL, D(I((3,), -2, 3), "float32"), **INT),
+            S(I((5,), 0, 3), 1, **INT),
+            S(I((5,), 0, 3), D(I((0,)), "float32"), **INT),
+            S(I((4,), 0, 3), I((3,), 0, 3), assume_unique=True, **INT),
+        ],
+    }
+)

@@ -168,3 +168,32 @@ SAMPLES = {
         S(I((3,), 0, 3), I((3,), 1, 4), **INT),
     ],
 }
+
+SAMPLES.update(
+    {
+        "gcd": [
+            S(I((3, 4), -20, 20), I((4,), -20, 20), **INT),
+            S(I((5,), 0, 3), I((5,), 0, 3), **INT),
+            S(D(I((5,), -30, 30), "int32"), I((5,), 1, 9), **INT),
+        ],
+        "lcm": [
+            S(I((3, 4), -12, 12), I((4,), -12, 12), **INT),
+            S(D(I((5,), -30, 30), "int32"), D(I((5,), 0, 9), "int32"), **INT),
+        ],
+        "heaviside": [
+            S(TIES, D(I((5,), 0, 3), "float32"), _grad=False, _dtypes=("float32",)),
+            S(I((3, 4), -2, 3), I((4,), 5, 9), **INT),
+            S(D(I((6,), -2, 3), "float64"), D(F((1,)), "float64"), _grad=False, _dtypes=("float32",)),
+        ],
+        "ldexp": [
+            # torch's gradient for an integer exponent is computed in integers (0 below 2 ** 0): only
+            # non-negative integer exponents are compared with gradients
+            S((3, 4), I((4,), 0, 4)),
+            S((3, 4), I((4,), -3, 4), _grad=False),
+            S((3, 4), F((3, 4), -2, 2)),
+            S(I((5,), -3, 3), I((5,), -2, 4), **INT),
+            S(D((3,), "float16"), I((3,), 0, 4), _dtypes=("float32",)),
+            S((2, 3), D(F((), -2, 2), "float64")),
+        ],
+    }
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ._promote import DEFAULT_FLOAT, promote
@@ -378,3 +379,108 @@ def where(condition, input, other):
         raise TypeError(f"where: expected a bool condition, got {condition.dtype}")
     input, other = promote(input, other)
     return jnp.where(condition, input, other)
+
+
+# ----------------------------------------------------------------------------- sorted lookups
+
+
+def _side(name, right, side):
+    if side is None:
+        return "right" if right else "left"
+    if side not in ("left", "right"):
+        raise ValueError(f"{name}: side must be 'left' or 'right', got {side!r}")
+    if right and side == "left":
+        raise ValueError(f"{name}: side='left' and right=True contradict each other")
+    return side
+
+
+def _search(name, seq, values, side, out_int32):
+    seq, values = promote(seq, values)
+    out = jnp.int32 if out_int32 else jnp.int64
+    if seq.ndim == 0:
+        raise ValueError(f"{name}: the sorted sequence must have at least one dim")
+    if seq.ndim == 1:
+        return jnp.searchsorted(seq, values, side=side).astype(out)
+    if values.ndim != seq.ndim or values.shape[:-1] != seq.shape[:-1]:
+        raise ValueError(
+            f"{name}: the leading dims of the sorted sequence {seq.shape} and of the values {values.shape} must match"
+        )
+    flat = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
+        seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+    )
+    return flat.reshape(values.shape).astype(out)
+
+
+@defop(static=("out_int32", "right", "side"), differentiable=False, method=False)
+def searchsorted(sorted_sequence, values=None, *, out_int32=False, right=False, side=None, sorter=None, input=None):
+    """Where each of ``values`` would go in ``sorted_sequence`` (sorted along its last dim) to keep it
+    sorted: the first such index, or with ``right=True`` / ``side='right'`` the last one. A 1-D sequence
+    serves values of any shape; an N-D one is searched row by row, its leading dims matching the values'.
+    ``sorter`` gives indices that sort an unsorted sequence; ``input=`` is accepted for ``values``, as
+    torch's keyword. The result is int64, or int32 with ``out_int32=True``.
+
+    Example::
+
+        >>> seq = fjax.tensor([1.0, 3.0, 5.0, 7.0])
+        >>> fjax.searchsorted(seq, fjax.tensor([3.0, 6.0, 9.0]))
+        tensor([1, 3, 4], dtype=fjax.int64)
+        >>> fjax.searchsorted(seq, fjax.tensor([3.0]), right=True)
+        tensor([2], dtype=fjax.int64)
+        >>> fjax.searchsorted(fjax.tensor([[1, 3], [2, 4]]), fjax.tensor([[2], [2]]), side="right")
+        tensor([[1],
+                [1]], dtype=fjax.int64)
+    """
+    if (values is None) == (input is None):
+        raise TypeError("searchsorted: expected the values to look up, as the second argument or input=")
+    values = input if values is None else values
+    if sorter is not None:
+        sorted_sequence = jnp.take_along_axis(sorted_sequence, sorter, axis=-1)
+    return _search("searchsorted", sorted_sequence, values, _side("searchsorted", right, side), out_int32)
+
+
+@defop(static=("out_int32", "right"), differentiable=False, method=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each element of ``input`` among the sorted 1-D ``boundaries``: index ``i`` with
+    ``boundaries[i-1] < x <= boundaries[i]``, or with ``right=True`` ``boundaries[i-1] <= x < boundaries[i]``.
+    Elements below the first boundary get 0, above the last ``len(boundaries)``. The result is int64, or
+    int32 with ``out_int32=True``.
+
+    Example::
+
+        >>> b = fjax.tensor([1, 3, 5])
+        >>> fjax.bucketize(fjax.tensor([[0, 3], [4, 9]]), b)
+        tensor([[0, 1],
+                [2, 3]], dtype=fjax.int64)
+        >>> fjax.bucketize(fjax.tensor([3]), b, right=True)
+        tensor([2], dtype=fjax.int64)
+    """
+    if jnp.ndim(boundaries) != 1:
+        raise ValueError(f"bucketize: boundaries must be 1-D, got shape {jnp.shape(boundaries)}")
+    return _search("bucketize", boundaries, input, "right" if right else "left", out_int32)
+
+
+@defop(static=("assume_unique", "invert"), differentiable=False, method=False)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` occurs among ``test_elements`` (of any shape), as a bool tensor of
+    ``elements``' shape; ``invert=True`` asks whether it does not. Either argument may be a Python
+    number, the two promote to a common dtype before comparing, and NaN matches nothing.
+    ``assume_unique`` is accepted for torch's signature; the answer does not depend on it.
+
+    Example::
+
+        >>> fjax.isin(fjax.tensor([[1, 2], [3, 4]]), fjax.tensor([2, 3]))
+        tensor([[False,  True],
+                [ True, False]], dtype=fjax.bool)
+        >>> fjax.isin(fjax.tensor([1.0, 2.5]), 2.5, invert=True)
+        tensor([ True, False], dtype=fjax.bool)
+    """
+    elements, test_elements = promote(elements, test_elements)
+    elements = jnp.asarray(elements)
+    test = jnp.ravel(test_elements)
+    if test.size == 0:
+        found = jnp.zeros(elements.shape, jnp.bool_)
+    else:
+        test = jnp.sort(test)
+        pos = jnp.clip(jnp.searchsorted(test, elements), 0, test.size - 1)
+        found = test[pos] == elements
+    return ~found if invert else found

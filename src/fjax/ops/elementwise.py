@@ -743,3 +743,76 @@ def copysign(input, other):
     input, other = promote(input, other)
     input, other = to_float(input), to_float(other)
     return jnp.where(jnp.signbit(other), -_abs(input), _abs(input))
+
+
+# ----------------------------------------------------------------------------- number theory and exponents
+
+
+def _integers(name, input, other):
+    input, other = promote(input, other)
+    if not jnp.issubdtype(input.dtype, jnp.integer):
+        raise TypeError(f"{name}: expected integer tensors, got {input.dtype}")
+    return input, other
+
+
+@defop(differentiable=False)
+def gcd(input, other):
+    """Elementwise greatest common divisor of two integer tensors (broadcast and promoted), never
+    negative; ``gcd(0, 0)`` is 0. Floating point inputs raise a TypeError, as in torch.
+
+    Example::
+
+        >>> fjax.gcd(fjax.tensor([12, -9, 0]), fjax.tensor([18, 6, 0]))
+        tensor([6, 3, 0], dtype=fjax.int64)
+    """
+    return jnp.gcd(*_integers("gcd", input, other))
+
+
+@defop(differentiable=False)
+def lcm(input, other):
+    """Elementwise least common multiple of two integer tensors (broadcast and promoted), never
+    negative; it is 0 when either operand is 0. Floating point inputs raise a TypeError.
+
+    Example::
+
+        >>> fjax.lcm(fjax.tensor([4, -6, 0]), fjax.tensor([6, 4, 3]))
+        tensor([12, 12,  0], dtype=fjax.int64)
+    """
+    return jnp.lcm(*_integers("lcm", input, other))
+
+
+@defop(differentiable=False)
+def heaviside(input, values):
+    """The Heaviside step of ``input``: 0 where it is negative, 1 where positive, and ``values`` (which
+    broadcasts) where it is zero. Both tensors must have the same dtype, as torch requires; torch defines
+    no gradient for it.
+
+    Example::
+
+        >>> x = fjax.tensor([-1.5, 0.0, 2.0])
+        >>> fjax.heaviside(x, fjax.tensor([0.5]))
+        tensor([0.0000, 0.5000, 1.0000], dtype=fjax.float32)
+    """
+    if input.dtype != values.dtype:
+        raise TypeError(f"heaviside: expected tensors of one dtype, got {input.dtype} and {values.dtype}")
+    input, values = promote(input, values)
+    return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
+
+
+@defop()
+def ldexp(input, other):
+    """``input * 2 ** other`` elementwise: the dtype is the operands' promoted one, float32 when both
+    are integers. The gradient reaches both operands.
+
+    Example::
+
+        >>> fjax.ldexp(fjax.tensor([1.0, 3.0]), fjax.tensor([2, -1]))
+        tensor([4.0000, 1.5000], dtype=fjax.float32)
+        >>> fjax.ldexp(fjax.tensor([1]), fjax.tensor([3]))
+        tensor([8.], dtype=fjax.float32)
+    """
+    dt = result_type(input, other)
+    if not jnp.issubdtype(dt, jnp.inexact):
+        dt = np.dtype(np.float32)
+    wide = jnp.promote_types(dt, jnp.float32)  # 2 ** other in at least float32, as torch's pow(2.0, other)
+    return (jnp.asarray(input, wide) * jnp.exp2(jnp.asarray(other, wide))).astype(dt)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._promote import DEFAULT_INT
+from ._promote import DEFAULT_INT, result_type
 from ._registry import defop
 
 
@@ -815,3 +815,307 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         return input, jnp.zeros((), DEFAULT_INT)
     idx = jax.lax.slice_in_dim(_argsort(input, axis, False), k - 1, k, axis=axis)
     return _select(input, idx, axis, keepdim)
+
+
+# ----------------------------------------------------------------------------- more statistics
+
+
+@defop(static=("dim", "keepdim"), returns=("values", "indices"))
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (default the last), as the tuple ``(values, indices)``.
+    As in torch, a tie between values goes to the smallest of them, and the index is that of its last
+    occurrence. The gradient flows to the selected elements.
+
+    Example::
+
+        >>> x = fjax.tensor([[3, 1, 3, 1, 2], [5, 5, 4, 4, 4]])
+        >>> x.mode()
+        fjax.return_types.mode(
+        values=tensor([1, 4], dtype=fjax.int64),
+        indices=tensor([3, 4], dtype=fjax.int64))
+        >>> fjax.mode(x, 0, keepdim=True).values
+        tensor([[3, 1, 3, 1, 2]], dtype=fjax.int64)
+    """
+    axis = _dim1("mode", dim, input.ndim)
+    if axis is None:
+        return input, jnp.zeros((), DEFAULT_INT)
+    x = jnp.moveaxis(lax.stop_gradient(input), axis, -1)
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError(f"mode: cannot take the mode of an empty dim {dim}")
+    rows = x.reshape(-1, n)
+    order = jnp.argsort(rows, axis=-1, stable=True)
+    s = jnp.take_along_axis(rows, order, axis=-1)
+    lo = jax.vmap(lambda r: jnp.searchsorted(r, r, side="left"))(s)
+    hi = jax.vmap(lambda r: jnp.searchsorted(r, r, side="right"))(s)
+    best = jnp.argmax(hi - lo, axis=-1)[:, None]  # the first longest run: the smallest value
+    last = jnp.take_along_axis(hi, best, axis=-1) - 1  # its last element in stable order
+    idx = jnp.take_along_axis(order, last, axis=-1).astype(DEFAULT_INT)
+    idx = jnp.moveaxis(idx.reshape(x.shape[:-1] + (1,)), -1, axis)
+    return _select(input, idx, axis, keepdim)
+
+
+@defop(static=("dim",))
+def logcumsumexp(input, dim):
+    """Running ``log(sum(exp(x)))`` along ``dim``, computed without overflow: element ``i`` is the
+    log-sum-exp of elements ``0..i``. Floating point inputs only, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([0.0, 0.0, 100.0])
+        >>> fjax.logcumsumexp(x, dim=0)
+        tensor([  0.0000,   0.6931, 100.0000], dtype=fjax.float32)
+    """
+    _need_float("logcumsumexp", input)
+    axis = _dim1("logcumsumexp", dim, input.ndim)
+    if axis is None or input.shape[axis] == 0:
+        return input
+    return lax.cumlogsumexp(input, axis=axis)
+
+
+def _edge(name, part, input):
+    if part.ndim != input.ndim:
+        raise ValueError(f"{name}: prepend/append must have {input.ndim} dims like the input, got {part.ndim}")
+    return part
+
+
+@defop(static=("n", "dim"))
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``, applied ``n`` times,
+    so that dim shrinks by ``n``. ``prepend`` and ``append`` are joined to ``input`` along ``dim`` first;
+    bool inputs give ``x[i + 1] != x[i]``. Linear: the gradient reaches all inputs.
+
+    Example::
+
+        >>> x = fjax.tensor([1, 3, 7, 15])
+        >>> fjax.diff(x)
+        tensor([2, 4, 8], dtype=fjax.int64)
+        >>> x.diff(n=2, prepend=fjax.tensor([0]))
+        tensor([1, 2, 4], dtype=fjax.int64)
+    """
+    if input.ndim == 0:
+        raise ValueError("diff: expected a tensor with at least one dim")
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative, got {n}")
+    axis = _wrap("diff", dim, input.ndim)
+    parts = [p for p in (prepend, input, append) if p is not None]
+    dt = result_type(*parts)
+    parts = [jnp.asarray(_edge("diff", p, input), dt) for p in parts]
+    x = jnp.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
+    for _ in range(n):
+        size = x.shape[axis]
+        if size == 0:
+            break
+        hi, lo = lax.slice_in_dim(x, 1, size, axis=axis), lax.slice_in_dim(x, 0, size - 1, axis=axis)
+        x = hi != lo if dt == np.bool_ else hi - lo
+    return x
+
+
+def _as_float(x):
+    return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(jnp.float32)
+
+
+@defop(static=("correction",))
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance matrix of the variables in the rows of ``input`` (observations in its columns; a 1-D
+    input is one variable, giving a 0-d variance). ``correction`` is subtracted from the number of
+    observations (1: Bessel's unbiased estimate), ``fweights`` are integer repeat counts and ``aweights``
+    relative importances of the observations, as in ``numpy.cov``. Integer inputs give float32.
+
+    Example::
+
+        >>> x = fjax.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])
+        >>> fjax.cov(x)
+        tensor([[ 1., -1.],
+                [-1.,  1.]], dtype=fjax.float32)
+        >>> fjax.cov(x[0], correction=0)
+        tensor(0.6667, dtype=fjax.float32)
+    """
+    if input.ndim > 2:
+        raise ValueError(f"cov: expected a tensor of at most 2 dims, got {input.ndim}")
+    x = _as_float(input)
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    num_obs = x.shape[1]
+    w = None
+    for name, weights in (("fweights", fweights), ("aweights", aweights)):
+        if weights is None:
+            continue
+        if weights.ndim > 1 or weights.size != num_obs:
+            raise ValueError(f"cov: {name} must be 1-D with {num_obs} entries, got shape {weights.shape}")
+        if name == "fweights" and jnp.issubdtype(weights.dtype, jnp.inexact):
+            raise TypeError("cov: fweights must be integers")
+        weights = weights.reshape(-1).astype(x.dtype)
+        w = weights if w is None else w * weights
+    if w is None:
+        w_sum = num_obs
+        avg = jnp.mean(x, axis=1, keepdims=True)
+    else:
+        w_sum = jnp.sum(w)
+        avg = jnp.sum(x * w, axis=1, keepdims=True) / w_sum
+    if w is None:
+        norm = w_sum - correction
+    elif correction == 0:
+        norm = w_sum
+    elif aweights is None:
+        norm = w_sum - correction
+    else:
+        norm = w_sum - correction * jnp.sum(w * aweights.reshape(-1).astype(x.dtype)) / w_sum
+    norm = jnp.maximum(norm, 0)
+    xm = x - avg
+    xw = xm if w is None else xm * w
+    c = jnp.matmul(xw, jnp.conj(xm).T, precision=lax.Precision.HIGHEST) / norm
+    return jnp.squeeze(c)
+
+
+@defop()
+def corrcoef(input):
+    """Pearson correlation coefficients of the variables in the rows of ``input`` (observations in its
+    columns): ``cov(input)`` divided by the product of the two variables' standard deviations, clipped
+    to [-1, 1]. A 1-D input is one variable and gives a 0-d 1.
+
+    Example::
+
+        >>> x = fjax.tensor([[0.0, 1.0, 2.0], [4.0, 2.0, 0.0], [1.0, 0.0, 1.0]])
+        >>> fjax.corrcoef(x)
+        tensor([[ 1., -1.,  0.],
+                [-1.,  1.,  0.],
+                [ 0.,  0.,  1.]], dtype=fjax.float32)
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = jnp.sqrt(jnp.real(jnp.diagonal(c)))
+    c = c / std[:, None] / std[None, :]
+    if jnp.iscomplexobj(c):
+        return c
+    # torch's clip_: the gradient passes where -1 <= c <= 1, bounds included
+    return jnp.where((c < -1) | (c > 1), lax.stop_gradient(jnp.clip(c, -1, 1)), c)
+
+
+@defop(static=("p", "compute_mode"), method=False)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between each row of ``x1`` (shape ``(..., P, M)``) and each row of ``x2``
+    (``(..., R, M)``), as a ``(..., P, R)`` tensor; the leading batch dims broadcast. ``p`` may be any
+    value >= 0 or ``inf``. For ``p = 2`` torch's ``compute_mode`` is followed: when P or R exceeds 25 (or
+    with ``'use_mm_for_euclid_dist'``) the distances come from matrix products, faster but less exact.
+    The gradient is zero where two rows coincide.
+
+    Example::
+
+        >>> a = fjax.tensor([[0.0, 0.0], [1.0, 1.0]])
+        >>> b = fjax.tensor([[3.0, 4.0]])
+        >>> fjax.cdist(a, b)
+        tensor([[5.0000],
+                [3.6056]], dtype=fjax.float32)
+        >>> fjax.cdist(a, b, p=1)
+        tensor([[7.],
+                [5.]], dtype=fjax.float32)
+    """
+    for x in (x1, x2):
+        _need_float("cdist", x)
+        if x.ndim < 2:
+            raise ValueError(f"cdist: expected tensors of at least 2 dims, got shape {x.shape}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist: x1 {x1.shape} and x2 {x2.shape} must have the same number of columns")
+    if p < 0:
+        raise ValueError(f"cdist: p must be >= 0, got {p}")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"cdist: {compute_mode!r} is not a valid compute_mode")
+    x1, x2 = jnp.asarray(x1, jnp.result_type(x1, x2)), jnp.asarray(x2, jnp.result_type(x1, x2))
+    batch = jnp.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    x1, x2 = jnp.broadcast_to(x1, batch + x1.shape[-2:]), jnp.broadcast_to(x2, batch + x2.shape[-2:])
+    big = x1.shape[-2] > 25 or x2.shape[-2] > 25
+    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and big)):
+        n1 = jnp.sum(x1 * x1, axis=-1, keepdims=True)
+        n2 = jnp.sum(x2 * x2, axis=-1, keepdims=True)
+        d2 = n1 + jnp.swapaxes(n2, -1, -2)
+        d2 = d2 - 2 * jnp.matmul(x1, jnp.swapaxes(x2, -1, -2), precision=lax.Precision.HIGHEST)
+        return jnp.sqrt(jnp.where(d2 > 1e-30, d2, 1e-30))  # torch's clamp_min(1e-30).sqrt()
+    d = x1[..., :, None, :] - x2[..., None, :, :]
+    return _vector_norm(d, p, (-1,), False)
+
+
+def _trapezoid(name, y, x, dx, dim):
+    if y.ndim == 0:
+        raise ValueError(f"{name}: expected y with at least one dim")
+    axis = _wrap(name, dim, y.ndim)
+    n = y.shape[axis]
+    dt = result_type(y) if x is None else result_type(y, x)
+    y = jnp.asarray(y, dt if jnp.issubdtype(dt, jnp.inexact) else np.dtype(np.float32))
+    if n == 0:
+        return jnp.zeros(y.shape[:axis] + y.shape[axis + 1 :], y.dtype)
+    if x is None:
+        ends = lax.index_in_dim(y, 0, axis, False) + lax.index_in_dim(y, n - 1, axis, False)
+        return (jnp.sum(y, axis=axis) - ends * 0.5) * (1 if dx is None else dx)
+    x = jnp.asarray(x, y.dtype)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise ValueError(f"{name}: x has {x.shape[0]} points, y has {n} along dim {dim}")
+        x = x.reshape((1,) * axis + (n,) + (1,) * (y.ndim - axis - 1))
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+    steps = jnp.diff(x, axis=axis)
+    pairs = lax.slice_in_dim(y, 1, n, axis=axis) + lax.slice_in_dim(y, 0, n - 1, axis=axis)
+    return jnp.sum(steps * pairs, axis=axis) / 2
+
+
+@defop(static=("dim",), method=False)
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule: at the sample points ``x`` (1-D,
+    matching ``y`` along ``dim``, or broadcasting with ``y``), else at points ``dx`` apart (default 1).
+    Integer samples give float32. The gradient reaches ``y`` and ``x``.
+
+    Example::
+
+        >>> y = fjax.tensor([1.0, 2.0, 5.0])
+        >>> fjax.trapezoid(y)
+        tensor(5., dtype=fjax.float32)
+        >>> fjax.trapezoid(y, fjax.tensor([0.0, 1.0, 3.0]))
+        tensor(8.5000, dtype=fjax.float32)
+        >>> fjax.trapezoid(y, dx=2)
+        tensor(10., dtype=fjax.float32)
+    """
+    if x is not None and dx is not None:
+        raise ValueError("trapezoid: pass either x or dx, not both")
+    return _trapezoid("trapezoid", y, x, dx, dim)
+
+
+@defop(static=("dim",), method=False)
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """Alias of ``trapezoid``: the trapezoidal-rule integral of ``y`` along ``dim``, at the points ``x``
+    or at points ``dx`` apart (default 1).
+
+    Example::
+
+        >>> fjax.trapz(fjax.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=0)
+        tensor([1.5000, 2.5000], dtype=fjax.float32)
+    """
+    if x is not None and dx is not None:
+        raise ValueError("trapz: pass either x or dx, not both")
+    return _trapezoid("trapz", y, x, dx, dim)
+
+
+@defop(static=("p", "dim"))
+def renorm(input, p, dim, maxnorm):
+    """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` so that its norm
+    becomes ``maxnorm`` (up to torch's 1e-7 guard); other slices stay as they are. Floating point inputs
+    only. The gradient includes the dependence of the scale on the slice.
+
+    Example::
+
+        >>> x = fjax.tensor([[3.0, 4.0], [0.3, 0.4]])
+        >>> fjax.renorm(x, 2, 0, 1.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]], dtype=fjax.float32)
+    """
+    _need_float("renorm", input)
+    if input.ndim == 0:
+        raise ValueError("renorm: expected a tensor with at least one dim")
+    if p < 0:
+        raise ValueError(f"renorm: p must be >= 0, got {p}")
+    axis = _wrap("renorm", dim, input.ndim)
+    axes = tuple(i for i in range(input.ndim) if i != axis)
+    norm = _vector_norm(input, p, axes, True)
+    factor = jnp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor.astype(input.dtype)

@@ -5,6 +5,8 @@ Shapes, dims and sizes are static. All of these ops are linear in their tensor i
 
 from __future__ import annotations
 
+import warnings
+
 import jax.lax as lax
 import jax.numpy as jnp
 import numpy as np
@@ -830,3 +832,380 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "circular" and (lo > n or hi > n):
             raise ValueError(f"pad: circular pads {pad} must not exceed the dims {input.shape}")
     return jnp.pad(input, pairs, mode=_PAD_MODES[mode])
+
+
+# ----------------------------------------------------------------------------- grids, diagonals and stacks
+
+
+def _tensors(args):
+    """torch's ``f(a, b)`` and ``f([a, b])`` forms of a varargs op, as a list."""
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+
+
+@defop(linear=True, method=False)
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 0-d or 1-D ``tensors`` (also accepted as one list), all of one dtype: output
+    ``i`` repeats tensor ``i`` along its own dim of a grid whose shape lists the tensors' sizes. With
+    ``indexing='xy'`` the first two dims are swapped (Cartesian, as numpy's default); without
+    ``indexing`` it is ``'ij'``, with torch's warning that the argument will become required.
+
+    Example::
+
+        >>> x, y = fjax.tensor([1, 2, 3]), fjax.tensor([4, 5])
+        >>> gx, gy = fjax.meshgrid(x, y, indexing="ij")
+        >>> gx
+        tensor([[1, 1],
+                [2, 2],
+                [3, 3]], dtype=fjax.int64)
+        >>> fjax.meshgrid(x, y, indexing="xy")[0]
+        tensor([[1, 2, 3],
+                [1, 2, 3]], dtype=fjax.int64)
+    """
+    ts = _tensors(tensors)
+    if indexing is None:
+        warnings.warn(
+            "fjax.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    if not ts:
+        raise ValueError("meshgrid: expected at least one tensor")
+    if len({np.dtype(t.dtype) for t in ts}) > 1:
+        raise TypeError(f"meshgrid: expected all tensors to have the same dtype, got {[str(t.dtype) for t in ts]}")
+    if any(t.ndim > 1 for t in ts):
+        raise ValueError(f"meshgrid: expected 0-d or 1-D tensors, got shapes {[t.shape for t in ts]}")
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    ts = [jnp.reshape(t, (-1,)) for t in ts]
+    shape = tuple(t.shape[0] for t in ts)
+    n = len(ts)
+    outs = [jnp.broadcast_to(t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)), shape) for i, t in enumerate(ts)]
+    if swap:
+        outs[0], outs[1] = outs[1], outs[0]
+    return tuple(outs)
+
+
+def _tri_indices(name, tri, row, col, offset, dtype):
+    if row < 0 or col < 0:
+        raise ValueError(f"{name}: row and col must be non-negative, got {row} and {col}")
+    dt = np.dtype("int64") if dtype is None else np.dtype(dtype)
+    if not np.issubdtype(dt, np.integer):
+        raise TypeError(f"{name}: dtype must be an integer type, got {dt}")
+    return jnp.asarray(np.stack(tri(row, offset, col)), dt).reshape(2, -1)
+
+
+@defop(static=("row", "col", "offset", "dtype"), differentiable=False, method=False)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The coordinates of the lower triangle (on and below diagonal ``offset``) of a ``row`` x ``col``
+    matrix, as a ``(2, N)`` tensor of row indices then column indices, in row-major order; int64 unless
+    ``dtype`` says otherwise. ``device`` and ``layout`` are accepted for torch's signature.
+
+    Example::
+
+        >>> fjax.tril_indices(3, 3)
+        tensor([[0, 1, 1, 2, 2, 2],
+                [0, 0, 1, 0, 1, 2]], dtype=fjax.int64)
+        >>> fjax.tril_indices(3, 2, -1)
+        tensor([[1, 2, 2],
+                [0, 0, 1]], dtype=fjax.int64)
+    """
+    return _tri_indices("tril_indices", np.tril_indices, row, col, offset, dtype)
+
+
+@defop(static=("row", "col", "offset", "dtype"), differentiable=False, method=False)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The coordinates of the upper triangle (on and above diagonal ``offset``) of a ``row`` x ``col``
+    matrix, as a ``(2, N)`` tensor of row indices then column indices, in row-major order; int64 unless
+    ``dtype`` says otherwise. ``device`` and ``layout`` are accepted for torch's signature.
+
+    Example::
+
+        >>> fjax.triu_indices(3, 3)
+        tensor([[0, 0, 0, 1, 1, 2],
+                [0, 1, 2, 1, 2, 2]], dtype=fjax.int64)
+        >>> fjax.triu_indices(2, 3, 1)
+        tensor([[0, 0, 1],
+                [1, 2, 2]], dtype=fjax.int64)
+    """
+    return _tri_indices("triu_indices", np.triu_indices, row, col, offset, dtype)
+
+
+@defop(static=("offset", "dim1", "dim2"), linear=True)
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Place the last dim of ``input`` on diagonal ``offset`` of new square matrices spanning dims
+    ``dim1`` and ``dim2`` of the result (which has one dim more than ``input``), zeros elsewhere: a
+    batched ``diag``. The inverse of ``diagonal`` with the same arguments.
+
+    Example::
+
+        >>> fjax.diag_embed(fjax.tensor([[1, 2], [3, 4]]))
+        tensor([[[1, 0],
+                 [0, 2]],
+        <BLANKLINE>
+                [[3, 0],
+                 [0, 4]]], dtype=fjax.int64)
+        >>> fjax.diag_embed(fjax.tensor([1.0, 2.0]), offset=1).shape
+        fjax.Size([3, 3])
+    """
+    if input.ndim == 0:
+        raise ValueError("diag_embed: expected a tensor with at least one dim")
+    nd = input.ndim + 1
+    d1, d2 = _wrap("diag_embed", dim1, nd), _wrap("diag_embed", dim2, nd)
+    if d1 == d2:
+        raise ValueError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    n = input.shape[-1]
+    m = n + abs(offset)
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    out = jnp.zeros(input.shape[:-1] + (m, m), input.dtype).at[..., rows, cols].set(input)
+    return jnp.moveaxis(out, (-2, -1), (d1, d2))
+
+
+@defop(static=("offset",), linear=True)
+def diagflat(input, offset=0):
+    """A square matrix with the flattened ``input`` on diagonal ``offset`` (0 the main one, positive
+    above it, negative below) and zeros elsewhere, for an input of any shape.
+
+    Example::
+
+        >>> fjax.diagflat(fjax.tensor([[1, 2], [3, 4]]))
+        tensor([[1, 0, 0, 0],
+                [0, 2, 0, 0],
+                [0, 0, 3, 0],
+                [0, 0, 0, 4]], dtype=fjax.int64)
+        >>> fjax.diagflat(fjax.tensor([5.0]), 1)
+        tensor([[0., 5.],
+                [0., 0.]], dtype=fjax.float32)
+    """
+    return jnp.diag(jnp.reshape(input, (-1,)), k=offset)
+
+
+@defop(linear=True)
+def ravel(input):
+    """The elements of ``input`` in row-major order as a 1-D tensor (``reshape(-1)``). Unlike torch,
+    the result is a copy rather than a view of a contiguous input.
+
+    Example::
+
+        >>> fjax.tensor([[1, 2], [3, 4]]).ravel()
+        tensor([1, 2, 3, 4], dtype=fjax.int64)
+    """
+    return jnp.reshape(input, (-1,))
+
+
+@defop(linear=True, method=False)
+def clone(input, *, memory_format=None):
+    """A copy of ``input`` with its own storage, recorded in autograd (the gradient passes through
+    unchanged); later in-place changes of either do not show in the other. ``memory_format`` is
+    accepted for torch's signature.
+
+    Example::
+
+        >>> x = fjax.tensor([1.0, 2.0])
+        >>> y = fjax.clone(x)
+        >>> y[0] = 5.0
+        >>> x, y
+        (tensor([1., 2.], dtype=fjax.float32), tensor([5., 2.], dtype=fjax.float32))
+    """
+    return jnp.array(input, copy=True)
+
+
+def _atleast(fn, tensors):
+    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+        return fn(tensors[0])
+    return tuple(fn(t) for t in _tensors(tensors))
+
+
+@defop(linear=True, method=False)
+def atleast_1d(*tensors):
+    """Each tensor with at least one dim (a 0-d one becomes shape ``(1,)``); one tensor gives one
+    tensor, several (or a list) give a tuple.
+
+    Example::
+
+        >>> fjax.atleast_1d(fjax.tensor(1.5))
+        tensor([1.5000], dtype=fjax.float32)
+        >>> [t.shape for t in fjax.atleast_1d(fjax.tensor(1), fjax.ones(2, 3))]
+        [fjax.Size([1]), fjax.Size([2, 3])]
+    """
+    return _atleast(jnp.atleast_1d, tensors)
+
+
+@defop(linear=True, method=False)
+def atleast_2d(*tensors):
+    """Each tensor with at least two dims: 0-d becomes ``(1, 1)`` and ``(n,)`` becomes ``(1, n)``; one
+    tensor gives one tensor, several (or a list) give a tuple.
+
+    Example::
+
+        >>> fjax.atleast_2d(fjax.tensor([1, 2]))
+        tensor([[1, 2]], dtype=fjax.int64)
+    """
+    return _atleast(jnp.atleast_2d, tensors)
+
+
+@defop(linear=True, method=False)
+def atleast_3d(*tensors):
+    """Each tensor with at least three dims: 0-d becomes ``(1, 1, 1)``, ``(n,)`` becomes ``(1, n, 1)``
+    and ``(m, n)`` becomes ``(m, n, 1)``; one tensor gives one tensor, several (or a list) a tuple.
+
+    Example::
+
+        >>> fjax.atleast_3d(fjax.ones(2, 3)).shape
+        fjax.Size([2, 3, 1])
+        >>> fjax.atleast_3d(fjax.tensor([1, 2])).shape
+        fjax.Size([1, 2, 1])
+    """
+    return _atleast(jnp.atleast_3d, tensors)
+
+
+@defop(linear=True, method=False)
+def column_stack(tensors):
+    """Join ``tensors`` as columns: 0-d and 1-D inputs become columns of shape ``(n, 1)``, then all are
+    concatenated along dim 1; dtypes promote.
+
+    Example::
+
+        >>> fjax.column_stack([fjax.tensor([1, 2]), fjax.tensor([3, 4])])
+        tensor([[1, 3],
+                [2, 4]], dtype=fjax.int64)
+    """
+    ts = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in _common("column_stack", tensors)]
+    return cat(ts, 1)
+
+
+@defop(linear=True, method=False)
+def row_stack(tensors):
+    """Alias of ``vstack``: join ``tensors`` as rows along dim 0, 0-d and 1-D inputs becoming rows of
+    shape ``(1, n)``.
+
+    Example::
+
+        >>> fjax.row_stack([fjax.tensor([1, 2]), fjax.tensor([3, 4])])
+        tensor([[1, 2],
+                [3, 4]], dtype=fjax.int64)
+    """
+    return vstack(tensors)
+
+
+def _split_dir(name, input, indices_or_sections, dim, min_ndim):
+    if input.ndim < min_ndim:
+        raise ValueError(f"{name}: expected a tensor with at least {min_ndim} dims, got {input.ndim}")
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or size % indices_or_sections:
+            raise ValueError(
+                f"{name}: dim {dim} of size {size} is not divisible into {indices_or_sections} equal sections"
+            )
+        step = size // indices_or_sections
+        cuts = [step * i for i in range(1, indices_or_sections)]
+    else:
+        cuts = [min(max(c if c >= 0 else c + size, 0), size) for c in _ints(name, indices_or_sections)]
+    bounds = [0] + cuts + [size]
+    return tuple(lax.slice_in_dim(input, a, max(a, b), axis=dim) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+@defop(static=("indices_or_sections",), linear=True, method=False)
+def vsplit(input, indices_or_sections):
+    """Split a tensor of at least 2 dims along dim 0: into that many equal pieces when
+    ``indices_or_sections`` is an int (it must divide the size), or cut before each listed index.
+    Returns a tuple (copies, not views as in torch). Not a Tensor method here: torch's method
+    documents another parameter name than it accepts.
+
+    Example::
+
+        >>> x = fjax.arange(8).reshape(4, 2)
+        >>> [t.shape for t in fjax.vsplit(x, 2)]
+        [fjax.Size([2, 2]), fjax.Size([2, 2])]
+        >>> [t.shape for t in fjax.vsplit(x, [1, 3])]
+        [fjax.Size([1, 2]), fjax.Size([2, 2]), fjax.Size([1, 2])]
+    """
+    return _split_dir("vsplit", input, indices_or_sections, 0, 2)
+
+
+@defop(static=("indices_or_sections",), linear=True, method=False)
+def hsplit(input, indices_or_sections):
+    """Split a tensor along dim 1 (dim 0 when it is 1-D): into that many equal pieces when
+    ``indices_or_sections`` is an int (it must divide the size), or cut before each listed index.
+    Returns a tuple (copies, not views as in torch). Not a Tensor method here: torch's method
+    documents another parameter name than it accepts.
+
+    Example::
+
+        >>> x = fjax.arange(6).reshape(2, 3)
+        >>> fjax.hsplit(x, 3)[1]
+        tensor([[1],
+                [4]], dtype=fjax.int64)
+        >>> fjax.hsplit(fjax.arange(4), [1])
+        (tensor([0], dtype=fjax.int64), tensor([1, 2, 3], dtype=fjax.int64))
+    """
+    return _split_dir("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+@defop(static=("indices_or_sections",), linear=True, method=False)
+def dsplit(input, indices_or_sections):
+    """Split a tensor of at least 3 dims along dim 2: into that many equal pieces when
+    ``indices_or_sections`` is an int (it must divide the size), or cut before each listed index.
+    Returns a tuple (copies, not views as in torch). Not a Tensor method here: torch's method
+    documents another parameter name than it accepts.
+
+    Example::
+
+        >>> x = fjax.zeros(2, 2, 4)
+        >>> [t.shape for t in fjax.dsplit(x, 2)]
+        [fjax.Size([2, 2, 2]), fjax.Size([2, 2, 2])]
+    """
+    return _split_dir("dsplit", input, indices_or_sections, 2, 3)
+
+
+@defop(linear=True, method=False)
+def cartesian_prod(*tensors):
+    """All combinations of the elements of the 1-D ``tensors`` (of one dtype), as a ``(N, k)`` tensor
+    in row-major order, like ``itertools.product``; a single tensor comes back as it is.
+
+    Example::
+
+        >>> fjax.cartesian_prod(fjax.tensor([1, 2]), fjax.tensor([3, 4]))
+        tensor([[1, 3],
+                [1, 4],
+                [2, 3],
+                [2, 4]], dtype=fjax.int64)
+    """
+    ts = _tensors(tensors)
+    if any(t.ndim != 1 for t in ts):
+        raise ValueError(f"cartesian_prod: expected 1-D tensors, got shapes {[t.shape for t in ts]}")
+    if len(ts) == 1:
+        return ts[0]
+    grids = meshgrid(*ts, indexing="ij")
+    return jnp.stack([g.reshape(-1) for g in grids], axis=1)
+
+
+@defop(linear=True, method=False)
+def block_diag(*tensors):
+    """A block diagonal matrix with the given tensors (0-d, 1-D as one row, or 2-D) as its blocks, top
+    left to bottom right, zeros elsewhere; dtypes promote.
+
+    Example::
+
+        >>> fjax.block_diag(fjax.tensor([[1, 2]]), fjax.tensor(3), fjax.tensor([[4], [5]]))
+        tensor([[1, 2, 0, 0],
+                [0, 0, 3, 0],
+                [0, 0, 0, 4],
+                [0, 0, 0, 5]], dtype=fjax.int64)
+    """
+    ts = _tensors(tensors)
+    if not ts:
+        return jnp.zeros((1, 0), np.float32)
+    if any(t.ndim > 2 for t in ts):
+        raise ValueError(f"block_diag: expected tensors of at most 2 dims, got shapes {[t.shape for t in ts]}")
+    ts = [jnp.atleast_2d(t) for t in _common("block_diag", ts)]
+    out = jnp.zeros((sum(t.shape[0] for t in ts), sum(t.shape[1] for t in ts)), ts[0].dtype)
+    r = c = 0
+    for t in ts:
+        out = out.at[r : r + t.shape[0], c : c + t.shape[1]].set(t)
+        r, c = r + t.shape[0], c + t.shape[1]
+    return out
