@@ -644,9 +644,7 @@ def _check_solvable(A, B, *args, **kwargs):
         return
     found = _first_bad(_lu_diagonal(A) == 0)
     if found is not None:
-        raise LinAlgError(
-            f"linalg.solve: {_batch(A, found[0])}The solver failed because the input matrix is singular."
-        )
+        raise LinAlgError(f"linalg.solve: {_batch(A, found[0])}The solver failed because the input matrix is singular.")
 
 
 def _check_positive_definite(A, *args, upper=False, check_errors=True, **kwargs):
