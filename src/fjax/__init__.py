@@ -92,7 +92,10 @@ allclose, equal = _methods.allclose, _methods.equal
 
 from . import asyncs, distributed, env, func, graph, linalg, nn, optim, profiler, return_types, sbp, utils  # noqa: E402
 from ._config import config  # noqa: E402
+from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
 from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - torch's top-level order
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
 from .serialization import load, save  # noqa: E402
+
+globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...: torch's legacy typed tensors

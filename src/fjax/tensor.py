@@ -540,11 +540,6 @@ class Tensor:
                 out = _f()._to_device(out, device=dev)
         return out
 
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        if dtype is None:
-            return f"fjax.{type(self).__name__}"
-        return self.to(dtype, non_blocking=non_blocking, **kwargs)
-
     def float(self):
         return self.to(_dt.float32)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .api import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .variable import Variable
 
 __all__ = [
     "Function",
@@ -20,4 +21,5 @@ __all__ = [
     "is_grad_enabled",
     "no_grad",
     "set_grad_enabled",
+    "Variable",
 ]

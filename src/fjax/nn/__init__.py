@@ -6,7 +6,7 @@ initialisation match, so a model ports by changing the import.
 
 from .. import graph
 from ..graph import Graph
-from . import functional, init, utils
+from . import common_types, functional, init, utils  # noqa: F401 - nn.common_types, as torch
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .module import Module
 from .modules import *  # noqa: F403 - the layer namespace, as torch.nn

@@ -533,3 +533,17 @@ def instance_norm(
     if running_mean is not None and running_var is not None:
         _update_running("instance_norm", _instance_stats, input, running_mean, running_var, momentum)
     return out
+
+
+def depend(input: Tensor, depend) -> Tensor:
+    """OneFlow's ``F.depend(input, depend)``: ``input`` itself, with ``depend`` (a Tensor or a
+    list of them) ordered before its later uses in an nn.Graph. XLA schedules a compiled step by
+    data dependence alone, so fjax returns ``input`` unchanged: values never differ.
+
+    Example::
+
+        >>> x, y = fjax.ones(2), fjax.zeros(2)
+        >>> F.depend(x, y) is x
+        True
+    """
+    return input
