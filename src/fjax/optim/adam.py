@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported, _number, _prefix
 
 
 def scale_by_adam_uncorrected(b1, b2, eps) -> optax.GradientTransformation:
@@ -98,9 +98,7 @@ class Adam(Optimizer):
         name = type(self).__name__
         _check_range(name, lr=lr, eps=eps, weight_decay=weight_decay)
         _check_unsupported(name, differentiable=differentiable)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= float(beta) < 1.0:
-                raise ValueError(f"fjax.optim.{name}: invalid beta parameter at index {i}: {beta}")
+        _check_betas(name, betas)
         defaults = dict(
             lr=lr,
             betas=tuple(betas),

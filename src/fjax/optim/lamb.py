@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import optax
 
 from .adam import _oneflow_options, adam_moments
-from .optimizer import Optimizer, _check_range, _number, _prefix
+from .optimizer import Optimizer, _check_betas, _check_range, _number, _prefix
 
 
 def scale_by_lamb_trust_ratio(weight_decay) -> optax.GradientTransformation:
@@ -68,9 +68,7 @@ class LAMB(Optimizer):
         if amsgrad:
             raise RuntimeError("fjax.optim.LAMB: LAMB does not support the AMSGrad variant (as in OneFlow)")
         _check_range("LAMB", lr=lr, eps=eps, weight_decay=weight_decay)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= float(beta) < 1.0:
-                raise ValueError(f"fjax.optim.LAMB: invalid beta parameter at index {i}: {beta}")
+        _check_betas("LAMB", betas)
         defaults = dict(
             lr=lr,
             betas=tuple(betas),

@@ -448,6 +448,13 @@ def _check_range(name: str, **values) -> None:
             raise ValueError(f"fjax.optim.{name}: invalid {key} value: {value}")
 
 
+def _check_betas(name: str, betas) -> None:
+    """torch's check of Adam-family ``betas``: each in [0, 1)."""
+    for i, beta in enumerate(betas):
+        if not 0.0 <= float(beta) < 1.0:
+            raise ValueError(f"fjax.optim.{name}: invalid beta parameter at index {i}: {beta}")
+
+
 def _prefix(static_maximize: bool, weight_decay_on: bool, hyper: dict) -> list:
     """torch's common start of an update: negate for maximize, add L2 weight decay."""
     parts = []
