@@ -27,15 +27,36 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
-from .autograd import _trace
-from .autograd._call import Call, argnums_tuple, check_forward_mode, flatten, is_tensor, on_inputs, run_compiled
-from .autograd._deps import dependence
-from .autograd._randomness import random_mode
-from .autograd._reparametrize import functional_call
+from ._transforms import program as _program
+from ._transforms.call import Call, argnums_tuple, check_forward_mode, flatten, is_tensor, on_inputs
+from ._transforms.deps import dependence
+from ._transforms.pipeline import finish, repeat
+from ._transforms.randomness import random_mode
+from ._transforms.reparametrize import functional_call
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
+
+
+def _plan_key(*parts):
+    """A repeat plan's key (see ``_transforms.pipeline``): the transform, its options and the
+    function's id; None where an option is unhashable (such calls always take the full path)."""
+    try:
+        hash(parts)
+    except TypeError:
+        return None
+    return parts
+
+
+def _repeat(key, func, args, kwargs):
+    """The result of a call like an earlier one (keyword arguments: never), else None."""
+    return None if key is None or kwargs else repeat(key, func, args)
+
+
+def _again(key, func, args, kwargs):
+    """``finish``'s ``repeat`` argument for this call."""
+    return None if key is None or kwargs else (key, func, (args,))
 
 
 # -- grad ----------------------------------------------------------------------------------
@@ -57,9 +78,12 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     """
 
     def wrapper(*args, **kwargs):
+        key = _plan_key("grad_and_value", argnums, has_aux, id(func))
+        if (hit := _repeat(key, func, args, kwargs)) is not None:
+            return hit
         nums = argnums_tuple(argnums, len(args))
         call = Call("grad_and_value(f)(*args)", func, args, kwargs, nums, has_aux, check=_scalar_output)
-        program, tensors = call.trace()
+        traced, tensors = call.trace()
         diff, n_diff = tuple(call.diff), len(call.diff)
 
         def transform(program_fn, *xs):
@@ -71,10 +95,13 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
             (value, aux), grads = jax.value_and_grad(scalar, argnums=tuple(range(n_diff)), has_aux=True)(*d0)
             return (*grads, value, *aux)
 
-        res = run_compiled("grad_and_value", ("grad_and_value", diff), program, transform, tensors)
-        g = call.diff_structure(list(res[:n_diff]), isinstance(argnums, int))
-        value = res[n_diff]
-        return (g, (value, call.aux(res[n_diff + 1 :]))) if has_aux else (g, value)
+        def post(res):
+            g = call.diff_structure(list(res[:n_diff]), isinstance(argnums, int))
+            value = res[n_diff]
+            return (g, (value, call.aux(res[n_diff + 1 :]))) if has_aux else (g, value)
+
+        spec, again = ("grad_and_value", diff), _again(key, func, args, kwargs)
+        return finish("func.grad_and_value", spec, traced, transform, tensors, record=True, post=post, repeat=again)
 
     return wrapper
 
@@ -106,10 +133,10 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """
     api = "vjp(f, *primals)"
     call = Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
-    program, tensors = call.trace()
-    call.check_float_outputs(program, "vjp(f, ...)")
+    traced, tensors = call.trace()
+    call.check_float_outputs(traced.program, "vjp(f, ...)")
     n_out, primals_tree = call.n_out, flatten(tuple(primals))[1]
-    res = run_compiled("vjp", ("identity",), program, lambda p, *xs: p(*xs), tensors)
+    res = finish("func.vjp", ("identity",), traced, lambda p, *xs: p(*xs), tensors, record=True)
     out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
     out_tree, n = call.out_tree, len(tensors)
 
@@ -134,7 +161,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                     f"{tuple(c.shape) if is_tensor(c) else type(c)}"
                 )
         record = is_grad_enabled() if create_graph is None else create_graph
-        grads = run_compiled("vjp", ("vjp", n_out), program, transform, tensors, flat, record)
+        grads = finish("func.vjp", ("vjp", n_out), traced, transform, [*tensors, *flat], record=record)
         return tree_util.tree_unflatten(primals_tree, list(grads))
 
     if has_aux:
@@ -164,8 +191,12 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     for p, t in zip(flat_p, flat_t):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"{api}: tangent of shape {tuple(t.shape)} for a primal of shape {tuple(p.shape)}")
+    key = None if strict else _plan_key("jvp", has_aux, id(func))
+    if key is not None and (hit := repeat(key, func, primals, tangents)) is not None:
+        return hit
     call = Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
-    program, tensors = call.trace()
+    traced, tensors = call.trace()
+    program = traced.program
     check_forward_mode(program, "fjax.func.jvp")
     n_out, n = call.n_out, len(tensors)
     if strict:
@@ -189,10 +220,15 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         outs, tans, aux = jax.jvp(f, xs, tuple(t.astype(x.dtype) for t, x in zip(ts, xs)), has_aux=True)
         return (*outs, *tans, *aux)
 
-    res = run_compiled("jvp", ("jvp", n_out), program, transform, tensors, flat_t)
-    out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
-    tan = tree_util.tree_unflatten(call.out_tree, list(res[n_out : 2 * n_out]))
-    return (out, tan, call.aux(res[2 * n_out :])) if has_aux else (out, tan)
+    def post(res):
+        out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
+        tan = tree_util.tree_unflatten(call.out_tree, list(res[n_out : 2 * n_out]))
+        return (out, tan, call.aux(res[2 * n_out :])) if has_aux else (out, tan)
+
+    again = None if key is None else (key, func, (primals, tangents))
+    return finish(
+        "func.jvp", ("jvp", n_out), traced, transform, [*tensors, *flat_t], record=True, post=post, repeat=again
+    )
 
 
 # -- Jacobians and Hessians ------------------------------------------------------------------
@@ -201,9 +237,13 @@ def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, s
     ``d -> (blocks, aux)`` where blocks nest ``depth`` levels of argnums inside each output."""
 
     def wrapper(*args, **kwargs):
+        key = _plan_key(name, spec, argnums, has_aux, id(func))
+        if (hit := _repeat(key, func, args, kwargs)) is not None:
+            return hit
         nums = argnums_tuple(argnums, len(args))
         call = Call(api, func, args, kwargs, nums, has_aux)
-        program, tensors = call.trace(name)
+        traced, tensors = call.trace(name)
+        program = traced.program
         call.check_float_outputs(program, api.split("(")[0] + "(f, ...)")
         if name != "jacrev":
             check_forward_mode(program, f"fjax.func.{name}")
@@ -222,17 +262,22 @@ def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, s
                 flat.extend(row if depth == 1 else [b for inner in row for b in inner])
             return (*flat, *aux)
 
-        res = run_compiled(name, (spec, diff, n_out), program, transform, tensors)
-        single = isinstance(argnums, int)
-        per_out, k, step = [], 0, n_diff**depth
-        for _ in range(n_out):
-            blocks = list(res[k : k + step])
-            if depth == 2:
-                blocks = [call.diff_structure(blocks[i * n_diff : (i + 1) * n_diff], single) for i in range(n_diff)]
-            per_out.append(call.diff_structure(blocks, single))
-            k += step
-        jac = tree_util.tree_unflatten(call.out_tree, per_out)
-        return (jac, call.aux(res[k:])) if has_aux else jac
+        def post(res):
+            single = isinstance(argnums, int)
+            per_out, k, step = [], 0, n_diff**depth
+            for _ in range(n_out):
+                blocks = list(res[k : k + step])
+                if depth == 2:
+                    blocks = [call.diff_structure(blocks[i * n_diff : (i + 1) * n_diff], single) for i in range(n_diff)]
+                per_out.append(call.diff_structure(blocks, single))
+                k += step
+            jac = tree_util.tree_unflatten(call.out_tree, per_out)
+            return (jac, call.aux(res[k:])) if has_aux else jac
+
+        again = _again(key, func, args, kwargs)
+        return finish(
+            f"func.{name}", (spec, diff, n_out), traced, transform, tensors, record=True, post=post, repeat=again
+        )
 
     return wrapper
 
@@ -348,7 +393,11 @@ def vmap(
     """
     _check_randomness(randomness)
 
+    key = None if randomness == "different" else _plan_key("vmap", in_dims, out_dims, randomness, chunk_size)
+
     def wrapper(*args, **kwargs):
+        if (hit := _repeat(key and (*key, id(func)), func, args, kwargs)) is not None:
+            return hit
         name = _name(func)
         if not isinstance(in_dims, (int, tuple)):
             raise ValueError(
@@ -405,13 +454,22 @@ def vmap(
             with random_mode(randomness, ts[-1]._data):
                 return call(ts[:-1])
 
-        program, tensors = call.trace(f"vmap({name})", traced, avals + index, (randomness, in_axes))
+        traced_call, tensors = call.trace(f"vmap({name})", traced, avals + index, (randomness, in_axes))
         out_axes = _out_axes(out_dims, call, name)
         axes = in_axes + ((0,) if index else ())
         transform = _vmap_transform(axes, out_axes, batch, chunk_size)
         extra = [Tensor._wrap(jnp.arange(batch, dtype=jnp.uint32))] if index else []
-        res = run_compiled("vmap", ("vmap", axes, out_axes, batch, chunk_size), program, transform, tensors, extra)
-        return tree_util.tree_unflatten(call.out_tree, list(res))
+        spec, again = ("vmap", axes, out_axes, batch, chunk_size), _again(key and (*key, id(func)), func, args, kwargs)
+        return finish(
+            "func.vmap",
+            spec,
+            traced_call,
+            transform,
+            [*tensors, *extra],
+            record=True,
+            post=lambda res: tree_util.tree_unflatten(call.out_tree, list(res)),
+            repeat=again,
+        )
 
     return wrapper
 
@@ -426,7 +484,7 @@ def _tensor_outputs(name: str, out) -> None:
 
 
 def _example_aval(t: Tensor, axis):
-    aval = _trace.aval(t)
+    aval = _program.aval(t)
     if axis is None:
         return aval
     return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1 :])

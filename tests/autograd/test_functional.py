@@ -17,7 +17,7 @@ import torch.autograd.functional as TAF
 import fjax
 import fjax.autograd.functional as FAF
 import fjax.nn
-from fjax.autograd import _compiled
+from fjax._transforms import executable
 
 SEED = int(os.environ.get("FJAX_TEST_SEED", random.randrange(2**31)))
 rng = np.random.default_rng(SEED)
@@ -369,7 +369,7 @@ def test_functions_of_modules_differentiate_parameters_like_torch():
 
 # -- the compile cache -------------------------------------------------------------------------
 def _executables():
-    return sum(e.jit._cache_size() for e in _compiled._cache.entries.values())
+    return sum(e.jit._cache_size() for e in executable._cache.entries.values())
 
 
 def test_fresh_identical_lambdas_do_not_recompile():

@@ -22,7 +22,7 @@ import torch.autograd.functional as TAF
 import fjax
 import fjax.autograd.functional as FAF
 import fjax.func as FF
-from fjax.autograd import _reuse, _trace
+from fjax._transforms import pipeline, program
 
 SEED = int(os.environ.get("FJAX_TEST_SEED", random.randrange(2**31)))
 rng = np.random.default_rng(SEED)
@@ -32,14 +32,14 @@ rng = np.random.default_rng(SEED)
 def traces(monkeypatch):
     """A list that grows by one each time a transform traces the user's function."""
     calls = []
-    original = _trace.trace
+    original = program.trace
 
     def counting(*args, **kwargs):
         calls.append(args[-1])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_trace, "trace", counting)
-    _reuse.clear()
+    monkeypatch.setattr(program, "trace", counting)
+    pipeline.cache_clear()
     return calls
 
 

@@ -31,12 +31,11 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from .. import _codegen
-from .._tracing import trace_state
+from .._transforms import program as _program
+from .._transforms.deps import dependence
+from .._transforms.executable import cache_info
+from .._transforms.pipeline import cache_clear, finish, repeat, trace
 from ..tensor import Tensor
-from . import _compiled, _reuse, _trace
-from ._compiled import cache_clear, cache_info
-from ._deps import dependence
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp", "cache_info", "cache_clear"]
 
@@ -119,11 +118,11 @@ def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
                 )
         return outs
 
-    avals = [_trace.aval(x) for x in inputs]
-    return _reuse.trace(
+    avals = [_program.aval(x) for x in inputs]
+    return trace(
         (func,),
         (fn_name, scalar, *avals),
-        lambda: _trace.trace(call, avals, f"fjax.autograd.functional.{fn_name}"),
+        lambda: _program.trace(call, avals, f"fjax.autograd.functional.{fn_name}"),
         lambda: box["tuple"],
     )
 
@@ -141,95 +140,11 @@ def _program_fn(program):
     return lambda *xs: tuple(jax.core.eval_jaxpr(program.jaxpr, program.consts, *xs))
 
 
-def _finish(name, spec, program, transform, args, create_graph, post, plan=None):
-    """Evaluate compiled (recorded on the tape when create_graph); ``post`` gives the flat
-    results (a tuple of Tensors) torch's structure (None: they have it already). ``plan``:
-    ``(key, func, ticket, inputs, v)`` of a call whose repeats may take the fast path."""
-    entry = _compiled.compiled(spec, program, transform)
-    res = _compiled.call(f"functional.{name}", entry, program, args, record=create_graph)
-    if plan is not None and not create_graph:
-        key, func, ticket, inputs, v = plan
-        run = _repeater(key, func, inputs, v, ticket, entry, len(res), post)
-        if run is not None:  # None: inputs a repeat could not check (a namedtuple, ...)
-            _compiled.plans[key] = run
-            if len(_compiled.plans) > _MAX_PLANS:
-                _compiled.plans.popitem(last=False)
-    return res if post is None else post(res)
-
-
-# -- repeated calls ------------------------------------------------------------------------
-def _plan(key, func, ticket, raw, strict):
-    """The ``plan`` argument of ``_finish``: None where a repeat must take the full path."""
-    return None if strict or ticket is None else (key, func, ticket, *raw)
-
-
-_MAX_PLANS = 256
-_plans_get = _compiled.plans.get  # a repeat's first step: one call less
-
-
-def _repeater(key, func, inputs, v, ticket, entry, n_out, post):
-    """``run(f, inputs, v)``: a later call like this one (the same function; inputs and ``v``
-    of the same structure, shapes and dtypes; nothing the function reads changed) run without
-    validation, tracing or cache lookups, which at N=100 cost about as much as the compiled
-    call; None from ``run``: take the full path. None here: ``inputs`` or ``v`` hold what a
-    repeat cannot check (a namedtuple, ...).
-
-    ``run`` is generated for this call's structure (``fjax._codegen``) when first used, as on
-    CPU Python work before a dispatch costs several times its length (XLA's worker threads
-    spin or sleep meanwhile, and Python runs from cold caches). Only the inputs are checked
-    before the dispatch; the constants' shapes and the guards are checked while the
-    computation runs. It is pure, so if a check fails its result is dropped (a constant of a
-    new shape may also make the dispatch fail, or compile for that shape: rare, as Tensors
-    keep their shapes; the full path then traces the function again).
-    """
-    cached = ticket.entry
-    bound = dict(func=func, trace_state=trace_state, T=Tensor, jit=entry.jit, read=cached.read, fits=cached.fits)
-    bound.update(reads=ticket.reads, holds=_reuse.holds, ticket=ticket, roots=(func,), wrap=Tensor._wrap, post=post)
-    structure, arrays, avals = [], [], []
-    for name, obj in (("inputs", inputs), ("v", v)):
-        if obj is None:
-            structure.append(f"{name} is None")
-            continue
-        is_tuple = type(obj) is tuple
-        items = obj if is_tuple else (obj,)
-        if is_tuple:
-            structure.append(f"type({name}) is tuple and len({name}) == {len(obj)}")
-        for i, t in enumerate(items):
-            if not isinstance(t, Tensor):
-                return None
-            where = f"{name}[{i}]" if is_tuple else name
-            x, a = f"x{len(arrays)}", f"a{len(arrays)}"
-            bound[a] = t._data.aval
-            structure.append(f"isinstance({where}, T)")
-            arrays.append(f"{x} = {_codegen.tensor_data(where)}")
-            avals.append(f"({x}.aval is {a} or {x}.aval == {a})")
-    xs = "".join(f"x{i}, " for i in range(len(arrays)))
-    results = "(" + "".join(f"wrap(outs[{i}]), " for i in range(n_out)) + ")"
-    body = [
-        "if f is not func or trace_state.depth:",
-        "    return None",
-        f"if not ({' and '.join(structure)}):",
-        "    return None",
-        *arrays,
-        f"if not ({' and '.join(avals) or 'True'}):",
-        "    return None",
-        "consts = read()",
-        "try:",
-        f"    outs = jit(*consts, {xs})",
-        "except Exception:  # a constant of a new shape the program cannot take (fits says no)",
-        "    return None",
-        "if not (fits(consts) and (reads[0].unchanged() or holds(ticket, roots))):",
-        "    return None",
-        f"return {results}" if post is None else f"return post({results})",
-    ]
-
-    def first(f, inputs, v):  # generated on first use: a fresh lambda on every call never repeats
-        run = _codegen.function("run", "f, inputs, v", body, bound)
-        if _compiled.plans.get(key) is first:
-            _compiled.plans[key] = run
-        return run(f, inputs, v)
-
-    return first
+def _finish(name, spec, traced, transform, args, create_graph, post, raw, plan_key, strict):
+    """The pipeline's last step; a call without create_graph or strict leaves a repeat plan
+    (``raw``: the inputs and v as given)."""
+    again = None if create_graph or strict else (plan_key, traced.roots[0], raw)
+    return finish(f"functional.{name}", spec, traced, transform, args, record=create_graph, post=post, repeat=again)
 
 
 # -- strict mode ---------------------------------------------------------------------------
@@ -405,11 +320,12 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         ``(func_output, vjp)``, vjp shaped like ``inputs``.
     """
     plan_key, raw = ("vjp", id(func)), (inputs, v)
-    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, v)) is not None:
+    if not (create_graph or strict) and (hit := repeat(plan_key, func, inputs, v)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     _check_inputs(inputs, "vjp")
-    program, is_outputs_tuple, ticket = _trace_func(func, inputs, "vjp")
+    traced = _trace_func(func, inputs, "vjp")
+    program, is_outputs_tuple = traced.program, traced.side
     shapes = _out_shapes(program)
     if v is not None:
         _, v = _as_tuple(v, "v", "vjp")
@@ -443,8 +359,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if not (is_outputs_tuple or is_inputs_tuple):
         post = None  # (output, vjp): the flat results
     spec, args = ("vjp", n, v is not None), [*inputs, *(v or ())]
-    plan = _plan(plan_key, func, ticket, raw, strict)
-    return _finish("vjp", spec, program, transform, args, create_graph, post, plan)
+    return _finish("vjp", spec, traced, transform, args, create_graph, post, raw, plan_key, strict)
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -461,7 +376,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         ``(func_output, jvp)``, jvp shaped like the outputs.
     """
     plan_key, raw = ("jvp", id(func)), (inputs, v)
-    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, v)) is not None:
+    if not (create_graph or strict) and (hit := repeat(plan_key, func, inputs, v)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
     _check_inputs(inputs, "jvp")
@@ -473,7 +388,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
             "single element."
         )
-    program, is_outputs_tuple, ticket = _trace_func(func, inputs, "jvp")
+    traced = _trace_func(func, inputs, "jvp")
+    program, is_outputs_tuple = traced.program, traced.side
     n, n_out = len(inputs), len(program.jaxpr.outvars)
     by_vjp = program.custom_vjp
     transform = _jvp_transform(n, v is not None, by_vjp)
@@ -499,8 +415,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if not is_outputs_tuple:
         post = None  # (output, jvp): the flat results
     spec, args = ("jvp", n, v is not None, by_vjp), [*inputs, *(v or ())]
-    plan = _plan(plan_key, func, ticket, raw, strict)
-    return _finish("jvp", spec, program, transform, args, create_graph, post, plan)
+    return _finish("jvp", spec, traced, transform, args, create_graph, post, raw, plan_key, strict)
 
 
 def jacobian(
@@ -536,11 +451,12 @@ def jacobian(
             'outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to use "reverse-mode".'
         )
     plan_key, raw = ("jacobian", strategy, id(func)), (inputs, None)
-    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, None)) is not None:
+    if not (create_graph or strict) and (hit := repeat(plan_key, func, inputs, None)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     _check_inputs(inputs, "jacobian")
-    program, is_outputs_tuple, ticket = _trace_func(func, inputs, "jacobian")
+    traced = _trace_func(func, inputs, "jacobian")
+    program, is_outputs_tuple = traced.program, traced.side
     n, n_out = len(inputs), len(program.jaxpr.outvars)
     # A custom Function has no forward-mode rule; reverse mode gives the same Jacobian.
     forward = strategy == "forward-mode" and not program.custom_vjp
@@ -568,8 +484,9 @@ def jacobian(
 
     if not (is_outputs_tuple or is_inputs_tuple):
         post = _first
-    plan = _plan(plan_key, func, ticket, raw, strict)
-    return _finish("jacobian", ("jacobian", n, forward), program, transform, inputs, create_graph, post, plan)
+    return _finish(
+        "jacobian", ("jacobian", n, forward), traced, transform, inputs, create_graph, post, raw, plan_key, strict
+    )
 
 
 def hessian(
@@ -600,13 +517,14 @@ def hessian(
     """
     del vectorize
     plan_key, raw = ("hessian", outer_jacobian_strategy, id(func)), (inputs, None)
-    if (run := _plans_get(plan_key)) and not (create_graph or strict) and (hit := run(func, inputs, None)) is not None:
+    if not (create_graph or strict) and (hit := repeat(plan_key, func, inputs, None)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in _STRATEGIES:
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     _check_inputs(inputs, "hessian")
-    program, _, ticket = _trace_func(func, inputs, "hessian", scalar=True)
+    traced = _trace_func(func, inputs, "hessian", scalar=True)
+    program, _ = traced.program, traced.side
     n = len(inputs)
     forward = outer_jacobian_strategy == "forward-mode" and not program.custom_vjp
     transform = _hessian_transform(n, forward)
@@ -627,8 +545,9 @@ def hessian(
 
     if not is_inputs_tuple:
         post = _first
-    plan = _plan(plan_key, func, ticket, raw, strict)
-    return _finish("hessian", ("hessian", n, forward), program, transform, inputs, create_graph, post, plan)
+    return _finish(
+        "hessian", ("hessian", n, forward), traced, transform, inputs, create_graph, post, raw, plan_key, strict
+    )
 
 
 def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, forward: bool):
@@ -644,7 +563,8 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
             "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
             "single element."
         )
-    program, _, ticket = _trace_func(func, inputs, name, scalar=True)
+    traced = _trace_func(func, inputs, name, scalar=True)
+    program, _ = traced.program, traced.side
     n = len(inputs)
     by_vjp = forward and program.custom_vjp
     transform = _second_order_transform(n, v is not None, forward, by_vjp)
@@ -677,8 +597,7 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
     if not is_inputs_tuple:
         post = None  # (output, product): the flat results
     spec, args = (name, n, v is not None, by_vjp), [*inputs, *(v or ())]
-    plan = _plan(plan_key, func, ticket, raw, strict)
-    return _finish(name, spec, program, transform, args, create_graph, post, plan)
+    return _finish(name, spec, traced, transform, args, create_graph, post, raw, plan_key, strict)
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -694,11 +613,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     Returns:
         ``(func_output, vhp)``, vhp shaped like ``inputs``.
     """
-    if (
-        (run := _plans_get(("vhp", id(func))))
-        and not (create_graph or strict)
-        and (hit := run(func, inputs, v)) is not None
-    ):
+    if not (create_graph or strict) and (hit := repeat(("vhp", id(func)), func, inputs, v)) is not None:
         return hit  # checked here, not in _second_order: a call less before the dispatch
     return _second_order("vhp", func, inputs, v, create_graph, strict, forward=False)
 
@@ -716,10 +631,6 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     Returns:
         ``(func_output, hvp)``, hvp shaped like ``inputs``.
     """
-    if (
-        (run := _plans_get(("hvp", id(func))))
-        and not (create_graph or strict)
-        and (hit := run(func, inputs, v)) is not None
-    ):
+    if not (create_graph or strict) and (hit := repeat(("hvp", id(func)), func, inputs, v)) is not None:
         return hit  # checked here, not in _second_order: a call less before the dispatch
     return _second_order("hvp", func, inputs, v, create_graph, strict, forward=True)

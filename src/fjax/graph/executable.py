@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from .. import _codegen
 from .._tracing import modules_changed
 from ..errors import OpError
 from ..random import default_generator
@@ -38,10 +37,10 @@ from .step import TENSOR, Step, is_tensor
 
 @dataclass
 class Executable:
-    """One compiled step, what its trace learned, and (``__post_init__``) its generated per-call
-    work: ``read()`` gives the state and optimizer-state arguments, ``write(state, opt_states)``
-    puts the results back into the Tensors and optimizers, ``unwrap(outputs)`` gives ``build``'s
-    return structure (see ``fjax._codegen``)."""
+    """One compiled step, what its trace learned, and (``__post_init__``) its per-call work:
+    ``read()`` gives the state and optimizer-state arguments, ``write(state, opt_states)`` puts
+    the results back into the Tensors and optimizers, ``unwrap(outputs)`` gives ``build``'s
+    return structure."""
 
     compiled: object
     lowered: object
@@ -51,25 +50,22 @@ class Executable:
     first_run_done: bool = False
 
     def __post_init__(self):
-        bound: dict = {}
+        tensors = list(self.state.tensors)
+        groups = [(opt, list(group["params"])) for opt, group, _ in self.state.groups]
 
-        def bind(prefix, obj):
-            name = f"{prefix}{len(bound)}"
-            bound[name] = obj
-            return name
+        def read():
+            return [t._data for t in tensors], [[opt._state[p] for p in ps] for opt, ps in groups]
 
-        tensors = [bind("t", t) for t in self.state.tensors]
-        groups = [(bind("o", opt), [bind("p", p) for p in group["params"]]) for opt, group, _ in self.state.groups]
-        state = ", ".join(_codegen.tensor_data(t) for t in tensors)
-        opt_states = ", ".join(f"[{', '.join(f'{o}._state[{p}]' for p in ps)}]" for o, ps in groups)
-        self.read = _codegen.function("read", "", [f"return [{state}], [{opt_states}]"], bound)
-        body = []
-        for i, t in enumerate(tensors):  # ``t._data = state[i]`` without the property call
-            body += [f"if {t}._st is None: {t}._arr = state[{i}]", f"else: {t}._write(state[{i}])"]
-            body.append(f"{t}._vc[0] += 1")
-        for g, (o, ps) in enumerate(groups):
-            body += [f"s = {o}._state"] + [f"s[{p}] = opt_states[{g}][{i}]" for i, p in enumerate(ps)]
-        self.write = _codegen.function("write", "state, opt_states", body or ["pass"], bound)
+        def write(state, opt_states):
+            for t, value in zip(tensors, state):
+                t._write(value)
+                t._vc[0] += 1  # a step changes its state in place, as torch's optimizer does
+            for (opt, ps), values in zip(groups, opt_states):
+                opt_state = opt._state
+                for p, value in zip(ps, values):
+                    opt_state[p] = value
+
+        self.read, self.write = read, write
         out_tree, out_static = self.record["out_tree"], self.record["out_static"]
         if out_static == [None] and out_tree == jax.tree_util.tree_structure(0):  # one Tensor
             self.unwrap = lambda outputs: Tensor._wrap(outputs[0])

@@ -32,13 +32,12 @@ from typing import Callable, Hashable, NamedTuple
 
 import numpy as np
 
-from .. import _codegen
 from .. import random as _random
 from .._tracing import modules_changed, trace_state
 from ..device import device as _device
 from ..dtypes import dtype as _dtype
 from ..tensor import Tensor
-from ._trace import Program
+from .program import Program
 
 _LIBRARIES = frozenset({"fjax", "jax", "jaxlib", "numpy", "math", "cmath", "operator", "builtins"})
 _VALUES = (int, bool, str, bytes, type(None))
@@ -117,62 +116,36 @@ def _version(_) -> int:
     return modules_changed[0]
 
 
-def _generated(name: str, params: str, expression: str, bound: dict) -> Callable:
-    """A function ``name(params)`` returning ``expression``, Python source over ``params`` and
-    the names in ``bound`` (see ``fjax._codegen``); False where evaluating it raises ValueError
-    (an emptied closure cell)."""
-    body = ["try:", f"    return {expression}", "except ValueError:", "    return False"]
-    return _codegen.function(name, params, body, bound)
-
-
-def _empty(cell) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 - raises ValueError where the cell is empty
-    except ValueError:
-        return True
-    return False
-
-
 class Reads:
     """The mutable places a walk read, by kind, each with the object found there.
 
-    ``unchanged()`` says whether every place still holds the object read there; it runs on
-    every repeated call of a transform, so its first call replaces it by a generated check.
+    ``unchanged()`` says whether every place still holds the object read there (checked on
+    every repeated call of a transform, before its guard key would be computed again).
     """
 
-    __slots__ = ("functions", "items", "cells", "snapshots", "unchanged")
+    __slots__ = ("functions", "items", "cells", "snapshots")
 
     def __init__(self):
         self.functions: list = []  # (function, its __code__, its __defaults__)
         self.items: list = []  # (globals dict, name, value or _MISSING)
         self.cells: list = []  # (closure cell, contents or _MISSING)
         self.snapshots: list = []  # (read, obj, read(obj)): compared by value
-        self.unchanged: Callable[[], bool] = self._first_check
 
-    def _first_check(self) -> bool:
-        self.unchanged = self._generate()
-        return self.unchanged()
-
-    def _generate(self) -> Callable[[], bool]:
-        bound: dict = {"_MISSING": _MISSING, "_empty": _empty}
-        terms: list = []
-
-        def bind(obj) -> str:
-            name = f"o{len(bound)}"
-            bound[name] = obj
-            return name
-
+    def unchanged(self) -> bool:
         for fn, code, defaults in self.functions:
-            f = bind(fn)
-            terms.append(f"{f}.__code__ is {bind(code)} and {f}.__defaults__ is {bind(defaults)}")
+            if fn.__code__ is not code or fn.__defaults__ is not defaults:
+                return False
         for env, name, value in self.items:
-            terms.append(f"{bind(env)}.get({bind(name)}, _MISSING) is {bind(value)}")
-        for cell, value in self.cells:  # a full cell emptied since raises ValueError: False
-            c = bind(cell)
-            terms.append(f"_empty({c})" if value is _MISSING else f"{c}.cell_contents is {bind(value)}")
-        for read, obj, value in self.snapshots:
-            terms.append(f"{bind(read)}({bind(obj)}) == {bind(value)}")
-        return _generated("unchanged", "", " and ".join(terms) or "True", bound)
+            if env.get(name, _MISSING) is not value:
+                return False
+        for cell, value in self.cells:
+            try:
+                if cell.cell_contents is not value:
+                    return False
+            except ValueError:  # an empty cell
+                if value is not _MISSING:
+                    return False
+        return all(read(obj) == value for read, obj, value in self.snapshots)
 
 
 class Guards:
@@ -333,24 +306,27 @@ _MAX_ENTRIES = 512
 
 def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
     """``(read, fits)`` for a program's constants; ``slots``: per constant, the Tensor that
-    holds it (read afresh on each call) or None (a fixed value). ``read()`` is unchecked so a
-    repeated call can dispatch first and check ``fits(consts)`` while the computation runs."""
-    bound: dict = {}
-    items, checks = [], []
-    for i, (tensor, c) in enumerate(zip(slots, consts)):
-        if tensor is None:
-            items.append(f"c{i}")
-            bound[f"c{i}"] = c
-        else:
-            items.append(_codegen.tensor_data(f"t{i}"))
-            checks.append(f"(consts[{i}].aval is a{i} or consts[{i}].aval == a{i})")  # arrays keep their aval
-            bound[f"t{i}"], bound[f"a{i}"] = tensor, c.aval
-    read = _generated("read", "", f"[{', '.join(items)}]", bound)
-    fits = _generated("fits", "consts", " and ".join(checks) or "True", bound)
+    holds it (read afresh on each call) or None (a fixed value). ``fits(consts)`` says whether
+    constants read have the shapes and dtypes the program was traced with."""
+    places = [(i, tensor, c.aval) for i, (tensor, c) in enumerate(zip(slots, consts)) if tensor is not None]
+
+    def read() -> list:
+        out = list(consts)
+        for i, tensor, _ in places:
+            out[i] = tensor._data
+        return out
+
+    def fits(values: list) -> bool:
+        for i, _, aval in places:
+            a = values[i].aval
+            if a is not aval and a != aval:
+                return False
+        return True
+
     return read, fits
 
 
-def _fresh(entry: _Entry) -> Program | None:
+def fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
     consts = entry.read()
     return entry.program._replace(consts=consts) if entry.fits(consts) else None
@@ -367,7 +343,7 @@ class Ticket(NamedTuple):
 
 
 def holds(ticket: Ticket, roots: tuple) -> bool:
-    """Whether ``roots`` would still trace to the ticket's program (``_fresh(ticket.entry)``
+    """Whether ``roots`` would still trace to the ticket's program (``fresh(ticket.entry)``
     gives it with its constants read now). Checks the places the last walk read; walks again
     only if one of them changed (an equal value may still give the same key)."""
     if ticket.reads[0].unchanged():
@@ -400,7 +376,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     key = (static, guard)
     entry = _entries.get(key)
     if entry is not None:
-        program = _fresh(entry)
+        program = fresh(entry)
         if program is not None:
             with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
                 _entries.move_to_end(key)

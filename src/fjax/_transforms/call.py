@@ -14,8 +14,8 @@ import numpy as np
 from jax import tree_util
 
 from ..tensor import Tensor
-from . import _reuse, _trace
-from ._compiled import evaluate
+from . import pipeline
+from . import program as _program
 
 
 def is_tensor(x) -> bool:
@@ -147,23 +147,24 @@ class Call:
         return flat + [a for a in aux_flat if is_tensor(a)]
 
     def trace(self, name: str | None = None, traced=None, avals=None, options=()):
-        """The traced program and the Tensors it takes as inputs (``name``: the public function).
+        """The ``pipeline.Traced`` program and the Tensors it takes as inputs (``name``: the
+        public function).
 
         vmap traces ``traced`` (default: this call) on ``avals`` (default: the inputs'); its
         ``options`` select the program too. Reused while the function is unchanged (``_reuse``).
         """
         tensors = [self.leaves[k] for k in self.inputs]
         where = f"fjax.func.{name or self.api.split('(')[0]}"
-        avals = [_trace.aval(t) for t in tensors] if avals is None else avals
+        avals = [_program.aval(t) for t in tensors] if avals is None else avals
         others = tuple(None if is_tensor(x) else x for x in self.leaves)
-        program, side, _ = _reuse.trace(
+        result = pipeline.trace(
             (self.func, others, tuple(sorted(self.kwargs.items())), self.check),
             (where, self.api, self.args_tree, tuple(self.diff), self.has_aux, options, *avals),
-            lambda: _trace.trace(traced or self, avals, where),
+            lambda: _program.trace(traced or self, avals, where),
             lambda: (self.out_tree, self.n_out, self.aux_tree, self.aux_static),
         )
-        self.out_tree, self.n_out, self.aux_tree, self.aux_static = side
-        return program, tensors
+        self.out_tree, self.n_out, self.aux_tree, self.aux_static = result.side
+        return result, tensors
 
     def aux(self, aux_tensors):
         it = iter(aux_tensors)
@@ -197,8 +198,3 @@ def on_inputs(program_outputs, xs, diff):
         return program_outputs(*full)
 
     return f, [xs[i] for i in diff]
-
-
-def run_compiled(api: str, spec, program, transform, tensors, extra=(), record=True):
-    """Compiled evaluation, recorded on the tape when an input requires grad (torch.func does)."""
-    return evaluate(f"func.{api}", spec, program, transform, [*tensors, *extra], record=record)

@@ -21,9 +21,9 @@ from jax.extend import core as jcore
 from jax.extend import linear_util as lu
 
 from .._tracing import tracing
+from ..autograd.grad_mode import no_grad
 from ..errors import OpError
 from ..tensor import Tensor
-from .grad_mode import no_grad
 
 _HOST_READS = (  # the function asked for a traced value on the host
     jax.errors.ConcretizationTypeError,

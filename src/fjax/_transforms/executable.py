@@ -14,10 +14,10 @@ from typing import Callable, NamedTuple, Sequence
 
 import jax
 
+from .._tracing import trace_state
 from ..dispatch import _vjp_of, run
 from ..tensor import Tensor
-from . import _reuse
-from ._trace import Program
+from .program import Program
 
 
 class Compiled:
@@ -81,20 +81,12 @@ class _Cache:
 
 _cache = _Cache(maxsize=512)
 
-plans: OrderedDict = OrderedDict()
-"""The public functions' plans for repeated calls (see ``functional._repeater``), cleared with the cache."""
-
-
 def cache_info() -> CacheInfo:
     """Hits, misses and size of the functional-transform compile cache (like functools.lru_cache)."""
     return CacheInfo(_cache.hits, _cache.misses, _cache.maxsize, len(_cache.entries))
 
 
-def cache_clear() -> None:
-    """Drop every cached executable and traced program of the functional transforms (the next
-    call of each function traces it again)."""
-    _reuse.clear()
-    plans.clear()
+def clear() -> None:
     _cache.entries.clear()
     _cache.hits = _cache.misses = 0
 
@@ -104,22 +96,18 @@ def compiled(spec, program: Program, transform: Callable) -> Compiled:
     return _cache.get(spec, program, transform)
 
 
-def evaluate(name: str, spec, program: Program, transform: Callable, args: Sequence, record: bool = False):
-    """Run ``transform`` of ``program`` on ``args`` (Tensors) compiled; returns a tuple of Tensors."""
-    return call(name, _cache.get(spec, program, transform), program, args, record)
-
-
-def call(name: str, entry: Compiled, program: Program, args: Sequence, record: bool = False):
-    """Run ``entry`` (a transform of ``program``) on ``args`` (Tensors); returns a tuple of Tensors.
+def call(name: str, entry: Compiled, consts: Sequence, sources: Sequence, args: Sequence, record: bool = False):
+    """Run ``entry`` (a transform of a program) on its constants ``consts`` (arrays) and ``args``
+    (Tensors); returns a tuple of Tensors. ``sources``: the program's ``sources``.
 
     With ``record=True`` the whole computation becomes one tape node (JAX's VJP of it), so
     the results can be differentiated again eagerly (``create_graph=True``). Without it the
     results are detached, also for an enclosing JAX transform (``stop_gradient`` on tracers).
     """
     if record:  # captured Tensors that require grad are inputs of the tape node, as in torch
-        consts = [s if s is not None and s.requires_grad else c for c, s in zip(program.consts, program.sources)]
-        return run(name, entry, [*consts, *program.consts[len(consts) :], *args])
-    outs = entry.jit(*program.consts, *[a._data for a in args])
-    if any(isinstance(o, jax.core.Tracer) for o in outs):
+        held = [s if s is not None and s.requires_grad else c for c, s in zip(consts, sources)]
+        return run(name, entry, [*held, *consts[len(held) :], *args])
+    outs = entry.jit(*consts, *[a._data for a in args])
+    if trace_state.depth and any(isinstance(o, jax.core.Tracer) for o in outs):
         outs = jax.lax.stop_gradient(outs)
     return tuple(Tensor._wrap(o) for o in outs)

@@ -1,0 +1,184 @@
+"""The one path of every functional transform: trace, key, compile, call, wrap.
+
+``autograd.functional.*`` and ``fjax.func.*`` validate their arguments as torch does, then:
+
+1. ``trace``: the user's Tensor function becomes a ``Program`` (``program.py``), or a
+   program traced before is reused while its guards hold (``guards.py``);
+2. ``finish``: the transform of the program is compiled once per (transform spec, program
+   key) (``executable.py``), called on the input Tensors (recorded on the tape when asked),
+   and the flat results get the public function's structure (``post``).
+
+A reusable call leaves a ``Repeat`` under its plan key (the public function, its options and
+``id(func)``): a later call with the same function and inputs of the same structure, shapes,
+dtypes and Python values skips validation, tracing and the cache lookups, which at N=100
+cost about as much as the compiled call itself.
+
+Example::
+
+    >>> traced = trace((f,), ("my transform",), lambda: program.trace(call, avals, "f"), lambda: None)
+    >>> finish("my transform", ("vjp", 1), traced, transform, inputs)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Hashable, NamedTuple, Sequence
+
+from .._tracing import trace_state
+from ..tensor import Tensor
+from . import executable, guards
+from .program import Program
+
+
+class Traced(NamedTuple):
+    """A traced (or reused) program, what the caller derived while tracing it (``side``), its
+    ``guards.Ticket`` (None: not reusable) and the roots its guards were computed from."""
+
+    program: Program
+    side: object
+    ticket: guards.Ticket | None
+    roots: tuple
+
+
+def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side: Callable[[], object]) -> Traced:
+    """Step 1: the program of the function(s) in ``roots`` (see ``guards.trace``)."""
+    return Traced(*guards.trace(roots, static, do_trace, side), roots)
+
+
+def finish(
+    name: str,
+    spec: Hashable,
+    traced: Traced,
+    transform: Callable,
+    args: Sequence[Tensor],
+    *,
+    record: bool = False,
+    post: Callable | None = None,
+    repeat: tuple | None = None,
+):
+    """Step 2: ``transform`` (named by ``spec``) of the program, compiled, called on ``args``.
+
+    ``transform(program_fn, *arrays)`` returns a flat sequence of arrays. ``record``: put the
+    call on the tape (``executable.call``). ``post`` gives the flat results (a tuple of
+    Tensors) the public structure. ``repeat``: ``(plan key, func, parts)`` where ``parts``
+    hold ``args`` (in flattening order) and whatever else selected the program: later calls
+    like this one may then take ``Repeat``.
+    """
+    program = traced.program
+    entry = executable.compiled(spec, program, transform)
+    res = executable.call(name, entry, program.consts, program.sources, args, record)
+    if repeat is not None and traced.ticket is not None and not trace_state.depth:
+        key, func, parts = repeat
+        template = _template(parts)
+        if template is not None:
+            plans[key] = Repeat(name, func, template, [a._data.aval for a in args], traced, entry, record, post)
+            if len(plans) > _MAX_PLANS:
+                plans.popitem(last=False)
+    return res if post is None else post(res)
+
+
+# -- repeated calls ----------------------------------------------------------------------------
+plans: OrderedDict = OrderedDict()
+_MAX_PLANS = 256
+
+
+def repeat(key: Hashable, func: Callable, *parts):
+    """The result of a call like an earlier one, by its ``Repeat``; None: take the full path."""
+    plan = plans.get(key)
+    return None if plan is None else plan(func, parts)
+
+
+class Repeat:
+    """A later call of one public transform like the call that made this: the same function,
+    nothing it reads changed (its guards), inputs of the same structure, Python values, shapes
+    and dtypes. It then runs the compiled call directly.
+
+    Only the inputs are checked before the dispatch; the constants' shapes and the guards are
+    checked while the computation runs (on CPU, Python work before a dispatch delays it by
+    several times its length). If a check fails the result is dropped: a recorded call leaves
+    an unreachable tape node, nothing else.
+    """
+
+    __slots__ = ("name", "func", "template", "avals", "traced", "entry", "record", "post")
+
+    def __init__(self, name, func, template, avals, traced, entry, record, post):
+        self.name, self.func, self.template, self.avals = name, func, template, avals
+        self.traced, self.entry, self.record, self.post = traced, entry, record, post
+
+    def __call__(self, func, parts: tuple):
+        if func is not self.func or trace_state.depth:
+            return None
+        tensors: list = []
+        if not _match(self.template, parts, tensors):
+            return None
+        for t, aval in zip(tensors, self.avals):
+            a = t._data.aval
+            if a is not aval and a != aval:
+                return None
+        traced = self.traced
+        cached = traced.ticket.entry
+        consts = cached.read()
+        try:  # dispatched before the remaining checks, which then run while it computes
+            res = executable.call(self.name, self.entry, consts, traced.program.sources, tensors, self.record)
+        except Exception:  # a constant of a new shape the program cannot take (fits says no)
+            return None
+        if not (cached.fits(consts) and guards.holds(traced.ticket, traced.roots)):
+            return None  # the computation is pure: its result is dropped
+        return res if self.post is None else self.post(res)
+
+
+# Templates of the call's arguments: _TENSOR, (_SEQ, type, [templates]), (_DICT, keys,
+# [templates]) or (_VALUE, type, value). Other objects (a namedtuple, a module) give no template.
+_TENSOR, _SEQ, _DICT, _VALUE = "tensor", "seq", "dict", "value"
+_VALUES = (int, bool, str, type(None))
+
+
+def _template(obj):
+    if isinstance(obj, Tensor):
+        return _TENSOR
+    t = type(obj)
+    if t in _VALUES:
+        return (_VALUE, t, obj)
+    if t is float:
+        return (_VALUE, t, obj.hex())  # tells -0.0 from 0.0, as the guards do
+    if t in (tuple, list, dict):
+        subs = [_template(x) for x in (obj.values() if t is dict else obj)]
+        if any(s is None for s in subs):
+            return None
+        return (_DICT, tuple(obj), subs) if t is dict else (_SEQ, t, subs)
+    return None
+
+
+def _match(template, obj, tensors: list) -> bool:
+    """Whether ``obj`` fits ``template``; appends its Tensors to ``tensors`` in order."""
+    if template is _TENSOR:
+        if isinstance(obj, Tensor):
+            tensors.append(obj)
+            return True
+        return False
+    kind, a, subs = template
+    if kind is _SEQ:
+        if type(obj) is not a or len(obj) != len(subs):
+            return False
+        for s, x in zip(subs, obj):
+            if not _match(s, x, tensors):
+                return False
+        return True
+    if kind is _DICT:
+        if type(obj) is not dict or len(obj) != len(a):
+            return False
+        for s, k, (k2, x) in zip(subs, a, obj.items()):
+            if k != k2 or not _match(s, x, tensors):
+                return False
+        return True
+    if type(obj) is not a:
+        return False
+    return obj.hex() == subs if a is float else obj == subs
+
+
+def cache_clear() -> None:
+    """Drop every cached executable, traced program and repeat plan of the functional
+    transforms (the next call of each function traces it again)."""
+    guards.clear()
+    plans.clear()
+    executable.clear()
