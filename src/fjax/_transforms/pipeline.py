@@ -13,10 +13,7 @@ A reusable call leaves a ``Repeat`` under its plan key (the public function, its
 dtypes and Python values skips validation, tracing and the cache lookups, which at N=100
 cost about as much as the compiled call itself.
 
-Example::
-
-    >>> traced = trace((f,), ("my transform",), lambda: program.trace(call, avals, "f"), lambda: None)
-    >>> finish("my transform", ("vjp", 1), traced, transform, inputs)
+``replay`` takes ``create_graph=True``'s VJP of a recorded tape down the same path.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ from typing import Callable, Hashable, NamedTuple, Sequence
 
 from .._tracing import trace_state
 from ..tensor import Tensor
-from . import executable, guards
+from . import executable, guards, program
 from .program import Program
 
 
@@ -64,9 +61,9 @@ def finish(
     hold ``args`` (in flattening order) and whatever else selected the program: later calls
     like this one may then take ``Repeat``.
     """
-    program = traced.program
-    entry = executable.compiled(spec, program, transform)
-    res = executable.call(name, entry, program.consts, program.sources, args, record)
+    prog = traced.program
+    entry = executable.compiled(spec, prog, transform)
+    res = executable.call(name, entry, prog.consts, prog.sources, args, record)
     if repeat is not None and traced.ticket is not None and not trace_state.depth:
         key, func, parts = repeat
         template = _template(parts)
@@ -75,6 +72,19 @@ def finish(
             if len(plans) > _MAX_PLANS:
                 plans.popitem(last=False)
     return res if post is None else post(res)
+
+
+def replay(name: str, fn: Callable, leaves: Sequence[Tensor]) -> tuple:
+    """A pure function of the leaves' arrays that is new on every call (``create_graph=True``'s
+    VJP of a replayed tape), through the pipeline: traced to a program, compiled once per
+    program (a loop that differentiates the same graph each step reuses the executable), and
+    recorded on the tape as one node."""
+    traced = Traced(program.trace_arrays(fn, [t._data.aval for t in leaves], name), None, None, ())
+    return finish(name, ("replay",), traced, _apply, leaves, record=True)
+
+
+def _apply(program_fn, *xs):
+    return program_fn(*xs)
 
 
 # -- repeated calls ----------------------------------------------------------------------------

@@ -59,7 +59,12 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
             outs = call([Tensor._wrap(a) for a in arrays])
             return [t._data for t in outs]
 
-    fun = lu.wrap_init(flat, debug_info=jcore.DebugInfo(where, where, None, None))
+    return trace_arrays(flat, avals, where)
+
+
+def trace_arrays(fn: Callable, avals: Sequence, where: str) -> Program:
+    """Trace ``fn`` (arrays in, a sequence of arrays out) on abstract inputs ``avals``."""
+    fun = lu.wrap_init(fn, debug_info=jcore.DebugInfo(where, where, None, None))
     try:
         jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, list(avals))
     except _HOST_READS as err:

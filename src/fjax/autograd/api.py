@@ -133,7 +133,7 @@ def _grad_with_graph(outputs, grads, inputs: Sequence):
     Returns the gradients (Tensors on the tape) w.r.t. ``inputs`` plus every other leaf the
     outputs depend on, and that list of tensors.
     """
-    from ..dispatch import call_pure
+    from .._transforms.pipeline import replay
 
     program, leaves = engine.replay_program(outputs, list(inputs))
     wrt = list(inputs) + leaves
@@ -144,7 +144,7 @@ def _grad_with_graph(outputs, grads, inputs: Sequence):
         _, vjp = jax.vjp(program, *primals)
         return tuple(vjp(tuple(cts)))
 
-    results = call_pure("GradWithGraph", vjp_of_program, wrt + list(grads))
+    results = replay("GradWithGraph", vjp_of_program, wrt + list(grads))
     return list(results), wrt
 
 
