@@ -151,7 +151,7 @@ class Call:
         public function).
 
         vmap traces ``traced`` (default: this call) on ``avals`` (default: the inputs'); its
-        ``options`` select the program too. Reused while the function is unchanged (``_reuse``).
+        ``options`` select the program too. Reused while the function is unchanged (``guards``).
         """
         tensors = [self.leaves[k] for k in self.inputs]
         where = f"fjax.func.{name or self.api.split('(')[0]}"

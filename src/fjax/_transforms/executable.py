@@ -2,7 +2,7 @@
 
 A transform (``jax.jacrev`` of the program, an HVP, ...) is built once per traced program and
 cached under ``(spec, program.key)``: ``spec`` names the transform and its options, the
-program key is the traced function's jaxpr (see ``_trace``). The compiled function takes the
+program key is the traced function's jaxpr (see ``program``). The compiled function takes the
 program's captured values as arguments, so a fresh but identical lambda, or new parameter
 values, reuse the executable.
 """

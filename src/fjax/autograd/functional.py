@@ -1,11 +1,12 @@
 """torch.autograd.functional over JAX: vjp, jvp, vhp, hvp, jacobian, hessian.
 
-Each function traces the user's Tensor function into a pure program of arrays (parameters and
-other captured tensors are constants), then runs ``jax.vjp`` / ``jax.jvp`` / ``jax.jacrev`` /
-``jax.jacfwd`` of it compiled, caching the executable by the traced program, so a freshly
-created but identical lambda does not recompile. The traced program itself is reused while the
-function's guards hold (``_reuse``), and a repeated call of the same function on inputs of the
-same signature goes straight to the compiled call (``_repeater``). Signatures, return
+Each function validates its arguments as torch does, then goes down the transform pipeline
+(``fjax/_transforms/pipeline.py``): the user's Tensor function is traced into a pure program
+of arrays (parameters and other captured tensors are its constants) and ``jax.vjp`` /
+``jax.jvp`` / ``jax.jacrev`` / ``jax.jacfwd`` of it runs compiled, the executable cached by the
+traced program, so a freshly created but identical lambda does not recompile. The program is
+reused while the function's guards hold, and a repeated call of the same function on inputs of
+the same signature goes straight to the compiled call (``pipeline.Repeat``). Signatures, return
 structures, validation and ``strict`` behaviour follow torch. With ``create_graph=True`` the
 results are one tape node whose VJP is JAX's, so ``autograd.grad``/``backward`` differentiate
 them again.
@@ -96,8 +97,8 @@ def _validate_v(v, shapes, is_other_tuple: bool) -> None:
 
 
 def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
-    """Trace ``func(*inputs)`` (or reuse its program, see ``_reuse``); returns the program,
-    whether it returned a tuple, and its ``_reuse.Ticket`` (None: not reusable)."""
+    """Trace ``func(*inputs)`` (or reuse its program): a ``pipeline.Traced`` whose ``side`` says
+    whether the function returned a tuple."""
     box = {}
 
     def call(tensors):
