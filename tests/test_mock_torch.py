@@ -81,34 +81,34 @@ def test_enable_without_with_stays_on_until_disable():
 
 def test_a_module_fjax_lacks_names_itself():
     with mock_torch.enable():
-        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.sparse'"):
-            import torch.sparse  # noqa: F401
-        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.sparse'"):
-            from torch import sparse  # noqa: F401
+        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.onnx'"):
+            import torch.onnx  # noqa: F401
+        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.onnx'"):
+            from torch import onnx  # noqa: F401
         with pytest.raises(ImportError, match=r"'torch\.nn\.NoSuchLayer'"):
             from torch.nn import NoSuchLayer  # noqa: F401
-        with pytest.raises(mock_torch.MockTorchError, match=r"'torch\.sparse'"):
-            importlib.import_module("torch.sparse")
-    assert not hasattr(fjax, "sparse")
+        with pytest.raises(mock_torch.MockTorchError, match=r"'torch\.onnx'"):
+            importlib.import_module("torch.onnx")
+    assert not hasattr(fjax, "onnx")
 
 
 def test_lazy_mode_imports_a_placeholder_that_fails_when_used():
     with mock_torch.enable(lazy=True):
-        import torch.sparse as sparse
-        from torch import sparse as same
+        import torch.onnx as onnx
+        from torch import onnx as same
 
-        assert same is sparse
+        assert same is onnx
         with pytest.raises(
-            ImportError, match=r"fjax does not provide 'torch\.sparse' \(needed for 'torch\.sparse\.mm'\)"
+            ImportError, match=r"fjax does not provide 'torch\.onnx' \(needed for 'torch\.onnx\.export'\)"
         ):
-            sparse.mm  # noqa: B018
+            onnx.export  # noqa: B018
         import torch
 
         assert torch is fjax
-    assert not hasattr(fjax, "sparse") and "fjax.sparse" not in sys.modules
-    import torch.sparse
+    assert not hasattr(fjax, "onnx") and "fjax.onnx" not in sys.modules
+    import torch.onnx
 
-    assert torch.sparse.__name__ == "torch.sparse"  # real torch's module again
+    assert torch.onnx.__name__ == "torch.onnx"  # real torch's module again
 
 
 def test_env_var_turns_enable_into_a_no_op(monkeypatch):

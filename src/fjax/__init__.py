@@ -85,17 +85,48 @@ globals().update(
 )
 max, min = _methods.max, _methods.min  # noqa: A001 - reduction or elementwise, as torch
 einsum = _methods.einsum
-from . import accelerator, backends, cuda  # noqa: E402
+from . import accelerator, amp, backends, cpu, cuda, testing  # noqa: E402
+from .amp import (  # noqa: E402 - torch.autocast and torch's top-level autocast state functions
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .random import multinomial  # noqa: E402
 
 allclose, equal = _methods.allclose, _methods.equal
 
-from . import asyncs, distributed, env, func, graph, linalg, nn, optim, profiler, return_types, sbp, utils  # noqa: E402
+from . import (  # noqa: E402
+    asyncs,
+    distributed,
+    distributions,
+    env,
+    fft,
+    func,
+    graph,
+    linalg,
+    nn,
+    optim,
+    profiler,
+    return_types,
+    sbp,
+    sparse,
+    special,
+    utils,
+)
 from ._config import config  # noqa: E402
 from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
 from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - torch's top-level order
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
+from .dtypes import layout, sparse_coo, strided  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 
 globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...: torch's legacy typed tensors

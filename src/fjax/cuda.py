@@ -8,9 +8,12 @@ the functions that need a GPU raise ``RuntimeError``, as torch's do.
 
 from __future__ import annotations
 
+import sys
+
 import jax
 
 from . import random as _random
+from .amp._device import cuda as amp  # fjax.cuda.amp: torch.cuda.amp (autocast, GradScaler)
 from .device import device as _device
 
 __all__ = [
@@ -31,6 +34,11 @@ __all__ = [
     "set_device",
     "synchronize",
 ]
+
+# ``import fjax.cuda.amp`` / ``from torch.cuda.amp import autocast`` (mock_torch): the import system
+# wants the parent to look like a package and the submodule in sys.modules
+__path__: list = []
+sys.modules.setdefault(f"{__name__}.amp", amp)
 
 _current = [0]  # the index set_device chose
 

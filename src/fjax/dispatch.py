@@ -24,6 +24,7 @@ from . import ops  # noqa: F401 - importing it fills the op table
 from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state
+from .amp import _state as _amp
 from .autograd.engine import Node
 from .autograd.grad_mode import _state as _grad_state
 from .errors import OpError
@@ -85,6 +86,7 @@ def _rebuild(t, it):
 
 
 _pstate = _profiler._state
+_amp_flag = _amp.flag
 _window_entries: dict = {}
 """``_view_read`` kernels of window views by (input shape, view shape, view strides)."""
 _op_caches: list = []
@@ -238,6 +240,8 @@ def lift(op: OpDef):
     def call(*args, **kwargs):
         if _pstate.on and not _pstate.inside:
             return _profiler.op(name, call, args, kwargs)
+        if amp is not None and _amp_flag.on:  # an op on torch's autocast lists, inside autocast
+            args, kwargs = _amp.cast(amp, op, args, kwargs)
         if window and args and isinstance(args[0], Tensor):
             out = _window(name, view_rule, args, kwargs)
             if out is not None:
@@ -281,6 +285,7 @@ def lift(op: OpDef):
 
     view_rule = _VIEW_RULES.get(name)
     window = name in _WINDOWS
+    amp = _amp.POLICIES.get(name)  # {device type: autocast cast policy}; None for most ops
     check, returns = op.check, op.returns
     _op_caches.append(cache)
     call.__name__ = call.__qualname__ = name

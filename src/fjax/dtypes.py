@@ -104,3 +104,26 @@ def get_default_dtype() -> dtype:
         True
     """
     return float32
+
+
+class layout:
+    """A tensor's memory layout (torch.layout): ``fjax.strided`` for every dense tensor,
+    ``fjax.sparse_coo`` for ``fjax.sparse_coo_tensor`` (whose values fjax stores dense).
+
+    Example::
+
+        >>> fjax.zeros(2).layout
+        fjax.strided
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"fjax.{self.name}"
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")

@@ -348,6 +348,13 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    is_sparse = False  # fjax.sparse's COO tensors say True
+    layout = _dt.strided
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> "Tensor":
+        """The tensor itself (a dense tensor is its own dense form), cast to ``dtype`` if given."""
+        return self if dtype is None else self.to(dtype)
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 

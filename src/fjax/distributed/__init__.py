@@ -1,14 +1,81 @@
-"""Global tensors and mesh configurations over jax.sharding (OneFlow's placement + sbp).
+"""Global tensors and mesh configurations over jax.sharding (OneFlow's placement + sbp), and torch's
+process-group API.
 
 - ``placement``, ``split``/``broadcast``/``partial_sum``, ``Tensor.to_global``/``to_local``;
 - ``mesh.MeshConfig``: axis names and parameter-name rules for nn.Graph (DP, ZeRO, TP);
 - ``checkpoint``: sharded save/load with orbax (no gathering on one host, reshard on load);
-- ``launch``: ``python -m fjax.distributed.launch --nproc_per_node N script.py``.
+- ``launch``: ``python -m fjax.distributed.launch --nproc_per_node N script.py``;
+- torch.distributed's ``init_process_group``, ``get_rank``/``get_world_size``, ``all_reduce``,
+  ``broadcast``, ``all_gather``, ``reduce_scatter``, ``barrier`` (``process_group``, ``collectives``).
+
+``broadcast`` is both: OneFlow's sbp value (``x.to_global(p, dist.broadcast)``) and, called with a
+tensor, torch's collective ``broadcast(tensor, src)``.
 """
 
 from . import checkpoint, mesh
+from .collectives import (
+    ReduceOp,
+    Work,
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    barrier,
+    reduce_scatter,
+)
 from .global_tensor import module_to_global
 from .mesh import MeshConfig
 from .placement import broadcast, partial_sum, placement, split
+from .process_group import (
+    Backend,
+    GroupMember,
+    ProcessGroup,
+    destroy_process_group,
+    get_backend,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    group,
+    init_process_group,
+    is_available,
+    is_gloo_available,
+    is_initialized,
+    is_mpi_available,
+    is_nccl_available,
+    is_torchelastic_launched,
+    new_group,
+)
 
-__all__ = ["MeshConfig", "broadcast", "checkpoint", "mesh", "module_to_global", "partial_sum", "placement", "split"]
+__all__ = [
+    "Backend",
+    "GroupMember",
+    "MeshConfig",
+    "ProcessGroup",
+    "ReduceOp",
+    "Work",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_reduce",
+    "barrier",
+    "broadcast",
+    "checkpoint",
+    "destroy_process_group",
+    "get_backend",
+    "get_process_group_ranks",
+    "get_rank",
+    "get_world_size",
+    "group",
+    "init_process_group",
+    "is_available",
+    "is_gloo_available",
+    "is_initialized",
+    "is_mpi_available",
+    "is_nccl_available",
+    "is_torchelastic_launched",
+    "mesh",
+    "module_to_global",
+    "new_group",
+    "partial_sum",
+    "placement",
+    "reduce_scatter",
+    "split",
+]

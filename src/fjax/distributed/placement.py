@@ -116,10 +116,18 @@ class split(_SbpBase):  # noqa: N801 - OneFlow's name
 
 
 class _Broadcast(_SbpBase):
+    """OneFlow's sbp value ``broadcast``; called with a tensor it is torch's collective
+    ``torch.distributed.broadcast(tensor, src)`` (``collectives.broadcast``)."""
+
     __slots__ = ()
 
     def __repr__(self):
         return "fjax.sbp.broadcast"
+
+    def __call__(self, tensor, src=None, group=None, async_op: bool = False, group_src=None):
+        from .collectives import broadcast as collective
+
+        return collective(tensor, src, group, async_op, group_src)
 
 
 class _PartialSum(_SbpBase):

@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     convert,
     dynamic,
     elementwise,
+    fft,
     indexing,
     linalg,
     loss,
@@ -15,6 +16,7 @@ from . import (  # noqa: F401
     reduce,
     rnn,
     shape,
+    special,
     transcendental,
     views,
 )

@@ -217,6 +217,56 @@ class LambdaLR(LRScheduler):
     _get_closed_form_lr = get_lr
 
 
+class MultiplicativeLR(LRScheduler):
+    """Multiply every group's lr by ``lr_lambda(step)`` on each step (one function, or one per group).
+
+    Unlike :class:`LambdaLR` (``initial_lr * lr_lambda(step)``) the factors accumulate: after
+    ``n`` steps the lr is ``initial_lr * lr_lambda(1) * ... * lr_lambda(n)``, as in torch. There
+    is no closed form, so ``step(epoch)`` applies one more factor at ``epoch``, as torch does.
+    ``state_dict()`` saves what torch saves: nothing of plain functions, the ``__dict__`` of
+    callable objects.
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
+        >>> sch = fjax.optim.lr_scheduler.MultiplicativeLR(opt, lambda step: 0.5)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(sch.get_last_lr()[0])
+        ...     sch.step()
+        >>> lrs
+        [1.0, 0.5, 0.25, 0.125]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable | Sequence[Callable],
+        last_epoch: int = -1,
+        last_step: int | None = None,
+        verbose: bool = False,
+    ):
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"MultiplicativeLR: lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return _values(self.optimizer, "lr")
+        return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+
+
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` steps."""
 
@@ -748,7 +798,10 @@ class PolynomialLR(LRScheduler):
     with ``t`` clamped at ``decay_batch``. With ``cycle=True`` the horizon is instead
     ``decay_batch * ceil(t / decay_batch)`` and the decay repeats (OneFlow counts step 0 as
     step 1 there). The length may also be given as ``steps=`` or torch's ``total_iters=``; with
-    ``total_iters=`` the end lr defaults to 0, which gives torch's ``PolynomialLR`` values.
+    ``total_iters=`` the end lr defaults to 0, which gives torch's ``PolynomialLR`` values, and
+    (without ``cycle`` or a nonzero end lr) each step scales the group's current lr by torch's
+    chainable factor ``((1 - t / T) / (1 - (t - 1) / T))**power``, so a hand-edited lr or a
+    ``ChainedScheduler`` continues exactly as in torch.
 
     Example::
 
@@ -785,10 +838,20 @@ class PolynomialLR(LRScheduler):
             end_learning_rate = 0.0 if total_iters is not None else 0.0001
         self.max_decay_steps = self.decay_batch = self.total_iters = given[0]
         self.end_learning_rate, self.power, self.cycle = end_learning_rate, power, cycle
+        self._chainable = total_iters is not None and not cycle and end_learning_rate == 0
         last = last_step if last_epoch is None else _resolve_last("PolynomialLR", last_epoch, last_step)
         super().__init__(optimizer, last, verbose)
 
     def get_lr(self) -> list:
+        if not self._chainable:
+            return self._get_closed_form_lr()
+        t, length = self.last_epoch, self.max_decay_steps
+        if self._is_initial or t > length:
+            return _values(self.optimizer, "lr")
+        factor = ((1.0 - t / length) / (1.0 - (t - 1) / length)) ** self.power
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
         length, t = self.max_decay_steps, self.last_epoch
         if self.cycle:
             t = max(t, 1)
@@ -797,8 +860,6 @@ class PolynomialLR(LRScheduler):
             t = min(t, length)
         factor = (1 - t / length) ** self.power
         return [(base - self.end_learning_rate) * factor + self.end_learning_rate for base in self.base_lrs]
-
-    _get_closed_form_lr = get_lr
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -1057,9 +1118,146 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
+class CyclicLR(LRScheduler):
+    """Cyclical learning rate (CLR): the lr goes between ``base_lr`` and ``max_lr`` in cycles of
+    ``step_size_up + step_size_down`` steps, with torch's values.
+
+    Within a cycle the lr rises linearly for ``step_size_up`` steps (``step_size_down`` defaults
+    to it) and falls back; the amplitude ``max_lr - base_lr`` is scaled by ``scale_fn(cycle)``
+    (or ``scale_fn(step)`` with ``scale_mode="iterations"``). The modes are ``"triangular"``
+    (constant amplitude), ``"triangular2"`` (halved each cycle) and ``"exp_range"``
+    (``gamma**step``); a ``scale_fn`` replaces them. With ``cycle_momentum`` (default) the
+    optimizer's ``momentum`` (or ``betas[0]``) cycles the opposite way between ``max_momentum``
+    and ``base_momentum``. The lr is set to ``base_lr`` at construction. Step it after every batch.
+
+    Example::
+
+        >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0, momentum=0.9)
+        >>> sch = fjax.optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+        >>> lrs, momenta = [], []
+        >>> for _ in range(5):
+        ...     lrs.append(round(sch.get_last_lr()[0], 4))
+        ...     momenta.append(round(opt.param_groups[0]['momentum'], 4))
+        ...     sch.step()
+        >>> lrs, momenta
+        ([0.1, 0.3, 0.5, 0.3, 0.1], [0.9, 0.85, 0.8, 0.85, 0.9])
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | Sequence[float],
+        max_lr: float | Sequence[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | Sequence[float] = 0.8,
+        max_momentum: float | Sequence[float] = 0.9,
+        last_epoch: int = -1,
+        verbose: bool = False,
+        *,
+        last_step: int | None = None,
+    ):
+        if not isinstance(optimizer, Optimizer):
+            raise OpError(f"CyclicLR: {type(optimizer).__name__} is not an Optimizer")
+        last_epoch = _resolve_last("CyclicLR", last_epoch, last_step)
+        self.optimizer = optimizer
+        base_lrs = [_copy(v) for v in _per_group("base_lr", optimizer, base_lr)]
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _set_value(group, "lr", lr)
+        self.max_lrs = [_copy(v) for v in _per_group("max_lr", optimizer, max_lr)]
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"CyclicLR: mode {mode!r} is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "CyclicLR: optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, b, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (m, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m
+                    group["max_momentum"], group["base_momentum"] = m, b
+        super().__init__(optimizer, last_epoch, verbose)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        """The built-in mode's scale function (and its scale_mode), unless ``scale_fn`` was given."""
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x) -> float:
+        """The amplitude's scale at cycle (or step) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        if self.mode == "exp_range":
+            return self.gamma**x
+        return 1.0
+
+    def get_lr(self) -> list:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (top - base) * scale_factor * scale for base, top in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, b, m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                momentum = m - (m - b) * scale_factor * scale
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As torch: a plain-function ``scale_fn`` is not saved, a callable object saves its ``__dict__``."""
+        out = self._own_state(("optimizer", "_scale_fn_custom"))
+        fn = self._scale_fn_custom
+        out["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+        return out
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes; a callable-object ``scale_fn`` gets its saved ``__dict__`` back."""
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_scale_fn_custom", None)
+        self._load_own(state_dict)
+        if saved is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(saved)
+        self._init_scale_fn()
+
+
 __all__ = [
     "LRScheduler",
     "LambdaLR",
+    "MultiplicativeLR",
     "StepLR",
     "MultiStepLR",
     "ConstantLR",
@@ -1075,4 +1273,5 @@ __all__ = [
     "CosineAnnealingWarmRestarts",
     "PolynomialLR",
     "ReduceLROnPlateau",
+    "CyclicLR",
 ]

@@ -1,5 +1,7 @@
-"""The layers, one module per family (as torch.nn.modules)."""
+"""The layers, one module per family, at torch.nn.modules' paths (``batchnorm``, ``container``,
+``module``, ``utils`` ... re-export what fjax defines elsewhere)."""
 
+from . import batchnorm, container, instancenorm, module, utils  # noqa: F401 - torch.nn.modules.* paths
 from .activation import (
     CELU,
     ELU,
@@ -30,8 +32,10 @@ from .activation import (
     Threshold,
 )
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
@@ -63,6 +67,24 @@ from .normalization import (
     LayerNorm,
     RMSNorm,
 )
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -80,11 +102,13 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
+    Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -103,6 +127,12 @@ __all__ = [
     "BatchNorm3d",
     "Bilinear",
     "CELU",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -110,6 +140,7 @@ __all__ = [
     "ConvTranspose2d",
     "ConvTranspose3d",
     "CosineEmbeddingLoss",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
     "Dropout1d",
@@ -119,6 +150,7 @@ __all__ = [
     "Embedding",
     "FeatureAlphaDropout",
     "Flatten",
+    "Fold",
     "GELU",
     "GLU",
     "GRU",
@@ -154,6 +186,9 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "PairwiseDistance",
+    "PixelShuffle",
+    "PixelUnshuffle",
     "PoissonNLLLoss",
     "RMSNorm",
     "RNN",
@@ -161,6 +196,12 @@ __all__ = [
     "RReLU",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
     "SELU",
     "SiLU",
     "Sigmoid",
@@ -174,10 +215,18 @@ __all__ = [
     "Tanh",
     "Tanhshrink",
     "Threshold",
+    "Transformer",
     "TransformerDecoder",
     "TransformerDecoderLayer",
     "TransformerEncoder",
     "TransformerEncoderLayer",
     "TripletMarginLoss",
     "Unflatten",
+    "Unfold",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
 ]

@@ -10,6 +10,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from .transformer import MultiheadAttention  # noqa: F401 - at torch.nn.modules.activation, as torch
 
 
 def _inplace_str(inplace: bool, first: bool = False) -> str:

@@ -1,13 +1,13 @@
 """Attention and transformer layers: MultiheadAttention, TransformerEncoder(Layer),
-TransformerDecoder(Layer), with torch's parameter names, masks and defaults."""
+TransformerDecoder(Layer) and the full Transformer, with torch's parameter names, masks and defaults."""
 
 from __future__ import annotations
 
 import copy
 import math
-from typing import Callable
+from typing import Any, Callable
 
-from ...creation import empty, zeros
+from ...creation import empty, full, zeros
 from ...dispatch import functions as _F
 from ...dtypes import bool as bool_
 from ...tensor import Tensor
@@ -518,3 +518,115 @@ class TransformerDecoder(Module):
                 memory_is_causal=memory_is_causal,
             )  # fmt: skip
         return self.norm(out) if self.norm is not None else out
+
+
+class Transformer(Module):
+    """The encoder-decoder Transformer of "Attention Is All You Need", torch's layout and names.
+
+    ``num_encoder_layers`` encoder layers then a LayerNorm (``encoder``), ``num_decoder_layers``
+    decoder layers then a LayerNorm (``decoder``), or ``custom_encoder``/``custom_decoder``. Every
+    parameter with more than one dim is re-initialised xavier-uniform, as torch does, and the
+    parameter names match torch's, so ``load_state_dict(torch_model.state_dict())`` works.
+
+    ``forward(src, tgt, ...)`` takes ``(S, N, E)`` and ``(T, N, E)`` (``(N, S, E)``/``(N, T, E)``
+    with ``batch_first``, or unbatched ``(S, E)``/``(T, E)``) and returns ``tgt``'s shape. Masks
+    are boolean (True = do not attend) or additive float, as in :class:`MultiheadAttention`.
+
+    Example::
+
+        >>> model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+        ...                        dim_feedforward=16, dropout=0.0, batch_first=True)
+        >>> src, tgt = fjax.randn(3, 6, 8), fjax.randn(3, 4, 8)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(4)
+        >>> model(src, tgt, tgt_mask=mask).shape
+        fjax.Size([3, 4, 8])
+    """
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = F.relu,
+        custom_encoder: Any | None = None,
+        custom_decoder: Any | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(*layer_args, bias, **kw),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+            )
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(*layer_args, bias, **kw),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+            )
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise RuntimeError(
+                f"Transformer: the batch number of src and tgt must be equal, got src {tuple(src.shape)} and tgt "
+                f"{tuple(tgt.shape)} (batch_first={self.batch_first})"
+            )
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError(
+                f"Transformer: the feature number of src and tgt must be equal to d_model={self.d_model}, got src "
+                f"{tuple(src.shape)} and tgt {tuple(tgt.shape)}"
+            )
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(
+            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )  # fmt: skip
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """The ``(sz, sz)`` causal mask: ``-inf`` above the diagonal, ``0`` on and below it.
+
+        Example::
+
+            >>> nn.Transformer.generate_square_subsequent_mask(3)
+            tensor([[  0., -inf, -inf],
+                    [  0.,   0., -inf],
+                    [  0.,   0.,   0.]], dtype=fjax.float32)
+        """
+        return _F.triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)

@@ -1,0 +1,58 @@
+"""The log-normal distribution."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import constraints
+from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
+
+__all__ = ["LogNormal"]
+
+
+class LogNormal(TransformedDistribution):
+    """``exp(X)`` for ``X ~ Normal(loc, scale)``.
+
+    Example::
+
+        >>> from fjax.distributions import LogNormal
+        >>> d = LogNormal(0.0, 1.0)
+        >>> d.log_prob(fjax.tensor(2.0)), d.mean
+        (tensor(-1.8523, dtype=fjax.float32), tensor(1.6487, dtype=fjax.float32))
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args: bool | None = None):
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        scale_sq = self.scale.pow(2)
+        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() + self.loc

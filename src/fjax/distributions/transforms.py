@@ -1,0 +1,691 @@
+"""Transforms: invertible maps with the log absolute Jacobian determinant, as in
+``torch.distributions.transforms``; ``TransformedDistribution`` pushes a distribution through them.
+
+Example::
+
+    >>> from fjax.distributions.transforms import AffineTransform, ExpTransform
+    >>> t = ExpTransform()
+    >>> x = fjax.tensor([0.0, 1.0])
+    >>> t(x)
+    tensor([1.0000, 2.7183], dtype=fjax.float32)
+    >>> t.inv(t(x)), t.log_abs_det_jacobian(x, t(x))
+    (tensor([0., 1.], dtype=fjax.float32), tensor([0., 1.], dtype=fjax.float32))
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import creation
+from ..nn import functional as F
+from ..tensor import Size, Tensor
+from . import constraints
+from .utils import _NUMBER, _finfo, _sum_rightmost, broadcast_all, lazy_property
+
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "ComposeTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "PowerTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "TanhTransform",
+    "Transform",
+    "identity_transform",
+]
+
+
+def _broadcast_shape(*shapes) -> Size:
+    return Size(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+
+
+class Transform:
+    """An invertible (``bijective``) or at least computable map ``y = t(x)`` from ``domain`` to
+    ``codomain``, with ``t.inv`` its inverse and ``log_abs_det_jacobian(x, y)`` the log of
+    ``|dy/dx|``. With ``cache_size=1`` the last ``(x, y)`` pair is remembered, so ``t.inv(t(x))``
+    returns ``x`` itself.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import Transform
+        >>> from fjax.distributions import constraints
+        >>> class Double(Transform):
+        ...     domain = codomain = constraints.real
+        ...     bijective, sign = True, 1
+        ...     def _call(self, x):
+        ...         return 2 * x
+        ...     def _inverse(self, y):
+        ...         return y / 2
+        >>> Double().inv(fjax.tensor([4.0]))
+        tensor([2.], dtype=fjax.float32)
+    """
+
+    bijective = False
+
+    def __init__(self, cache_size: int = 0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._inv = None
+        self._cached_x_y = (None, None)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_inv"] = None
+        return state
+
+    @property
+    def event_dim(self) -> int:
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self) -> "Transform":
+        """The inverse transform (``t.inv(y)`` gives ``x``)."""
+        if self._inv is None:
+            self._inv = _InverseTransform(self)
+        return self._inv
+
+    @property
+    def sign(self):
+        """The sign of the Jacobian determinant (for monotone scalar maps)."""
+        raise NotImplementedError(f"{type(self).__name__}.sign is not implemented")
+
+    def with_cache(self, cache_size: int = 1) -> "Transform":
+        """This transform with the given ``cache_size``."""
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __call__(self, x: Tensor) -> Tensor:
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = (x, y)
+        return y
+
+    def _inv_call(self, y: Tensor) -> Tensor:
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = (x, y)
+        return x
+
+    def _call(self, x):
+        raise NotImplementedError(f"{type(self).__name__} does not implement the forward map")
+
+    def _inverse(self, y):
+        raise NotImplementedError(f"{type(self).__name__} does not implement the inverse map")
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        """``log |dy/dx|`` at the pair ``(x, y = t(x))``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement log_abs_det_jacobian")
+
+    def forward_shape(self, shape):
+        """The shape of ``t(x)`` for ``x`` of ``shape``."""
+        return shape
+
+    def inverse_shape(self, shape):
+        """The shape of ``t.inv(y)`` for ``y`` of ``shape``."""
+        return shape
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class _InverseTransform(Transform):
+    """The inverse of a transform, sharing its cache."""
+
+    def __init__(self, transform: Transform):
+        super().__init__(cache_size=transform._cache_size)
+        self._inv = transform
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return self._inv.codomain
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return self._inv.domain
+
+    @property
+    def bijective(self):
+        return self._inv.bijective
+
+    @property
+    def sign(self):
+        return self._inv.sign
+
+    @property
+    def inv(self):
+        return self._inv
+
+    def with_cache(self, cache_size=1):
+        return self.inv.with_cache(cache_size).inv
+
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._inv!r})"
+
+    def __call__(self, x):
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
+
+class ComposeTransform(Transform):
+    """The transforms ``parts`` applied in order (``parts[0]`` first); the Jacobian terms add,
+    each summed over the dims it shares with the composed event.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import AffineTransform, ComposeTransform, ExpTransform
+        >>> t = ComposeTransform([AffineTransform(1.0, 2.0), ExpTransform()])
+        >>> x = fjax.tensor([0.0])
+        >>> t(x), t.log_abs_det_jacobian(x, t(x))
+        (tensor([2.7183], dtype=fjax.float32), tensor([1.6931], dtype=fjax.float32))
+    """
+
+    def __init__(self, parts: list, cache_size: int = 0):
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @lazy_property
+    def bijective(self):
+        return all(p.bijective for p in self.parts)
+
+    @lazy_property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self):
+        if self._inv is None:
+            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            inv._inv = self
+            self._inv = inv
+        return self._inv
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return creation.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        total, event_dim = None, self.domain.event_dim
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
+            term = _sum_rightmost(part.log_abs_det_jacobian(a, b), event_dim - part.domain.event_dim)
+            total = term if total is None else total + term
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return total
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+    def __repr__(self):
+        return f"{type(self).__name__}(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
+
+
+identity_transform = ComposeTransform([])
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with its ``reinterpreted_batch_ndims`` rightmost dims made event dims:
+    the Jacobian term is summed over them.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import ExpTransform, IndependentTransform
+        >>> t = IndependentTransform(ExpTransform(), 1)
+        >>> x = fjax.tensor([[0.0, 1.0]])
+        >>> t.log_abs_det_jacobian(x, t(x))
+        tensor([1.], dtype=fjax.float32)
+    """
+
+    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.ndim < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.ndim < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+
+class ExpTransform(Transform):
+    """``y = exp(x)``.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import ExpTransform
+        >>> ExpTransform().inv(fjax.tensor([1.0]))
+        tensor([0.], dtype=fjax.float32)
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on positive ``x``.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import PowerTransform
+        >>> PowerTransform(fjax.tensor(2.0))(fjax.tensor([3.0]))
+        tensor([9.], dtype=fjax.float32)
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @lazy_property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent).all())
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return _broadcast_shape(shape, self.exponent.shape)
+
+    def inverse_shape(self, shape):
+        return _broadcast_shape(shape, self.exponent.shape)
+
+
+class SigmoidTransform(Transform):
+    """``y = sigmoid(x)``, clipped inside ``(0, 1)``.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import SigmoidTransform
+        >>> SigmoidTransform()(fjax.tensor([0.0]))
+        tensor([0.5000], dtype=fjax.float32)
+    """
+
+    domain = constraints.real
+    codomain = constraints.unit_interval
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        info = _finfo(x)
+        return x.sigmoid().clamp(min=float(info.tiny), max=1.0 - float(info.eps))
+
+    def _inverse(self, y):
+        info = _finfo(y)
+        y = y.clamp(min=float(info.tiny), max=1.0 - float(info.eps))
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x) - F.softplus(x)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import SoftplusTransform
+        >>> SoftplusTransform()(fjax.tensor([0.0]))
+        tensor([0.6931], dtype=fjax.float32)
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
+class TanhTransform(Transform):
+    """``y = tanh(x)``; the Jacobian term uses the stable form ``2 (log 2 - x - softplus(-2x))``.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import TanhTransform
+        >>> TanhTransform().inv(fjax.tensor([0.5]))
+        tensor([0.5493], dtype=fjax.float32)
+    """
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return y.atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not invertible: the inverse returns ``y``).
+
+    Example::
+
+        >>> from fjax.distributions.transforms import AbsTransform
+        >>> AbsTransform()(fjax.tensor([-2.0]))
+        tensor([2.], dtype=fjax.float32)
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class AffineTransform(Transform):
+    """``y = loc + scale * x``, elementwise; with ``event_dim`` > 0 the Jacobian term is summed
+    over that many rightmost dims.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import AffineTransform
+        >>> t = AffineTransform(1.0, fjax.tensor([2.0, -0.5]))
+        >>> x = fjax.tensor([1.0, 1.0])
+        >>> t(x), t.log_abs_det_jacobian(x, t(x))
+        (tensor([3.0000, 0.5000], dtype=fjax.float32), tensor([ 0.6931, -0.6931], dtype=fjax.float32))
+    """
+
+    bijective = True
+
+    def __init__(self, loc, scale, event_dim: int = 0, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.loc, self.scale = loc, scale
+        self._event_dim = event_dim
+
+    @property
+    def event_dim(self) -> int:
+        return self._event_dim
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return constraints.real if self.event_dim == 0 else constraints.independent(constraints.real, self.event_dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return constraints.real if self.event_dim == 0 else constraints.independent(constraints.real, self.event_dim)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        if not isinstance(other, AffineTransform):
+            return False
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, _NUMBER) and isinstance(b, _NUMBER):
+                if a != b:
+                    return False
+            elif not bool((a == b).all()):
+                return False
+        return True
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, _NUMBER):
+            return 1 if self.scale > 0 else -1 if self.scale < 0 else 0
+        return self.scale.sign()
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = tuple(x.shape)
+        if isinstance(self.scale, _NUMBER):
+            result = creation.full_like(x, math.log(abs(self.scale)))
+        else:
+            result = self.scale.abs().log()
+        if self.event_dim:
+            result = result.reshape(tuple(result.shape[: result.ndim - self.event_dim]) + (-1,)).sum(-1)
+            shape = shape[: len(shape) - self.event_dim]
+        return result.expand(shape)
+
+    def forward_shape(self, shape):
+        return _broadcast_shape(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+
+    def inverse_shape(self, shape):
+        return _broadcast_shape(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+
+
+class SoftmaxTransform(Transform):
+    """Unconstrained vectors to the simplex by a softmax over the last dim (not bijective: the
+    inverse is ``log y``, one of many preimages).
+
+    Example::
+
+        >>> from fjax.distributions.transforms import SoftmaxTransform
+        >>> SoftmaxTransform()(fjax.tensor([0.0, 0.0]))
+        tensor([0.5000, 0.5000], dtype=fjax.float32)
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        probs = (x - x.amax(-1, keepdim=True)).exp()
+        return probs / probs.sum(-1, keepdim=True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape

@@ -1,0 +1,159 @@
+"""Helpers shared by the distributions, with torch.distributions.utils' names: parameter
+broadcasting, probs/logits conversion and ``lazy_property``."""
+
+from __future__ import annotations
+
+from functools import update_wrapper
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import creation
+from .. import dtypes as _dt
+from .. import random as _random
+from ..autograd.grad_mode import enable_grad
+from ..nn import functional as F
+from ..tensor import Size, Tensor
+
+__all__ = [
+    "broadcast_all",
+    "clamp_probs",
+    "euler_constant",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+]
+
+euler_constant = 0.5772156649015329  # Euler-Mascheroni constant
+_NUMBER = (bool, int, float)
+
+
+def broadcast_all(*values) -> tuple[Tensor, ...]:
+    """Broadcast tensors and Python numbers to one shape; numbers become tensors of the first
+    tensor's dtype (the default dtype when all are numbers). Dtypes are not promoted, as in torch.
+
+    Example::
+
+        >>> from fjax.distributions.utils import broadcast_all
+        >>> loc, scale = broadcast_all(fjax.zeros(2, dtype=fjax.float64), 1.0)
+        >>> scale
+        tensor([1., 1.], dtype=fjax.float64)
+    """
+    if not all(isinstance(v, (Tensor, *_NUMBER)) for v in values):
+        kinds = ", ".join(type(v).__name__ for v in values)
+        raise ValueError(f"Input arguments must all be instances of Number or fjax.Tensor, got ({kinds}).")
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _dt.get_default_dtype())
+    tensors = [v if isinstance(v, Tensor) else creation.tensor(v, dtype=dtype) for v in values]
+    shape = Size(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """Probabilities from logits: a sigmoid when ``is_binary``, else a softmax over the last dim.
+
+    Example::
+
+        >>> from fjax.distributions.utils import logits_to_probs
+        >>> logits_to_probs(fjax.tensor([0.0, 0.0]))
+        tensor([0.5000, 0.5000], dtype=fjax.float32)
+    """
+    if is_binary:
+        return logits.sigmoid()
+    return F.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """``probs`` clamped to ``[eps, 1 - eps]`` with ``eps`` its dtype's machine epsilon.
+
+    Example::
+
+        >>> from fjax.distributions.utils import clamp_probs
+        >>> clamp_probs(fjax.tensor([0.0, 1.0], dtype=fjax.float64))
+        tensor([2.2204e-16, 1.0000e+00], dtype=fjax.float64)
+    """
+    eps = _finfo(probs).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """Logits from probabilities (clamped first): ``log p - log1p(-p)`` when ``is_binary``, else ``log p``.
+
+    Example::
+
+        >>> from fjax.distributions.utils import probs_to_logits
+        >>> probs_to_logits(fjax.tensor([0.5]), is_binary=True)
+        tensor([0.], dtype=fjax.float32)
+    """
+    ps = clamp_probs(probs)
+    if is_binary:
+        return ps.log() - (-ps).log1p()
+    return ps.log()
+
+
+class lazy_property:  # noqa: N801 - torch's name
+    """A property computed on first access (with grad enabled) and then stored on the instance,
+    so later reads are plain attribute reads; distributions use it for ``probs``/``logits``.
+
+    Example::
+
+        >>> from fjax.distributions.utils import lazy_property
+        >>> class Circle:
+        ...     def __init__(self, r):
+        ...         self.r = r
+        ...     @lazy_property
+        ...     def area(self):
+        ...         return 3.0 * self.r**2
+        >>> c = Circle(2.0)
+        >>> c.area, "area" in vars(c)
+        (12.0, True)
+    """
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+# -- private helpers -----------------------------------------------------------------------
+def _finfo(t: Tensor):
+    """The numpy ``finfo`` of a floating tensor's dtype (``eps``, ``tiny``, ``min``)."""
+    return jnp.finfo(t.dtype.dtype)
+
+
+def _traced(*tensors) -> bool:
+    """Whether any tensor holds a tracer (inside fjax.func / nn.Graph): its values are unknown."""
+    return any(isinstance(t, Tensor) and isinstance(t._data, jax.core.Tracer) for t in tensors)
+
+
+def _all_true(valid: Tensor) -> bool:
+    """Whether every entry of a boolean tensor is True; True inside a trace, where it cannot be known."""
+    return _traced(valid) or bool(valid.all())
+
+
+def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """``value`` summed over its ``dim`` rightmost dims."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[: value.ndim - dim]) + (-1,)).sum(-1)
+
+
+def _size(shape) -> Size:
+    return shape if isinstance(shape, Size) else Size(tuple(shape))
+
+
+def _standard_normal(shape, dtype) -> Tensor:
+    """N(0, 1) draws of ``shape`` from fjax's default generator."""
+    return _random.randn(*tuple(shape), dtype=dtype)
+
+
+def _uniform(shape, dtype) -> Tensor:
+    """U[0, 1) draws of ``shape`` from fjax's default generator."""
+    return _random.rand(*tuple(shape), dtype=dtype)

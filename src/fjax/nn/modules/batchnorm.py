@@ -1,0 +1,5 @@
+"""``torch.nn.modules.batchnorm``'s path: the BatchNorm layers (defined in ``.normalization``)."""
+
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "_BatchNorm", "_NormBase"]

@@ -1,0 +1,156 @@
+"""DistributedDataParallel: one model replica per process, gradients averaged over the processes."""
+
+from __future__ import annotations
+
+import contextlib
+
+from ...distributed.collectives import all_reduce, broadcast
+from ...distributed.process_group import ProcessGroup, _group
+from ...tensor import Tensor
+from ..module import Module
+
+
+class DistributedDataParallel(Module):
+    """torch's ``DistributedDataParallel`` over fjax's process group (``fjax.distributed``).
+
+    Wraps ``module``: ``forward`` calls it, ``.module`` is it and ``state_dict`` keys start with
+    ``module.``. It needs ``init_process_group`` first. With several processes it broadcasts rank
+    0's parameters and buffers when built (``init_sync``), rank 0's buffers before each forward
+    (``forward_sync_buffers``, or the older ``broadcast_buffers``), and each backward averages
+    every parameter's gradient over the processes as it is accumulated (a hook per parameter,
+    one all-reduce each; no buckets), except inside ``no_sync()``, whose local gradients join the
+    next synchronized backward's average. Every process must compute gradients for the same
+    parameters in the same order. In a world of one process nothing is communicated and the
+    wrapper computes exactly what the module computes.
+
+    ``find_unused_parameters`` and the bucket, static-graph, device and mixed-precision
+    arguments are accepted and have no effect (a parameter that no rank's backward reaches keeps
+    ``grad`` None everywhere); ``device_ids``/``output_device``/``dim`` are kept as attributes.
+    Inside ``nn.Graph`` the averaging hooks cannot run (they communicate from the host): use a
+    mesh there instead.
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> from fjax.nn.parallel import DistributedDataParallel as DDP
+        >>> dist.init_process_group("gloo")
+        >>> model = DDP(nn.Linear(3, 2))
+        >>> model(fjax.ones(4, 3)).sum().backward()
+        >>> model.module.bias.grad
+        tensor([4., 4.], dtype=fjax.float32)
+        >>> list(model.state_dict())
+        ['module.weight', 'module.bias']
+        >>> dist.destroy_process_group()
+    """
+
+    def __init__(
+        self,
+        module: Module,
+        device_ids=None,
+        output_device=None,
+        dim: int = 0,
+        broadcast_buffers: bool | None = None,
+        init_sync: bool = True,
+        process_group: ProcessGroup | None = None,
+        bucket_cap_mb: float | None = None,
+        find_unused_parameters: bool = False,
+        check_reduction: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+        delay_all_reduce_named_params=None,
+        param_to_hook_all_reduce=None,
+        mixed_precision=None,
+        device_mesh=None,
+        skip_all_reduce_unused_params: bool = False,
+        bucket_cap_mb_list=None,
+        batched_grad_copy: bool = False,
+        forward_sync_buffers: bool | None = None,
+    ) -> None:
+        super().__init__()
+        pg = _group(process_group)
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a "
+                "gradient."
+            )
+        self.module = module
+        self.process_group = pg
+        self.device_ids = list(device_ids) if device_ids is not None else None
+        self.output_device = output_device
+        self.dim = dim
+        self.forward_sync_buffers = forward_sync_buffers if forward_sync_buffers is not None else broadcast_buffers
+        if self.forward_sync_buffers is None:
+            self.forward_sync_buffers = True
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.bucket_cap_mb = bucket_cap_mb
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self._unsynced: set[int] = set()  # ids of parameters whose .grad holds no_sync() gradients
+        self._handles = []
+        if pg.size() > 1:
+            if init_sync:
+                self._broadcast_state(module.parameters())
+                self._broadcast_state(module.buffers())
+            self._handles = [p.register_hook(self._grad_hook(p)) for p in params]
+
+    @property
+    def broadcast_buffers(self) -> bool:
+        return self.forward_sync_buffers
+
+    @broadcast_buffers.setter
+    def broadcast_buffers(self, value: bool) -> None:
+        self.forward_sync_buffers = value
+
+    def _broadcast_state(self, tensors) -> None:
+        for t in tensors:
+            broadcast(t, 0, group=self.process_group)
+
+    def _grad_hook(self, param: Tensor):
+        def hook(grad: Tensor):
+            if not self.require_backward_grad_sync:
+                self._unsynced.add(id(param))
+                return None
+            local = grad
+            if id(param) in self._unsynced:
+                self._unsynced.discard(id(param))
+                if param.grad is not None:  # average the no_sync() steps too; the engine then stores the average
+                    local = Tensor._wrap(param.grad._data + grad._data)
+                    param.grad = None
+            total = Tensor._wrap(local._data)
+            all_reduce(total, group=self.process_group)
+            return Tensor._wrap(total._data / self.process_group.size())
+
+        return hook
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside accumulate local gradients without communicating; the first
+        backward after the block averages them with its own.
+
+        Example::
+
+            >>> import fjax.distributed as dist
+            >>> from fjax.nn.parallel import DistributedDataParallel as DDP
+            >>> dist.init_process_group("gloo")
+            >>> model = DDP(nn.Linear(2, 1))
+            >>> with model.no_sync():
+            ...     model(fjax.ones(1, 2)).sum().backward()
+            >>> model(fjax.ones(1, 2)).sum().backward()
+            >>> model.module.bias.grad
+            tensor([2.], dtype=fjax.float32)
+            >>> dist.destroy_process_group()
+        """
+        previous = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = previous
+
+    def forward(self, *inputs, **kwargs):
+        if self.forward_sync_buffers and self.process_group.size() > 1:
+            self._broadcast_state(self.module.buffers())
+        return self.module(*inputs, **kwargs)

@@ -1,0 +1,153 @@
+"""Muon with torch's semantics (``torch.optim.Muon``), as an optax transform."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import optax
+
+from ..errors import OpError
+from .optimizer import Optimizer, _check_range, _number
+
+_ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
+
+
+def newton_schulz(g, coefficients, steps: int, eps):
+    """torch's orthogonalisation of a 2-D update: ``steps`` quintic Newton-Schulz iterations in
+    bfloat16 (matrix products accumulate in float32) on ``g / max(||g||, eps)``, wide side last."""
+    a, b, c = coefficients
+    x = g.astype(jnp.bfloat16)
+    tall = g.shape[0] > g.shape[1]
+    if tall:
+        x = x.T
+    norm = jnp.sqrt(jnp.sum(jnp.square(x.astype(jnp.float32)))).astype(jnp.bfloat16)
+    x = x / jnp.maximum(norm, jnp.asarray(eps, jnp.bfloat16))
+
+    def mm(u, v):
+        return jnp.matmul(u, v, preferred_element_type=jnp.float32)
+
+    for _ in range(steps):
+        gram = mm(x, x.T).astype(jnp.bfloat16)
+        poly = (b * gram.astype(jnp.float32) + c * mm(gram, gram)).astype(jnp.bfloat16)
+        x = (a * x.astype(jnp.float32) + mm(poly, x)).astype(jnp.bfloat16)
+    return x.T if tall else x
+
+
+def _lr_ratio(adjust_lr_fn, shape) -> float:
+    rows, cols = shape[:2]
+    if adjust_lr_fn in (None, "original"):
+        return math.sqrt(max(1, rows / cols))
+    return 0.2 * math.sqrt(max(rows, cols))
+
+
+def muon_update(lr, weight_decay, momentum, nesterov, coefficients, eps, steps, adjust_lr_fn):
+    """torch's Muon step as an optax transform: ``buf`` is an EMA of the gradient (``buf +=
+    (1 - momentum) * (g - buf)``); the Nesterov direction is ``g + momentum * (buf - g)``; its
+    Newton-Schulz orthogonalisation moves the parameter by ``lr * ratio`` (``ratio`` from
+    ``adjust_lr_fn`` and the shape) after a decoupled decay ``p *= 1 - lr * weight_decay``.
+    ``optax.contrib.muon`` keeps a plain momentum trace and other defaults, so it is not used."""
+
+    def init(params):
+        return optax.TraceState(trace=jnp.zeros_like(params))
+
+    def update(g, state, p):
+        buf = state.trace + (1.0 - momentum) * (g - state.trace)
+        direction = g + momentum * (buf - g) if nesterov else buf
+        ortho = newton_schulz(direction, coefficients, steps, eps).astype(p.dtype)
+        out = -(lr * _lr_ratio(adjust_lr_fn, p.shape)) * ortho - (lr * weight_decay) * p
+        return out.astype(p.dtype), optax.TraceState(trace=buf.astype(state.trace.dtype))
+
+    return optax.GradientTransformation(init, update)
+
+
+class Muon(Optimizer):
+    """Muon, ``torch.optim.Muon``: momentum whose update is orthogonalised by Newton-Schulz
+    iterations, for 2-D parameters (hidden-layer weight matrices) only.
+
+    Each step sets ``momentum_buffer += (1 - momentum) * (g - momentum_buffer)``, takes the
+    Nesterov direction ``g + momentum * (buf - g)`` (or ``buf`` itself), orthogonalises it with
+    ``ns_steps`` Newton-Schulz iterations in bfloat16 (coefficients ``ns_coefficients``),
+    shrinks the parameter by ``lr * weight_decay`` and moves it by ``lr * ratio``, ``ratio``
+    being ``sqrt(max(1, rows / cols))`` (``adjust_lr_fn`` None or ``"original"``) or ``0.2 *
+    sqrt(max(rows, cols))`` (``"match_rms_adamw"``). As in torch the products run in bfloat16
+    (accumulating in float32), so results agree with torch's to bfloat16 precision, not bit for bit.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([[3., 0.], [0., 1.]]))
+        >>> opt = fjax.optim.Muon([w], lr=0.1, weight_decay=0.0)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()  # the orthogonalised gradient: roughly the identity (singular values 0.75, 1.13)
+        >>> w.data
+        tensor([[2.9250, 0.0000],
+                [0.0000, 0.8867]], dtype=fjax.float32)
+        >>> sorted(opt.state[w])
+        ['momentum_buffer']
+    """
+
+    _state_names = {"momentum_buffer": "trace"}
+    _has_step = False
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
+        eps: float = 1e-7,
+        ns_steps: int = 5,
+        adjust_lr_fn: str | None = None,
+    ):
+        _check_range("Muon", lr=lr, momentum=momentum, weight_decay=weight_decay)
+        if adjust_lr_fn not in _ADJUST_LR_FNS:
+            raise ValueError(f"fjax.optim.Muon: adjust learning rate function {adjust_lr_fn} is not supported")
+        if len(ns_coefficients) != 3:
+            raise ValueError("fjax.optim.Muon: ns_coefficients must be a tuple of exactly 3 values")
+        if not 0 <= int(ns_steps) < 100:
+            raise ValueError("fjax.optim.Muon: number of Newton-Schulz steps must be less than 100")
+        defaults = dict(
+            lr=lr,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            nesterov=nesterov,
+            ns_coefficients=ns_coefficients,
+            eps=eps,
+            ns_steps=ns_steps,
+            adjust_lr_fn=adjust_lr_fn,
+        )
+        super().__init__(params, defaults)
+
+    def _check_param(self, p, index: int) -> None:
+        super()._check_param(p, index)
+        if p.ndim != 2:
+            raise ValueError(
+                f"fjax.optim.Muon: Muon only supports 2D parameters whereas param {index} has size {tuple(p.shape)}; "
+                "optimize biases, embeddings and other parameters with e.g. AdamW"
+            )
+
+    @classmethod
+    def _static(cls, group):
+        if group["adjust_lr_fn"] not in _ADJUST_LR_FNS:
+            raise OpError(f"fjax.optim.Muon: adjust learning rate function {group['adjust_lr_fn']} is not supported")
+        return (bool(group["nesterov"]), int(group["ns_steps"]), group["adjust_lr_fn"])
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "weight_decay", "momentum", "ns_coefficients", "eps")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        nesterov, steps, adjust_lr_fn = static
+        return muon_update(
+            hyper["lr"],
+            hyper["weight_decay"],
+            hyper["momentum"],
+            nesterov,
+            hyper["ns_coefficients"],
+            hyper["eps"],
+            steps,
+            adjust_lr_fn,
+        )

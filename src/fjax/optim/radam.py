@@ -1,0 +1,94 @@
+"""RAdam with torch's semantics (``torch.optim.RAdam``), over optax."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported, _number, _prefix
+
+# torch rectifies when rho_t > 5; optax when rho_t >= threshold: the next float64 above 5.
+_THRESHOLD = float(np.nextafter(5.0, np.inf))
+
+
+class RAdam(Optimizer):
+    """RAdam, ``torch.optim.RAdam``: Adam whose adaptive term is switched on (and rectified)
+    once the variance of its estimate is tractable.
+
+    Each step updates ``exp_avg``/``exp_avg_sq`` as Adam and computes ``rho_t = rho_inf - 2t *
+    beta2**t / (1 - beta2**t)`` with ``rho_inf = 2 / (1 - beta2) - 1``. While ``rho_t <= 5``
+    the step is ``lr * m_hat`` (momentum SGD); after it, ``lr * r_t * m_hat * sqrt(1 -
+    beta2**t) / (sqrt(exp_avg_sq) + eps)`` with the rectification ``r_t = sqrt((rho_t - 4)
+    (rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))``. ``weight_decay`` adds an L2
+    term to ``g``, or with ``decoupled_weight_decay=True`` shrinks the parameter by ``lr *
+    weight_decay`` first; ``maximize`` negates ``g``.
+
+    The update is ``optax.scale_by_radam``. optax puts eps after the bias correction
+    (``sqrt(v_hat) + eps``) where torch puts it before; passing ``eps / sqrt(1 - beta2**t)``
+    gives torch's value exactly, as :class:`Adam` does for AMSGrad. ``foreach`` and
+    ``capturable`` are accepted and change nothing.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.RAdam([w], lr=0.1)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w.data  # the first steps are momentum SGD: lr * m_hat = lr * g
+        tensor([ 0.8000, -1.6000], dtype=fjax.float32)
+        >>> sorted(opt.state[w])
+        ['exp_avg', 'exp_avg_sq', 'step']
+    """
+
+    _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu"}
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ):
+        _check_range("RAdam", lr=lr, eps=eps, weight_decay=weight_decay)
+        _check_betas("RAdam", betas)
+        _check_unsupported("RAdam", differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            decoupled_weight_decay=decoupled_weight_decay,
+            differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    @classmethod
+    def _static(cls, group):
+        return (bool(group["maximize"]), float(group["weight_decay"]) != 0, bool(group["decoupled_weight_decay"]))
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        maximize, decay_on, decoupled = static
+        (b1, b2), eps = hyper["betas"], hyper["eps"]
+        c2_sqrt = jnp.sqrt(1.0 - b2 ** (jnp.asarray(step, jnp.float64) + 1.0))
+        parts = _prefix(maximize, decay_on and not decoupled, hyper)
+        parts.append(optax.scale_by_radam(b1, b2, eps / c2_sqrt, threshold=_THRESHOLD))
+        if decay_on and decoupled:
+            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
+        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
+        return optax.chain(*parts)

@@ -1,0 +1,122 @@
+"""Rprop with torch's semantics (``torch.optim.Rprop``), as an optax transform."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+
+
+class RpropState(NamedTuple):
+    """State of :func:`rprop_update`: the previous (masked) gradient and the per-element step sizes."""
+
+    prev: optax.Updates
+    step_size: optax.Updates
+
+
+def rprop_update(lr, etas, step_sizes) -> optax.GradientTransformation:
+    """torch's Rprop step: ``step_size *= etaplus / etaminus / 1`` where ``g * prev`` is
+    positive / negative / zero, clamped to ``step_sizes`` every step; the update is
+    ``-sign(g) * step_size``, with ``g`` zeroed (and stored so) where the sign flipped.
+
+    ``optax.scale_by_rprop`` differs in two ways that change numbers or state: it leaves a
+    step size unclamped where ``g * prev == 0`` (so an ``lr`` outside ``step_sizes`` is
+    used as is on the first step), and it keeps ``step_size * sign(g)`` as the previous
+    update where torch keeps the gradient itself (torch's ``state['prev']``).
+    """
+    (eta_minus, eta_plus), (lo, hi) = etas, step_sizes
+
+    def init(params):
+        return RpropState(
+            optax.tree.zeros_like(params), jax.tree.map(lambda p: jnp.full_like(p, jnp.asarray(lr, p.dtype)), params)
+        )
+
+    def update(updates, state, params=None):
+        del params
+
+        def new_size(sign, size):
+            factor = jnp.where(sign > 0, eta_plus, jnp.where(sign < 0, eta_minus, 1.0)).astype(size.dtype)
+            return jnp.clip(size * factor, jnp.asarray(lo, size.dtype), jnp.asarray(hi, size.dtype))
+
+        sign = jax.tree.map(lambda g, prev: jnp.sign(g * prev), updates, state.prev)
+        size = jax.tree.map(new_size, sign, state.step_size)
+        prev = jax.tree.map(lambda s, g: jnp.where(s < 0, jnp.zeros_like(g), g), sign, updates)
+        new_updates = jax.tree.map(lambda g, sz: -jnp.sign(g) * sz, prev, size)
+        return new_updates, RpropState(prev, size)
+
+    return optax.GradientTransformation(init, update)
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation, ``torch.optim.Rprop``: per-element step sizes driven by the
+    sign of the gradient only.
+
+    Each element's step size (starting at ``lr``) is multiplied by ``etas[1]`` when its gradient
+    kept its sign since the last step and by ``etas[0]`` when it flipped, then clamped to
+    ``step_sizes``; the parameter moves by ``-sign(g) * step_size``, except that an element
+    whose sign flipped does not move and counts as a zero gradient at the next step.
+    ``maximize`` negates ``g``. ``lr`` is only the initial step size, as in torch. The update is
+    a small optax transform (:func:`rprop_update`); ``optax.scale_by_rprop`` clamps and stores
+    its state differently. ``foreach`` and ``capturable`` are accepted and change nothing.
+
+    Example::
+
+        >>> w = nn.Parameter(fjax.tensor([1., -2.]))
+        >>> opt = fjax.optim.Rprop([w], lr=0.1)
+        >>> for _ in range(2):
+        ...     opt.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     opt.step()
+        >>> w.data  # 0.1, then 0.1 * 1.2 against the gradient's sign
+        tensor([ 0.7800, -1.7800], dtype=fjax.float32)
+        >>> opt.state[w]['step_size']
+        tensor([0.1200, 0.1200], dtype=fjax.float32)
+    """
+
+    _state_names = {"prev": "prev", "step_size": "step_size"}
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ):
+        _check_range("Rprop", lr=lr)
+        if not 0.0 < float(etas[0]) < 1.0 < float(etas[1]):
+            raise ValueError(f"fjax.optim.Rprop: invalid eta values: {etas[0]}, {etas[1]}")
+        _check_unsupported("Rprop", differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            etas=etas,
+            step_sizes=step_sizes,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    @classmethod
+    def _static(cls, group):
+        return (bool(group["maximize"]),)
+
+    @classmethod
+    def _hyper(cls, group):
+        return {k: _number(group[k]) for k in ("lr", "etas", "step_sizes")}
+
+    @staticmethod
+    def _transform(hyper, static, step):
+        (maximize,) = static
+        parts = _prefix(maximize, False, hyper)
+        parts.append(rprop_update(hyper["lr"], hyper["etas"], hyper["step_sizes"]))
+        return optax.chain(*parts)
