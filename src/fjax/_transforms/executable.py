@@ -81,6 +81,7 @@ class _Cache:
 
 _cache = _Cache(maxsize=512)
 
+
 def cache_info() -> CacheInfo:
     """Hits, misses and size of the functional-transform compile cache (like functools.lru_cache)."""
     return CacheInfo(_cache.hits, _cache.misses, _cache.maxsize, len(_cache.entries))
