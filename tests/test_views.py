@@ -469,3 +469,12 @@ def test_window_views_at_new_positions_compile_no_new_kernel():
         x.select(1, 40)
     with pytest.raises(RuntimeError, match="narrow: start 58 \\+ length 4 exceeds dim 0 of size 60"):
         x.narrow(0, 58, 4)
+
+
+def test_setitem_drops_the_values_leading_size_one_dims_as_torch():
+    for index, shape in ((0, (1, 7)), ((slice(None), 0), (1, 3)), ((1, slice(2, 5)), (1, 1, 3))):
+        ours, theirs = fjax.zeros(3, 7), torch.zeros(3, 7)
+        value = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1
+        ours[index] = fjax.tensor(value)
+        theirs[index] = torch.tensor(value)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

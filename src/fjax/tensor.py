@@ -682,6 +682,10 @@ class Tensor:
         if not arrays:  # basic indexing: torch's self[index].copy_(value), at a dynamic offset
             view = _f().getitem(self, arrays, template)
             if view._st is not None and view._st is self._st:
+                if isinstance(value, Tensor) and value.ndim > view.ndim:  # torch drops leading 1s here
+                    extra = value.ndim - view.ndim
+                    if all(d == 1 for d in value.shape[:extra]):
+                        value = value.reshape(value.shape[extra:])
                 view.copy_(value)
                 return
         self._set_(_f().setitem(self, arrays, template, value), "__setitem__")

@@ -1,0 +1,112 @@
+"""Whole PyTorch programs: training-step time of fjax (eager, under ``fjax.mock_torch``) vs torch.
+
+    python benchmarks/programs.py [--repeats 5] [--steps 10] [--torch-threads 1] [program ...]
+
+Runs every ``tests/programs/mock_*.py`` (or the ones named) in this one process: once loaded
+against real torch and once under ``fjax.mock_torch`` (where ``import torch`` gives fjax). A
+program's ``main(steps, seed)`` builds its model and data, trains ``steps`` steps and evaluates,
+so one step's time is measured as the difference ``(T(2 * steps) - T(steps)) / steps``: setup
+and the final evaluation cancel out. Both lengths run once first as warm-up (fjax compiles each
+op at its first shape there); each repeat then times torch and fjax back to back, so machine
+load hits both alike. Prints milliseconds per step (median over repeats) and fjax/torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import platform
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import jax
+import torch
+
+import fjax
+import fjax.mock_torch as mock_torch
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "tests" / "programs"
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _timed(main, steps: int, on_fjax: bool) -> float:
+    if on_fjax:
+        with mock_torch.enable():
+            start = time.perf_counter()
+            main(steps, 0)
+            return time.perf_counter() - start
+    start = time.perf_counter()
+    main(steps, 0)
+    return time.perf_counter() - start
+
+
+def _step_ms(mains: dict, steps: int, repeats: int) -> dict:
+    """Median over repeats of the marginal step time (ms) of each of ``mains`` (name -> (main, on_fjax))."""
+    for main, on_fjax in mains.values():  # warm-up at both lengths
+        _timed(main, steps, on_fjax)
+        _timed(main, 2 * steps, on_fjax)
+    samples = {name: [] for name in mains}
+    for _ in range(repeats):
+        for name, (main, on_fjax) in mains.items():
+            short = _timed(main, steps, on_fjax)
+            long = _timed(main, 2 * steps, on_fjax)
+            samples[name].append((long - short) / steps * 1e3)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def _first_error(main) -> str | None:
+    """``None`` if ``main(2, 0)`` runs under mock_torch, else the error in one line."""
+    with mock_torch.enable():
+        try:
+            main(2, 0)
+        except Exception as exc:  # noqa: BLE001 - a program fjax cannot run yet is reported, not fatal
+            return f"{type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("programs", nargs="*", help="program names (default: every tests/programs/mock_*.py)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument(
+        "--torch-threads", type=int, default=1, help="torch intra-op threads (tiny ops: 1 avoids spinning workers)"
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(args.torch_threads)
+    warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled")
+    names = args.programs or sorted(p.stem for p in PROGRAMS.glob("mock_*.py"))
+
+    print(
+        f"# PyTorch programs, ms per training step — {platform.node()} {platform.machine()}, "
+        f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__} ({jax.default_backend()}), torch {torch.__version__} "
+        f"({torch.get_num_threads()} thread(s)); median of {args.repeats}, (T({2 * args.steps}) - T({args.steps})) "
+        f"/ {args.steps} steps"
+    )
+    print(f"{'program':24s} {'torch ms':>9s} {'fjax ms':>9s} {'fjax/torch':>10s}")
+    for name in names:
+        path = PROGRAMS / f"{name}.py"
+        on_torch = _load(path, f"{name}_on_torch").main
+        with mock_torch.enable():
+            module = _load(path, f"{name}_on_fjax")
+            assert module.torch is fjax
+        on_fjax = module.main
+        error = _first_error(on_fjax)
+        if error is not None:
+            ms = _step_ms({"torch": (on_torch, False)}, args.steps, args.repeats)
+            print(f"{name:24s} {ms['torch']:9.2f} {'fails':>9s} {'':10s}  ({error})")
+            continue
+        ms = _step_ms({"torch": (on_torch, False), "fjax": (on_fjax, True)}, args.steps, args.repeats)
+        print(f"{name:24s} {ms['torch']:9.2f} {ms['fjax']:9.2f} {ms['fjax'] / ms['torch']:10.2f}")
+
+
+if __name__ == "__main__":
+    main()
