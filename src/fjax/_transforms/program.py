@@ -74,6 +74,11 @@ def trace_arrays(fn: Callable, avals: Sequence, where: str) -> Program:
             "call, so data-dependent Python control flow is not supported: use fjax.where "
             f"instead ({str(err).splitlines()[0]})"
         ) from None
+    if len(jaxpr.invars) != len(avals) or len(jaxpr.constvars) != len(consts):
+        raise RuntimeError(  # JAX 0.11 returns closed-over values as leading inputs (seen on jax 0.11.2)
+            f"{where}: this JAX ({jax.__version__}) traces functions to a form fjax's transforms do not "
+            "read yet (closed-over values as inputs); install jax<0.11 (pip install 'jax>=0.10,<0.11')"
+        )
     jaxpr, lifted = _lift_literals(jaxpr)
     return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)), _uses_custom_vjp(jaxpr))
 
