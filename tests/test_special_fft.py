@@ -293,11 +293,6 @@ def test_gradient_of_fft_under_real_cotangents_matches_torch():
     _close(fg, tg, 1e-3, 1e-4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fjax's autograd passes complex cotangents in JAX's convention (the conjugate of torch's): "
-    "complex grad_outputs and complex leaves' grads come out conjugated",
-)
 def test_gradient_under_complex_cotangents_matches_torch():
     x = _real(6)
     c = _complex(6)
@@ -305,10 +300,6 @@ def test_gradient_under_complex_cotangents_matches_torch():
     _close(fg, tg, 1e-3, 1e-4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fjax.abs has a real-only custom JVP: the gradient of abs of a complex tensor fails",
-)
 def test_gradient_of_spectrum_magnitude_matches_torch():
     x = _real(6)
     fx, tx = fjax.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)

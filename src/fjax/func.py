@@ -33,6 +33,7 @@ from ._transforms.deps import dependence
 from ._transforms.pipeline import finish, repeat
 from ._transforms.randomness import random_mode
 from ._transforms.reparametrize import functional_call
+from .autograd.engine import _conj
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
@@ -93,7 +94,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
 
             f, d0 = on_inputs(program_fn, xs, diff)
             (value, aux), grads = jax.value_and_grad(scalar, argnums=tuple(range(n_diff)), has_aux=True)(*d0)
-            return (*grads, value, *aux)
+            return (*[_conj(g) for g in grads], value, *aux)  # torch's convention for complex inputs
 
         def post(res):
             g = call.diff_structure(list(res[:n_diff]), isinstance(argnums, int))
@@ -143,7 +144,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     def transform(program_fn, *args):
         xs, cts = args[:n], args[n:]
         outs, pull = jax.vjp(lambda *a: tuple(program_fn(*a)[:n_out]), *xs)
-        return pull(tuple(c.astype(o.dtype) for c, o in zip(cts, outs)))
+        # torch's convention for complex cotangents and gradients: JAX's, conjugated
+        return tuple(_conj(g) for g in pull(tuple(_conj(c.astype(o.dtype)) for c, o in zip(cts, outs))))
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
         """The VJPs for ``cotangents`` (shaped like the outputs); ``create_graph`` (default: grad mode
@@ -260,6 +262,8 @@ def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, s
             flat = []
             for row in blocks:
                 flat.extend(row if depth == 1 else [b for inner in row for b in inner])
+            if name == "jacrev":  # rows are VJPs: torch's convention for complex inputs
+                flat = [_conj(b) for b in flat]
             return (*flat, *aux)
 
         def post(res):

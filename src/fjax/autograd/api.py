@@ -33,6 +33,8 @@ def _seed(outputs, grad_outputs, create_graph):
                     f"grad can be implicitly created only for scalar outputs; output {i} has shape "
                     f"{tuple(t.shape)}: pass a gradient/grad_outputs of that shape"
                 )
+            if t._data.dtype.kind == "c":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
             g = Tensor._wrap(jnp.ones(t._data.shape, t._data.dtype))
         elif not isinstance(g, Tensor):
             g = Tensor._wrap(jnp.asarray(g, t._data.dtype))
@@ -139,10 +141,10 @@ def _grad_with_graph(outputs, grads, inputs: Sequence):
     wrt = list(inputs) + leaves
     n = len(wrt)
 
-    def vjp_of_program(*arrays):
+    def vjp_of_program(*arrays):  # in torch's convention for complex gradients (engine._conj)
         primals, cts = arrays[:n], arrays[n:]
         _, vjp = jax.vjp(program, *primals)
-        return tuple(vjp(tuple(cts)))
+        return tuple(engine._conj(g) for g in vjp(tuple(engine._conj(c) for c in cts)))
 
     results = replay("GradWithGraph", vjp_of_program, wrt + list(grads))
     return list(results), wrt

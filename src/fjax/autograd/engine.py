@@ -133,12 +133,22 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+def _conj(a):
+    """Between torch's convention for complex cotangents and JAX's, each the other's complex
+    conjugate: the tape runs JAX's VJPs, and gradients enter (seeds) and leave it (``.grad``,
+    hooks, ``autograd.grad``, custom Function backwards) in torch's. Real dtypes pass as they are."""
+    if a.dtype.kind != "c" or isinstance(a, jax.ShapeDtypeStruct):  # real, or a meta array
+        return a
+    return jnp.conj(a)
+
+
 def backward(roots, root_grads, retain_graph=False, inputs=None):
     """Run the tape backward from ``roots`` (Tensors) seeded with ``root_grads`` (arrays).
 
     Without ``inputs``, leaf gradients accumulate into ``.grad`` (``Tensor.backward``). With
     ``inputs`` (Tensors, leaves or not), returns their gradients (None where unreached) and
-    touches no ``.grad`` (``autograd.grad``).
+    touches no ``.grad`` (``autograd.grad``). Seeds and results follow torch's convention for
+    complex gradients; inside, cotangents follow JAX's (``_conj``).
     """
     from ..tensor import Tensor
 
@@ -161,6 +171,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
 
     roots_nodes = []
     for t, g in zip(roots, root_grads):
+        g = _conj(g)
         if t._node is None:
             to_leaf(t, g)
             continue
@@ -178,7 +189,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
         if wanted is not None:
             for i, ct in enumerate(cts):
                 for j in wanted.get(("node", id(node), i), ()):
-                    found[j] = ct
+                    found[j] = _conj(ct)
         if node.multi:
             cts = [_zeros(a) if c is None else c for c, a in zip(cts, node.out_avals)]
         if _pstate.on:
@@ -197,6 +208,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
             node.release()
 
     for leaf, ct in leaf_cts.values():
+        ct = _conj(ct)
         for hook in leaf._hooks or ():
             out = hook(Tensor._wrap(ct))
             if out is not None:
@@ -220,15 +232,16 @@ def _run_tensor_hooks(node, cts):
     for i, ct in enumerate(cts):
         if ct is None:
             continue
+        ct = _conj(ct)  # hooks and retained grads see torch's convention
         for hook in (node.hooks or {}).get(i, ()):
             out = hook(Tensor._wrap(ct))
             if out is not None:
                 ct = out._data
-        cts[i] = ct
         ref = (node.retained or {}).get(i)
         t = ref() if ref is not None else None
         if t is not None:
             t.grad = Tensor._wrap(ct) if t.grad is None else Tensor._wrap(t.grad._data + ct)
+        cts[i] = _conj(ct)
     return cts
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import random as _random
 from .._tracing import trace_state
-from .engine import Node
+from .engine import Node, _conj
 from .grad_mode import is_grad_enabled, no_grad
 
 
@@ -24,17 +24,22 @@ class FunctionCtx:
 
 
 def _backward(cls, ctx, cts, n_args: int) -> tuple:
-    """``cls.backward`` on the output cotangents (arrays): one gradient (or None) per argument."""
+    """``cls.backward`` on the output cotangents (arrays): one gradient (or None) per argument.
+
+    ``backward`` is written in torch's convention for complex gradients and the cotangents
+    follow JAX's: complex ones are conjugated on the way in and out (``engine._conj``)."""
     from ..tensor import Tensor
 
-    grads = cls.backward(ctx, *[Tensor._wrap(c) for c in cts])
+    grads = cls.backward(ctx, *[Tensor._wrap(_conj(c)) for c in cts])
     grads = grads if isinstance(grads, tuple) else (grads,)
     if len(grads) != n_args:
         raise RuntimeError(
             f"{cls.__name__}.backward returned {len(grads)} gradients; expected {n_args} "
             "(one per forward argument, None for non-tensors)"
         )
-    return grads
+    return tuple(
+        Tensor._wrap(_conj(g._data)) if isinstance(g, Tensor) and g._data.dtype.kind == "c" else g for g in grads
+    )
 
 
 class _FunctionNode(Node):

@@ -37,6 +37,7 @@ from .._transforms.deps import dependence
 from .._transforms.executable import cache_info
 from .._transforms.pipeline import cache_clear, finish, repeat, trace
 from ..tensor import Tensor
+from .engine import _conj
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp", "cache_info", "cache_clear"]
 
@@ -73,9 +74,10 @@ def _tuple_postprocess(res, to_unpack):
     return res
 
 
-def _check_inputs(inputs, fn_name: str) -> None:
+def _check_inputs(inputs, fn_name: str, complex_ok: bool = False) -> None:
+    """Floating inputs; complex ones too where ``complex_ok`` (vjp, reverse-mode jacobian)."""
     for i, x in enumerate(inputs):
-        if not x.dtype.is_floating_point:
+        if not (x.dtype.is_floating_point or (complex_ok and x.dtype.is_complex)):
             raise RuntimeError(
                 f"{fn_name}: input {i} has dtype {x.dtype}; only Tensors of floating point dtype can "
                 "require gradients (complex inputs are not supported by fjax's functional transforms)"
@@ -112,7 +114,7 @@ def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
                     f"The Tensor returned by the function given to {fn_name} should contain a single element"
                 )
         for i, o in enumerate(outs):
-            if not o.dtype.is_floating_point:
+            if not (o.dtype.is_floating_point or (fn_name == "vjp" and o.dtype.is_complex)):
                 raise RuntimeError(
                     f"{fn_name}: output {i} of the user-provided function has dtype {o.dtype}; fjax's "
                     "functional transforms differentiate floating point outputs only"
@@ -213,7 +215,8 @@ def _vjp_transform(n: int, has_v: bool):
     def transform(program, *args):
         outs, pull = jax.vjp(lambda *xs: tuple(program(*xs)), *args[:n])
         vs = args[n:] if has_v else (jnp.ones_like(outs[0]),)
-        return (*outs, *pull(tuple(v.astype(o.dtype) for v, o in zip(vs, outs))))
+        # torch's convention for complex cotangents and gradients: JAX's, conjugated
+        return (*outs, *[_conj(g) for g in pull(tuple(_conj(v.astype(o.dtype)) for v, o in zip(vs, outs)))])
 
     return transform
 
@@ -281,7 +284,8 @@ def _jacobian_transform(n: int, forward: bool):
 
     def transform(program, *xs):
         blocks = jac(lambda *a: tuple(program(*a)), argnums=tuple(range(n)))(*xs)
-        return [b for row in blocks for b in row]
+        # reverse mode: rows are VJPs, in torch's convention for complex inputs
+        return [b if forward else _conj(b) for row in blocks for b in row]
 
     return transform
 
@@ -324,7 +328,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if not (create_graph or strict) and (hit := repeat(plan_key, func, inputs, v)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-    _check_inputs(inputs, "vjp")
+    _check_inputs(inputs, "vjp", complex_ok=True)
     traced = _trace_func(func, inputs, "vjp")
     program, is_outputs_tuple = traced.program, traced.side
     shapes = _out_shapes(program)
@@ -455,7 +459,7 @@ def jacobian(
     if not (create_graph or strict) and (hit := repeat(plan_key, func, inputs, None)) is not None:
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    _check_inputs(inputs, "jacobian")
+    _check_inputs(inputs, "jacobian", complex_ok=strategy == "reverse-mode")
     traced = _trace_func(func, inputs, "jacobian")
     program, is_outputs_tuple = traced.program, traced.side
     n, n_out = len(inputs), len(program.jaxpr.outvars)

@@ -295,6 +295,8 @@ def _abs(x):
 @_abs.defjvp
 def _abs_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
+    if jnp.iscomplexobj(x):  # d|z| = Re(conj(sgn z) dz), sgn 0 = 0 as in torch
+        return jnp.abs(x), jnp.real(jnp.conj(jnp.sign(x)) * t)
     return jnp.abs(x), jnp.sign(x) * t  # torch: the gradient at 0 is 0, not 1
 
 
