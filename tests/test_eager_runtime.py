@@ -358,3 +358,11 @@ def test_a_10000_step_loop_with_changing_shapes_keeps_rss_bounded():
     growth, loss = (float(v) for v in out.stdout.split()[-2:])
     assert np.isfinite(loss)
     assert growth < 40, f"RSS grew {growth:.0f} MB over 8,000 steps"
+
+
+def test_static_arguments_are_keyed_by_type_too():
+    """``True == 1``: std's ``unbiased`` overload must not reuse the kernel cached for ``dim=1``."""
+    x = np.random.default_rng(0).standard_normal((5, 5)).astype(np.float32)
+    ours, theirs = fjax.tensor(x), torch.tensor(x)
+    for args in ((1,), (True,), (1,), (False,), (0,)):
+        np.testing.assert_allclose(ours.std(*args).numpy(), theirs.std(*args).numpy(), rtol=1e-5)

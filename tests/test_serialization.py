@@ -173,8 +173,6 @@ def test_save_rejects_what_it_cannot_store(tmp_path):
         save({"b": {object(): 1}}, tmp_path / "x")
     with pytest.raises(fjax.OpError, match=r"obj\['c'\] has dtype uint16, which fjax checkpoints do not store"):
         save({"c": np.zeros(2, np.uint16)}, tmp_path / "x")
-    with pytest.raises(NotImplementedError, match="weights_only=False"):
-        load(tmp_path / "x", weights_only=False)
     with pytest.raises(NotImplementedError, match="map_location"):
         load(tmp_path / "x", map_location=lambda s, loc: s)
     assert not (tmp_path / "x").exists()

@@ -85,6 +85,7 @@ globals().update(
 )
 max, min = _methods.max, _methods.min  # noqa: A001 - reduction or elementwise, as torch
 einsum = _methods.einsum
+broadcast_shapes = _methods.broadcast_shapes  # takes shapes, not tensors: no op
 from . import accelerator, amp, backends, cpu, cuda, testing  # noqa: E402
 from .amp import (  # noqa: E402 - torch.autocast and torch's top-level autocast state functions
     autocast,
@@ -126,6 +127,7 @@ from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - tor
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
 from .dtypes import layout, sparse_coo, strided  # noqa: E402
+from .func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 

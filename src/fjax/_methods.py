@@ -370,6 +370,87 @@ def type_as(self, tensor) -> Tensor:
     return out
 
 
+def polygamma(self, n) -> Tensor:
+    """``fjax.polygamma(n, self)``: the ``n``-th derivative of the digamma function, elementwise.
+
+    Example::
+
+        >>> fjax.tensor([1.0]).polygamma(1)
+        tensor([1.6449], dtype=fjax.float32)
+    """
+    return F.polygamma(n, self)
+
+
+def sum_to_size(self, *size) -> Tensor:
+    """The sum of ``self`` down to ``size``, to which ``self`` must broadcast: leading dims are summed away
+    and dims of size 1 in ``size`` are summed with keepdim.
+
+    Example::
+
+        >>> fjax.ones(2, 3).sum_to_size(1, 3)
+        tensor([[2., 2., 2.]], dtype=fjax.float32)
+    """
+    size = tuple(_shape_args(size))
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to size {list(shape)}")
+    out = self
+    if lead:
+        out = F.sum(out, tuple(range(lead)))
+    keep = tuple(i for i, (s, n) in enumerate(zip(size, shape[lead:])) if s == 1 and n != 1)
+    if keep:
+        out = F.sum(out, keep, True)
+    return out
+
+
+def _caster(name, dtype_name):
+    def cast(self, memory_format=None) -> Tensor:
+        if memory_format is not None:
+            raise NotImplementedError(f"Tensor.{name}: memory_format={memory_format!r} is not supported")
+        from . import dtypes
+
+        return self.to(getattr(dtypes, dtype_name))
+
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"""``self.to(fjax.{dtype_name})``.
+
+    Example::
+
+        >>> fjax.tensor([1.5]).{name}().dtype
+        fjax.{dtype_name}
+    """
+    return cast
+
+
+byte, char, short = _caster("byte", "uint8"), _caster("char", "int8"), _caster("short", "int16")
+cfloat, cdouble = _caster("cfloat", "complex64"), _caster("cdouble", "complex128")
+
+
+def chalf(self, memory_format=None) -> Tensor:
+    """``self.to(torch.complex32)``: fjax has no complex32."""
+    raise NotImplementedError("Tensor.chalf: fjax has no complex32 dtype")
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes (ints, sequences or Sizes) broadcast to, as torch.broadcast_shapes.
+
+    Example::
+
+        >>> fjax.broadcast_shapes((2, 1), (3,))
+        fjax.Size([2, 3])
+    """
+    import numpy as np
+
+    from .tensor import Size
+
+    norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*norm))
+    except ValueError as err:
+        raise RuntimeError(f"broadcast_shapes: shapes {norm} cannot be broadcast together") from err
+
+
 def install() -> None:
     """Bind every op-table method, the varargs shape methods and the operators onto Tensor."""
     for name, op in OPS.items():
@@ -391,5 +472,8 @@ def install() -> None:
 
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
+    for fn in (polygamma, sum_to_size, byte, char, short, cfloat, cdouble, chalf):
+        setattr(Tensor, fn.__name__, fn)
+
     for fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, type_as, allclose, equal):
         setattr(Tensor, fn.__name__, fn)

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import dtypes as _dt
+from .device import MetaArray
 from .device import device as _device
 from .errors import OpError
 from .tensor import Tensor, _Above
@@ -20,7 +21,8 @@ _PY_KIND = {"b": _dt.bool, "i": _dt.int64, "u": _dt.int64, "f": _dt.float32, "c"
 
 def _place(arr, device, requires_grad=False) -> Tensor:
     if device is not None and not isinstance(arr, jax.core.Tracer):
-        arr = jax.device_put(arr, _device(device).jax_device())
+        device = _device(device)
+        arr = MetaArray.like(arr) if device.type == "meta" else jax.device_put(arr, device.jax_device())
     t = Tensor._wrap(arr)
     if requires_grad:
         t.requires_grad = True
@@ -112,9 +114,16 @@ def _size(size, op) -> tuple:
     return size
 
 
+def _is_meta_device(device) -> bool:
+    return device is not None and _device(device).type == "meta"
+
+
 def _filled(op, size, value, dtype, device, requires_grad):
     dt = _np_dtype(dtype) or _dt.float32.dtype
-    return _place(jnp.full(_size(size, op), value, dt), device, requires_grad)
+    size = _size(size, op)
+    if _is_meta_device(device):  # no values: nothing is allocated
+        return _place(MetaArray(size, dt), None, requires_grad)
+    return _place(jnp.full(size, value, dt), device, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -151,12 +160,15 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of the given size whose values are not meant to be read.
 
     torch leaves the memory uninitialised; XLA has no uninitialised buffers, so fjax fills it with
-    zeros. Do not rely on that: write before you read.
+    zeros. Do not rely on that: write before you read. On ``device="meta"`` the tensor has a shape
+    and a dtype but no values (and nothing is allocated).
 
     Example::
 
         >>> fjax.empty(2, 3).shape
         fjax.Size([2, 3])
+        >>> fjax.empty(2, 3, device="meta")
+        tensor(..., device='meta', size=(2, 3), dtype=fjax.float32)
     """
     return _filled("empty", size, 0, dtype, device, requires_grad)
 
@@ -182,7 +194,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 def _like(op, input, value, dtype, device, requires_grad):
     dtype = dtype or input.dtype
-    return _place(jnp.full(input._data.shape, value, _np_dtype(dtype)), device, requires_grad)
+    if device is None and input.is_meta:  # torch: a meta input gives a meta result
+        device = "meta"
+    return _filled(op, input._data.shape, value, dtype, device, requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:

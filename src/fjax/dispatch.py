@@ -27,6 +27,7 @@ from ._tracing import trace_state
 from .amp import _state as _amp
 from .autograd.engine import Node
 from .autograd.grad_mode import _state as _grad_state
+from .device import MetaArray
 from .errors import OpError
 from .ops import indexing as _indexing
 from .ops._registry import OPS, OpDef
@@ -59,6 +60,13 @@ def _static(value, op, name):
     except TypeError:
         raise OpError(f"fjax.{op}: argument {name!r} must be hashable, got {type(value).__name__}") from None
     return value
+
+
+def _const(value, op, name):
+    """A static argument's place in the cache key: its type too, as ``True == 1 == 1.0`` (std's
+    ``unbiased`` overload must not hit the kernel cached for ``dim=1``)."""
+    value = _static(value, op, name)
+    return ("c", value, type(value))
 
 
 def _template(x, leaves):
@@ -253,7 +261,7 @@ def lift(op: OpDef):
         if static_args:
             for i, a in enumerate(args):
                 if i < n_params and static_pos[i]:
-                    args_t.append(("c", _static(a, name, params[i])))
+                    args_t.append(_const(a, name, params[i]))
                 else:
                     args_t.append(_template(a, leaves))
         else:
@@ -266,8 +274,7 @@ def lift(op: OpDef):
         kwargs_t = ()
         if kwargs:
             kwargs_t = tuple(
-                (k, ("c", _static(v, name, k)) if k in static else _template(v, leaves))
-                for k, v in sorted(kwargs.items())
+                (k, _const(v, name, k) if k in static else _template(v, leaves)) for k, v in sorted(kwargs.items())
             )
         key = (tuple(args_t), kwargs_t)
         try:
@@ -305,7 +312,12 @@ def _run_check(check, args, kwargs):
             return type(a)(arrays(e) for e in a)
         return a
 
-    check(*[arrays(a) for a in args], **{k: arrays(v) for k, v in kwargs.items()})
+    a, kw = [arrays(a) for a in args], {k: arrays(v) for k, v in kwargs.items()}
+    try:
+        check(*a, **kw)
+    except Exception:
+        if not any(type(x) is MetaArray for x in jax.tree_util.tree_leaves((a, kw))):
+            raise  # a meta tensor has no values to check
 
 
 def _defer_check(ok, message):
@@ -414,6 +426,8 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         try:
             out = entry.jit(*arrays)
         except (TypeError, ValueError, IndexError) as err:
+            if any(type(a) is MetaArray for a in arrays):  # jit rejects meta arrays: shapes only
+                return _meta_run(name, entry, leaves, arrays)
             raise _error(name, err, leaves) from None
         if isinstance(out, (tuple, list)):
             return tuple(Tensor._wrap(o) for o in out)
@@ -426,8 +440,29 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             saved = vjp.saves
             vjp = vjp.rebuild(arrays)
     except (TypeError, ValueError, IndexError) as err:
+        if any(type(a) is MetaArray for a in arrays):
+            return _meta_run(name, entry, leaves, arrays, diff_idx)
         raise _error(name, err, leaves) from None
     return _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, entry.jit is entry.pure, saved)
+
+
+def _meta_run(name, entry, leaves, arrays, diff_idx=None):
+    """An op with a meta-device input (torch's meta kernels): outputs shaped by ``jax.eval_shape``
+    of the op, holding no values; recorded on the tape (``diff_idx``) with a backward that gives
+    meta gradients. Other inputs must be meta too, or 0-d (torch's rule for mixing devices)."""
+    for x, a in zip(leaves, arrays):
+        if type(a) is not MetaArray and np.ndim(a) > 0:
+            raise RuntimeError(
+                f"{name}: Tensor on device {getattr(x, 'device', 'cpu')} is not on the expected device meta!"
+            )
+    try:
+        out = jax.tree_util.tree_map(MetaArray.like, jax.eval_shape(entry.pure, *arrays))
+    except (TypeError, ValueError, IndexError) as err:
+        raise _error(name, err, leaves) from None
+    if diff_idx is None:
+        return tuple(Tensor._wrap(o) for o in out) if isinstance(out, (tuple, list)) else Tensor._wrap(out)
+    grads = tuple(MetaArray.like(arrays[i]) for i in diff_idx)
+    return _record(name, entry.jit, out, lambda ct: grads, leaves, arrays, diff_idx, True, True)
 
 
 def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=None):

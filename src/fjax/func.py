@@ -37,7 +37,18 @@ from .autograd.engine import _conj
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "stack_module_state",
+    "vjp",
+    "vmap",
+]
 
 
 def _plan_key(*parts):
@@ -394,6 +405,14 @@ def vmap(
         randomness: ``"error"`` (random draws inside raise), ``"different"`` (each example
             draws its own numbers) or ``"same"`` (one draw shared by the batch).
         chunk_size: examples per vectorized pass (``jax.lax.map`` over chunks); None: all.
+
+    ``fjax.vmap`` is this function (as ``torch.vmap`` is ``torch.func.vmap``).
+
+    Example::
+
+        >>> x, w = fjax.ones(5, 3), fjax.arange(3.0)
+        >>> fjax.func.vmap(fjax.dot, in_dims=(0, None))(x, w)
+        tensor([3., 3., 3., 3., 3.], dtype=fjax.float32)
     """
     _check_randomness(randomness)
 
@@ -531,3 +550,52 @@ def _vmap_transform(in_axes: tuple, out_axes: tuple, batch: int, chunk_size: int
         return tuple(o[0] if a is None else jnp.moveaxis(o, 0, a) for o, a in zip(outs, out_axes))
 
     return transform
+
+
+# -- model ensembling -------------------------------------------------------------------------
+def stack_module_state(models) -> tuple[dict, dict]:
+    """``(params, buffers)``: each model's parameters and buffers stacked along a new dim 0, by
+    name (torch.func.stack_module_state), for ``vmap`` over an ensemble of same-class models.
+
+    Stacked parameters are new leaves, detached from the models, that require grad where the
+    models' parameters do (they must agree per name); buffers are stacked as they are. All
+    models must be of one class and in one mode (train/eval).
+
+    Example::
+
+        >>> import copy
+        >>> models = [nn.Linear(3, 2) for _ in range(4)]
+        >>> params, buffers = fjax.func.stack_module_state(models)
+        >>> params["weight"].shape, params["weight"].is_leaf, params["weight"].requires_grad
+        (fjax.Size([4, 2, 3]), True, True)
+        >>> base = copy.deepcopy(models[0]).to("meta")  # a stateless copy: shapes, no values
+        >>> def fmodel(params, buffers, x):
+        ...     return fjax.func.functional_call(base, (params, buffers), (x,))
+        >>> fjax.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, fjax.ones(5, 3)).shape
+        fjax.Size([4, 5, 2])
+    """
+    from .autograd.grad_mode import no_grad
+    from .dispatch import functions as _ops
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({bool(m.training) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named) -> dict:
+        per_model = [dict(named(m)) for m in models]
+        out = {}
+        for name in per_model[0]:
+            tensors = [d[name] for d in per_model]
+            flags = {bool(t.requires_grad) for t in tensors}
+            if len(flags) != 1:
+                raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+            with no_grad():
+                leaf = _ops.stack(tensors)
+            out[name] = leaf.requires_grad_() if flags == {True} else leaf
+        return out
+
+    return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())

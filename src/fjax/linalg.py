@@ -183,3 +183,14 @@ def _chain(mats, split, i, j):
         return mats[i]
     k = split[i][j]
     return _f.matmul(_chain(mats, split, i, k), _chain(mats, split, k + 1, j))
+
+
+solve_triangular = _f.linalg_solve_triangular
+cholesky_ex = _f.linalg_cholesky_ex
+matrix_power = _f.linalg_matrix_power
+eig = _f.linalg_eig
+eigvals = _f.linalg_eigvals
+cond = _f.linalg_cond
+vander = _f.linalg_vander
+matrix_exp = _f.matrix_exp
+__all__ += ["solve_triangular", "cholesky_ex", "matrix_power", "eig", "eigvals", "cond", "vander", "matrix_exp"]

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._tracing import log_inplace, trace_state
+from .device import _NO_DATA, MetaArray
 from .device import device as _device
 from .device import from_jax as _device_of
 from .errors import OpError
@@ -152,7 +153,9 @@ class Tensor:
             self._derive(base)
             return self._arr
         st, g = self._st, self._geom
-        arr = st.array if g is None else _views.read_storage(st.array, g[2], g[0], g[1])
+        arr = st.array
+        if g is not None:
+            arr = MetaArray(g[0], arr.dtype) if type(arr) is MetaArray else _views.read_storage(arr, g[2], g[0], g[1])
         if self._stop:
             arr = _stop_gradient(arr)
         self._arr, self._gen = arr, st.gen
@@ -167,7 +170,12 @@ class Tensor:
             self._arr = value
             return
         g = self._geom
-        new = value if g is None else _views.write_storage(st.array, value, g[2], g[0], g[1])
+        if g is None:
+            new = value
+        elif type(value) is MetaArray or type(st.array) is MetaArray:
+            new = _meta_write(st.array, value, g)
+        else:
+            new = _views.write_storage(st.array, value, g[2], g[0], g[1])
         if trace_state.depth:
             log_inplace(st, "array", "gen")
             log_inplace(self, "_arr", "_gen")
@@ -324,6 +332,28 @@ class Tensor:
         return self.transpose(-2, -1)
 
     @property
+    def mH(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The last two dimensions swapped and conjugated (batched conjugate transpose)."""
+        return _f().adjoint(self)
+
+    @property
+    def H(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The conjugate transpose of a matrix (0-D or 2-D only, as torch)."""
+        if self.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D")
+        return _f().conj(self) if self.ndim == 0 else _f().adjoint(self)
+
+    @property
+    def real(self) -> "Tensor":
+        """The real part (fjax.real): a copy in fjax, a view in torch."""
+        return _f().real(self)
+
+    @property
+    def imag(self) -> "Tensor":
+        """The imaginary part of a complex tensor (fjax.imag): a copy in fjax, a view in torch."""
+        return _f().imag(self)
+
+    @property
     def ndim(self) -> int:
         return self._data.ndim
 
@@ -340,9 +370,23 @@ class Tensor:
 
     @property
     def device(self) -> _device:
-        if isinstance(self._data, jax.core.Tracer):
+        data = self._data
+        if isinstance(data, jax.core.Tracer):
             return _device("cpu") if jax.default_backend() == "cpu" else _device("cuda", 0)
-        return _device_of(next(iter(self._data.devices())))
+        if type(data) is MetaArray:
+            return _device("meta")
+        return _device_of(next(iter(data.devices())))
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether this tensor is on the meta device: a shape and a dtype, no values.
+
+        Example::
+
+            >>> fjax.empty(2, 3, device="meta").is_meta, fjax.empty(2).is_meta
+            (True, False)
+        """
+        return type(self._data) is MetaArray
 
     @property
     def is_cuda(self) -> bool:
@@ -439,17 +483,26 @@ class Tensor:
         """The values as a NumPy array. A tensor that requires grad gives its values too, as
         OneFlow does (torch raises and asks for ``detach().numpy()``; both give the same array).
         ``force`` is accepted for torch's signature."""
-        return np.asarray(self._data)
+        data = self._data
+        if type(data) is MetaArray:
+            raise TypeError(_META_NUMPY)
+        return np.asarray(data)
 
     def __array__(self, dtype=None, copy=None):
         if copy is False:
             raise ValueError("Tensor.__array__: a jax array cannot be viewed without a copy")
-        return np.array(self._data, dtype=dtype)  # writable, as numpy expects
+        data = self._data
+        if type(data) is MetaArray:
+            raise TypeError(_META_NUMPY)
+        return np.array(data, dtype=dtype)  # writable, as numpy expects
 
     def item(self):
         if self.numel() != 1:
             raise OpError(f"item: a Tensor with {self.numel()} elements cannot be converted to a Python scalar")
-        return np.asarray(self._data).reshape(()).item()
+        data = self._data
+        if type(data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        return np.asarray(data).reshape(()).item()
 
     def tolist(self):
         return np.asarray(self._data).tolist()
@@ -542,7 +595,10 @@ class Tensor:
         if dtype is not None and _dt.to_dtype(dtype) != self.dtype:
             out = _f()._cast(out, dtype=np.dtype(_dt.to_dtype(dtype)))
         if device is not None:
-            dev = _device(device).jax_device()
+            device = _device(device)
+            if device.type == "meta" or type(out._data) is MetaArray:
+                return _to_meta(out, device)
+            dev = device.jax_device()
             if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
                 out = _f()._to_device(out, device=dev)
         return out
@@ -601,6 +657,8 @@ class Tensor:
                 "wrap it in fjax.no_grad() or use an out-of-place op"
             )
         data = self._data
+        if type(data) is MetaArray or type(result._data) is MetaArray:
+            result = _meta_result(data, result)
         if result._data.dtype != data.dtype:
             src, dst = _dt._BY_NP[result._data.dtype], self.dtype
             if _category(src) > _category(dst):
@@ -701,7 +759,48 @@ def _stop_gradient(data):
 
 
 def _copy_array(data):
-    return data if isinstance(data, jax.core.Tracer) else jnp.array(data, copy=True)
+    return data if isinstance(data, (jax.core.Tracer, MetaArray)) else jnp.array(data, copy=True)
+
+
+# -- the meta device --------------------------------------------------------------------------
+_META_NUMPY = (
+    "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+)
+
+
+def _meta_write(storage, value, geom):
+    """A storage after writing ``value`` at ``geom`` where either is meta: meta stays meta (no
+    values to write); values written into a meta storage make it real, zeros elsewhere."""
+    if type(value) is MetaArray:
+        return MetaArray.like(storage)
+    return _views.write_storage(jnp.zeros(storage.shape, storage.dtype), value, geom[2], geom[0], geom[1])
+
+
+def _meta_result(data, result: Tensor) -> Tensor:
+    """The result an in-place op writes where a meta tensor takes part: writes into a meta tensor
+    keep it meta (torch's meta kernels write nothing); a meta result has nothing to write into
+    a tensor with values."""
+    if type(data) is not MetaArray:
+        raise NotImplementedError(_NO_DATA)
+    if type(result._data) is MetaArray:
+        return result
+    return Tensor._wrap(MetaArray.like(result._data))
+
+
+def _to_meta(t: Tensor, device: _device) -> Tensor:
+    """``t.to(device)`` where ``t`` or ``device`` is meta. To meta: a meta tensor of ``t``'s shape
+    and dtype (a leaf; it requires grad where ``t`` does and grad mode is on). From meta to a real
+    device: torch's error, there are no values to copy."""
+    data = t._data
+    if device.type != "meta":
+        raise NotImplementedError(_NO_DATA)
+    if type(data) is MetaArray:
+        return t
+    from .autograd.grad_mode import is_grad_enabled
+
+    out = Tensor._wrap(MetaArray.like(data))
+    out._requires_grad = t._requires_grad and is_grad_enabled()
+    return out
 
 
 def _view_kernel(name: str, base: Tensor, geom: tuple, *src: Tensor) -> Tensor:
@@ -829,8 +928,11 @@ def _as_index_tensor(i):
 
 
 def _repr(t: Tensor) -> str:
-    if isinstance(t._data, jax.core.Tracer):
+    data = t._data
+    if isinstance(data, jax.core.Tracer):
         body = f"<traced {t._data.aval.str_short()}>"
+    elif type(data) is MetaArray:
+        body = f"..., device='meta', size={tuple(data.shape)}"
     else:
         a = np.asarray(t._data)
         if a.dtype == jnp.bfloat16:

@@ -194,3 +194,17 @@ def test_create_graph_replays_compile_once_per_graph():
         same(w.grad, tw.grad, f"penalty gradient, step {step}")
         misses.append(executable.cache_info().misses)
     assert misses[1:] == misses[:1] * 3, f"one compile for the first step's graph, then reuse: {misses}"
+
+
+def test_autocast_selects_the_program():
+    """A program traced under autocast casts; a repeat outside autocast (or the other way)
+    must not reuse it."""
+    w, x = fjax.randn(3, 3), fjax.randn(3)
+
+    def f(x):
+        return w @ x
+
+    for _ in range(2):
+        assert FAF.vjp(f, x, fjax.ones(3))[0].dtype == fjax.float32
+        with fjax.autocast("cpu"):
+            assert FAF.vjp(f, x, fjax.ones(3))[0].dtype == fjax.bfloat16

@@ -197,3 +197,13 @@ SAMPLES.update(
         ],
     }
 )
+
+SAMPLES.update(
+    {
+        "positive": [S((3, 4)), S(I((3,)), **INT)],
+        "rsub": [S((3, 4), (4,)), S((3,), 2.5), S((2, 3), (2, 3), alpha=2.0)],
+        "fill": [S((3, 4), 2.5, _grad=False), S(I((3,)), 7, **INT)],
+        "nextafter": [S((3, 4), (3, 4), _grad=False), S(D((3,), "float64"), D((3,), "float64"), _grad=False)],
+        "frexp": [S((3, 4)), S(F((5,), -100.0, 100.0))],
+    }
+)

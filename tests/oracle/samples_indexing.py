@@ -1,6 +1,6 @@
 """Op-table samples: gather/scatter, index_*, masked_fill and tensor[index]."""
 
-from .spec import B, I, L, S
+from .spec import B, F, I, L, S
 
 
 def _torch_index(arrays, index):
@@ -117,3 +117,29 @@ SAMPLES = {
         S(I((4, 5)), L(), [("slice", 1, None, None)], 3, _torch=_setitem, _grad=False),
     ],
 }
+
+SAMPLES.update(
+    {
+        "scatter_reduce": [
+            S((3, 4), 0, I((5, 4), 0, 3), (5, 4), "sum"),
+            S((3, 4), 1, I((3, 6), 0, 4), (3, 6), "sum", include_self=False),
+            S(
+                F((3, 4), 0.5, 2.0), 0, I((5, 4), 0, 3), F((5, 4), 0.5, 2.0), "prod", _grad=False
+            ),  # JAX: no scatter_mul gradient for repeats
+            S((3, 4), 0, I((5, 4), 0, 3), (5, 4), "mean"),
+            S((3, 4), 0, I((5, 4), 0, 3), (5, 4), "mean", include_self=False),
+            S((3, 4), 0, I((5, 4), 0, 3), (5, 4), "amax"),
+            S((3, 4), 1, I((3, 6), 0, 4), (3, 6), "amin", include_self=False),
+        ],
+        "index_reduce": [
+            S(
+                F((3, 4), 0.5, 2.0), 0, I((5,), 0, 3), F((5, 4), 0.5, 2.0), "prod", _grad=False
+            ),  # JAX: no scatter_mul gradient for repeats
+            S((3, 4), 1, I((6,), 0, 4), (3, 6), "mean"),
+            S((3, 4), 0, I((5,), 0, 3), (5, 4), "amax", include_self=False),
+            S((3, 4), 0, I((5,), 0, 3), (5, 4), "amin"),
+        ],
+        "put": [S((3, 4), I((5,), -12, 12), (5,), _grad=False), S((3, 4), I((5,), 0, 12), (5,), True)],
+        "masked_scatter": [S((3, 4), B((3, 4)), (12,)), S((3, 4), B((4,)), (3, 4))],
+    }
+)

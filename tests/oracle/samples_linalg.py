@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from .spec import F, I, L, S
+from .spec import D, F, I, L, S
 
 
 def _up_to_sign(ours, theirs):
@@ -17,6 +17,12 @@ def _first_close(ours, theirs):
 
 
 # Integer and bool cases do not depend on the float dtype: run them once, without gradients.
+def _sorted_close(ours, theirs):
+    """Eigenvalues of a general matrix come in LAPACK's order, which may differ between builds."""
+    key = lambda w: np.lexsort((np.round(w.imag, 3), np.round(w.real, 3)))  # noqa: E731
+    np.testing.assert_allclose(ours[key(ours)], theirs[key(theirs)], rtol=1e-3, atol=1e-4)
+
+
 INT = {"_grad": False, "_dtypes": ("float32",)}
 
 SAMPLES = {
@@ -170,4 +176,33 @@ SAMPLES = {
     ],
     "linalg_matrix_rank": [S((3, 4), _torch=torch.linalg.matrix_rank, _grad=False)],
     "linalg_vecdot": [S((3, 4), (3, 4), _torch=torch.linalg.vecdot), S((2, 3), (3,), _torch=torch.linalg.vecdot)],
+    # torch.* legacy linear algebra and the rest of torch.linalg
+    "logdet": [S((3, 3)), S(F((2, 3, 3), 0.5, 2.0))],
+    "pinverse": [S((3, 4)), S((2, 4, 3), 1e-3)],
+    "qr": [S((4, 3), _grad=False, _cmp=_up_to_sign), S((3, 4), False, _grad=False, _cmp=_up_to_sign)],
+    "svd": [
+        S((3, 4), _grad=False, _cmp=_up_to_sign),
+        S((4, 3), some=False, _grad=False, _cmp=_up_to_sign),
+        S((2, 3, 4), compute_uv=False, _grad=False),
+    ],
+    "cholesky": [S(F((1, 1), 0.5, 2.0)), S(F((3, 1, 1), 0.5, 2.0), upper=True)],
+    "cholesky_solve": [S((3, 2), F((3, 3), 0.5, 2.0)), S((2, 3, 2), F((3, 3), 0.5, 2.0), upper=True)],
+    "cholesky_inverse": [S(F((3, 3), 0.5, 2.0)), S(F((2, 3, 3), 0.5, 2.0), upper=True)],
+    "triangular_solve": [
+        S((3, 2), F((3, 3), 0.5, 2.0)),
+        S((2, 3, 2), F((3, 3), 0.5, 2.0), upper=False, transpose=True),
+        S((3, 2), F((3, 3), 0.5, 2.0), unitriangular=True),
+    ],
+    "linalg_solve_triangular": [
+        S(F((3, 3), 0.5, 2.0), (3, 2), upper=True, _torch=torch.linalg.solve_triangular),
+        S(F((2, 3, 3), 0.5, 2.0), (2, 3), upper=False, left=False, _torch=torch.linalg.solve_triangular),
+        S(F((3, 3), 0.5, 2.0), (3, 2), upper=False, unitriangular=True, _torch=torch.linalg.solve_triangular),
+    ],
+    "linalg_cholesky_ex": [S(F((1, 1), 0.5, 2.0), _torch=torch.linalg.cholesky_ex)],
+    "linalg_matrix_power": [S((3, 3), 3, _torch=torch.linalg.matrix_power)],
+    "linalg_eig": [S(D(F((3, 3), 0.5, 2.0), "float64"), _torch=torch.linalg.eig, _grad=False, _cmp=_up_to_sign)],
+    "linalg_eigvals": [S((3, 3), _torch=torch.linalg.eigvals, _grad=False, _cmp=_sorted_close)],
+    "linalg_cond": [S((3, 3), _torch=torch.linalg.cond), S((2, 3, 3), "fro", _torch=torch.linalg.cond, _grad=False)],
+    "linalg_vander": [S((4,), _torch=torch.linalg.vander), S((2, 3), N=5, _torch=torch.linalg.vander)],
+    "matrix_exp": [S((3, 3)), S((2, 2, 2))],
 }

@@ -242,3 +242,18 @@ SAMPLES.update(
         ],
     }
 )
+
+SAMPLES.update(
+    {
+        "dist": [S((3, 4), (3, 4)), S((3, 4), (4,), 1), S((5,), (5,), 3.5), S((2, 3), (2, 3), float("inf"))],
+        "quantile": [
+            S((5, 4), 0.3),
+            S((5, 4), 0.6, 0, True),
+            S((3, 6), F((3,), 0.0, 1.0), dim=1, _grad=False),
+            S((7,), 0.5, interpolation="nearest", _grad=False),
+            S((2, 5), 0.25, dim=1, interpolation="lower"),
+        ],
+        "nanquantile": [S((5, 4), 0.3), S((3, 6), 0.75, dim=1, interpolation="midpoint")],
+        "cumulative_trapezoid": [S((3, 5)), S((4, 3), dim=0, dx=0.5), S((2, 4), F((4,), 0.0, 3.0))],
+    }
+)

@@ -139,3 +139,17 @@ SAMPLES.update(
         "block_diag": [S((2, 3), (), (4,)), S(I((2, 2)), (3,), _grad=False), S((1, 1), (2, 2))],
     }
 )
+
+SAMPLES.update(
+    {
+        "broadcast_tensors": [S((3, 1), (4,)), S((2, 1, 3), (), (5, 1))],
+        "reshape_as": [S((2, 6), (3, 4), _torch=lambda a, b: a.reshape_as(b))],
+        "split_with_sizes": [S((5, 3), [2, 3]), S((2, 6), [1, 2, 3], 1)],
+        "unsafe_split": [S((5, 3), 2), S((2, 6), 4, 1)],
+        "unsafe_chunk": [S((5, 3), 2), S((2, 6), 4, 1)],
+        "diagonal_scatter": [S((3, 3), (3,)), S((3, 4), (3,), 1), S((2, 3, 4), (4, 1), -1, 0, 1)],
+        "select_scatter": [S((3, 4), (4,), 0, 1), S((2, 3, 4), (2, 4), 1, -1)],
+        "slice_scatter": [S((5, 3), (2, 3), 0, 1, 3), S((2, 6), (2, 2), 1, 0, 6, 3), S((4,), (4,))],
+        "combinations": [S((4,)), S((4,), 3), S((3,), 2, True), S(I((4,)), 1, _grad=False, _dtypes=("float32",))],
+    }
+)

@@ -79,4 +79,10 @@ SAMPLES = {
         S(I((3, 4), 1, 6), F((3, 4), 0.1, 8.0), _torch=SP.gammaincc),
         S(F((5,), 0.5, 5.0), F((5,), 0.1, 8.0), _torch=SP.gammaincc, _grad=False),
     ],
+    # torch.* aliases of torch.special functions
+    "i0": [S((3, 4)), S(I((4,), -3, 3), **INT)],
+    "polygamma": [S(1, F((3, 4), 0.1, 4.0)), S(3, F((5,), 0.5, 5.0))],
+    "mvlgamma": [S(F((3, 4), 1.6, 5.0), 3), S(F((5,), 0.1, 4.0), p=1)],
+    "igamma": [S(I((3, 4), 1, 6), F((3, 4), 0.1, 8.0)), S(F((5,), 0.5, 5.0), F((5,), 0.1, 8.0), _grad=False)],
+    "igammac": [S(I((3, 4), 1, 6), F((3, 4), 0.1, 8.0)), S(F((5,), 0.5, 5.0), F((5,), 0.1, 8.0), _grad=False)],
 }

@@ -47,3 +47,20 @@ SAMPLES = {
         S((3, 4), (4, 3), None, None, 0, **_geometry((3, 4), (4, 3), (1, 4)), _torch=_as_strided_scatter),
     ],
 }
+
+SAMPLES.update(
+    {
+        "expand_copy": [S((3, 1), [2, 3, 4])],
+        "permute_copy": [S((2, 3, 4), [2, 0, 1])],
+        "diagonal_copy": [S((3, 4)), S((2, 3, 4), 1, 1, 2)],
+        "alias_copy": [S((3, 4))],
+        "narrow_copy": [S((5, 3), 0, 1, 3)],
+        "split_with_sizes_copy": [S((5, 3), [2, 3])],
+        "unbind_copy": [S((3, 4)), S((3, 4), 1)],
+        "unfold_copy": [S((7,), 0, 3, 2)],
+        "squeeze_copy": [S((3, 1, 4)), S((3, 1, 4), 1)],
+        "unsqueeze_copy": [S((3, 4), 1)],
+        "transpose_copy": [S((2, 3, 4), 0, 2)],
+        "t_copy": [S((3, 4))],
+    }
+)

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from typing import Callable, Hashable, NamedTuple, Sequence
 
 from .._tracing import trace_state
+from ..amp import _state as _amp
 from ..tensor import Tensor
 from . import executable, guards, program
 from .program import Program
@@ -38,8 +39,13 @@ class Traced(NamedTuple):
 
 
 def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side: Callable[[], object]) -> Traced:
-    """Step 1: the program of the function(s) in ``roots`` (see ``guards.trace``)."""
-    return Traced(*guards.trace(roots, static, do_trace, side), roots)
+    """Step 1: the program of the function(s) in ``roots`` (see ``guards.trace``); autocast's
+    settings select the program too (a program traced under autocast casts)."""
+    return Traced(*guards.trace(roots, (static, _amp_key()), do_trace, side), roots)
+
+
+def _amp_key() -> tuple:
+    return _amp.key() if _amp.flag.on else ()
 
 
 def finish(
@@ -109,15 +115,18 @@ class Repeat:
     an unreachable tape node, nothing else.
     """
 
-    __slots__ = ("name", "func", "template", "avals", "traced", "entry", "record", "post")
+    __slots__ = ("name", "func", "template", "avals", "traced", "entry", "record", "post", "amp")
 
     def __init__(self, name, func, template, avals, traced, entry, record, post):
         self.name, self.func, self.template, self.avals = name, func, template, avals
         self.traced, self.entry, self.record, self.post = traced, entry, record, post
+        self.amp = _amp_key()
 
     def __call__(self, func, parts: tuple):
         if func is not self.func or trace_state.depth:
             return None
+        if (_amp.flag.on or self.amp) and _amp_key() != self.amp:
+            return None  # traced under other autocast settings
         tensors: list = []
         if not _match(self.template, parts, tensors):
             return None

@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tracing import modules_changed
+from ..amp import _state as _amp
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
@@ -118,7 +119,7 @@ class Executables:
     def config_key(self) -> tuple:
         """The config settings that select the compiled step (part of the signature)."""
         cfg = self.graph.config
-        return (cfg.amp_dtype, cfg.grad_acc_steps, id(cfg.mesh))
+        return (cfg.amp_dtype, cfg.grad_acc_steps, id(cfg.mesh), _amp.key() if _amp.flag.on else ())
 
     def training_modes(self) -> tuple:
         """Every submodule's ``training`` flag (part of the signature), recomputed only after a

@@ -384,10 +384,11 @@ class Module:
         return self
 
     # -- conversion ---------------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        """Convert every parameter (in place, keeping the object), its grad and every buffer."""
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """Convert every parameter (in place, keeping the object), its grad and every buffer
+        (of this module only unless ``recurse``)."""
         with no_grad():
-            for module in self.modules():
+            for module in self.modules() if recurse else (self,):
                 for p in module._parameters.values():
                     if p is None:
                         continue
@@ -459,6 +460,28 @@ class Module:
             return t if device is None else t.to(device)
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Move parameters and buffers to ``device`` without copying their values (torch's
+        ``to_empty``): typically to give a module built on the ``meta`` device real storage.
+
+        The new values are uninitialised in torch; fjax fills them with zeros (see ``fjax.empty``).
+        Parameters stay the same objects (and keep ``requires_grad``). ``recurse=False`` moves
+        this module's own parameters and buffers only.
+
+        Example::
+
+            >>> m = nn.Linear(3, 2, device="meta")
+            >>> m.weight.is_meta
+            True
+            >>> m.to_empty(device="cpu").weight.is_meta, m.weight.shape
+            (False, fjax.Size([2, 3]))
+        """
+        from ..creation import empty_like
+
+        if isinstance(device, int) and not isinstance(device, bool):
+            device = _device("cuda", device)
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def _cast(self, dtype) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     activation,
     compare,
+    complex,
     conv,
     convert,
     dynamic,

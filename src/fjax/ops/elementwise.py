@@ -818,3 +818,83 @@ def ldexp(input, other):
         dt = np.dtype(np.float32)
     wide = jnp.promote_types(dt, jnp.float32)  # 2 ** other in at least float32, as torch's pow(2.0, other)
     return (jnp.asarray(input, wide) * jnp.exp2(jnp.asarray(other, wide))).astype(dt)
+
+
+# ----------------------------------------------------------------------------- torch.* additions
+
+
+@defop(linear=True)
+def positive(input):
+    """``+input``: the tensor's values unchanged (a bool tensor raises, as torch).
+
+    Example::
+
+        >>> fjax.positive(fjax.tensor([-1.0, 2.0]))
+        tensor([-1.,  2.], dtype=fjax.float32)
+    """
+    if input.dtype == jnp.bool_:
+        raise TypeError("positive: the `+` operator on a bool tensor is not supported")
+    return input
+
+
+@defop(linear=True, method=False)
+def rsub(input, other, alpha=1):
+    """Reversed subtraction ``other - alpha * input``, with the broadcasting and dtype promotion of ``sub``.
+
+    Example::
+
+        >>> fjax.rsub(fjax.tensor([1.0, 2.0]), 10.0)
+        tensor([9., 8.], dtype=fjax.float32)
+    """
+    input, other = promote(input, other)
+    return other - _scale("rsub", input, alpha)
+
+
+@defop(method=False)
+def fill(input, value):
+    """A tensor of ``input``'s shape and dtype filled with ``value`` (a number or a 0-d tensor).
+
+    Example::
+
+        >>> fjax.fill(fjax.zeros(2), 3.0)
+        tensor([3., 3.], dtype=fjax.float32)
+    """
+    value = jnp.asarray(value)
+    if value.ndim != 0:
+        raise ValueError(f"fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+    return jnp.broadcast_to(value.astype(input.dtype), input.shape)
+
+
+@defop()
+def nextafter(input, other):
+    """The next floating point value after ``input`` towards ``other``, elementwise.
+
+    Example::
+
+        >>> fjax.nextafter(fjax.tensor([1.0], dtype=fjax.float64), fjax.tensor([2.0], dtype=fjax.float64)) - 1
+        tensor([2.2204e-16], dtype=fjax.float64)
+    """
+    input, other = promote(input, other)
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise TypeError(f"nextafter: expected floating point tensors, got {input.dtype}")
+    # torch has no derivative, but its result requires grad
+    return jnp.nextafter(lax.stop_gradient(input), lax.stop_gradient(other))
+
+
+@defop(returns=("mantissa", "exponent"), method=False)
+def frexp(input):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` (0 for 0);
+    the exponent is int32.
+
+    Example::
+
+        >>> fjax.frexp(fjax.tensor([8.0, 0.75]))
+        fjax.return_types.frexp(
+        mantissa=tensor([0.5000, 0.7500], dtype=fjax.float32),
+        exponent=tensor([4, 0], dtype=fjax.int32))
+    """
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise TypeError(f"frexp: only floating point tensors are supported, got {input.dtype}")
+    mantissa, exponent = jnp.frexp(lax.stop_gradient(input))
+    scale = lax.stop_gradient(mantissa / jnp.where(input == 0, jnp.ones_like(input), input))
+    return input * scale + lax.stop_gradient(mantissa - input * scale), exponent.astype(jnp.int32)

@@ -521,3 +521,133 @@ def setitem(input, arrays, index, value):
     where = _torch_get(jnp.arange(input.size).reshape(input.shape), entries)
     value = jnp.broadcast_to(value, where.shape).reshape(-1)
     return input.reshape(-1).at[where.reshape(-1)].set(value).reshape(input.shape)
+
+
+# ----------------------------------------------------------------------------- reducing scatters
+
+_SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _reduce_into(name, x, where, src, reduce, include_self):
+    """``x`` with ``src`` reduced into the positions ``where`` (an ``.at[]`` index) by ``reduce``; without
+    ``include_self`` the positions hit start from the reduction's identity instead of ``x``."""
+    if reduce not in _SCATTER_REDUCES:
+        raise ValueError(f"{name}: reduce must be one of {_SCATTER_REDUCES}, got {reduce!r}")
+    src = src.astype(x.dtype)
+    hit = jnp.zeros(x.shape, jnp.bool_).at[where].set(True)
+    if reduce in ("sum", "mean"):
+        base = x if include_self else jnp.where(hit, jnp.zeros_like(x), x)
+        out = base.at[where].add(src)
+        if reduce == "mean":
+            count = jnp.zeros(x.shape, x.dtype).at[where].add(jnp.ones_like(src))
+            count = count + (1 if include_self else 0)
+            count = jnp.where(count == 0, jnp.ones_like(count), count)
+            if jnp.issubdtype(x.dtype, jnp.inexact):
+                out = out / count
+            else:
+                out = jnp.floor_divide(out, count)
+            out = jnp.where(hit, out, x)
+        return out
+    if reduce == "prod":
+        base = x if include_self else jnp.where(hit, jnp.ones_like(x), x)
+        return base.at[where].multiply(src)
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        identity = -jnp.inf if reduce == "amax" else jnp.inf
+    else:
+        info = jnp.iinfo(x.dtype) if x.dtype != jnp.bool_ else None
+        identity = (info.min if reduce == "amax" else info.max) if info else (reduce == "amin")
+    base = x if include_self else jnp.where(hit, jnp.full_like(x, identity), x)
+    ref = base.at[where]
+    return ref.max(src) if reduce == "amax" else ref.min(src)
+
+
+@defop(static=("dim", "reduce", "include_self"), check=_checker("scatter_reduce", IndexOutOfRange))
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """A copy of ``input`` with ``src`` reduced in at the positions ``index`` names along ``dim`` (as
+    ``scatter``): ``reduce`` is ``'sum'``, ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'``; with
+    ``include_self=False`` the positions hit ignore ``input``'s own value.
+
+    Example::
+
+        >>> x = fjax.tensor([1.0, 2.0, 3.0])
+        >>> x.scatter_reduce(0, fjax.tensor([0, 0, 2]), fjax.tensor([5.0, 7.0, 1.0]), "amax")
+        tensor([7., 2., 3.], dtype=fjax.float32)
+        >>> x.scatter_reduce(0, fjax.tensor([0, 0]), fjax.tensor([5.0, 7.0]), "mean", include_self=False)
+        tensor([6., 2., 3.], dtype=fjax.float32)
+    """
+    index = _int_index("scatter_reduce", index)
+    d = _wrap("scatter_reduce", dim, input.ndim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    idx = index.reshape(1) if index.ndim == 0 else index
+    _check_like("scatter_reduce", idx, x, "input", d)
+    src = src.reshape(1) if src.ndim == 0 else src
+    _check_like("scatter_reduce", idx, src, "src", d)
+    src = src[tuple(slice(0, n) for n in idx.shape)]
+    return _reduce_into("scatter_reduce", x, _coords(idx, d), src, reduce, include_self).reshape(input.shape)
+
+
+@defop(static=("dim", "reduce", "include_self"), check=_checker("index_reduce", IndexOutOfRange))
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """A copy of ``input`` with slice ``k`` of ``source`` reduced into position ``index[k]`` along ``dim``:
+    ``reduce`` is ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'``; with ``include_self=False`` the positions
+    hit ignore ``input``'s own value.
+
+    Example::
+
+        >>> fjax.ones(3).index_reduce(0, fjax.tensor([0, 0, 2]), fjax.tensor([2.0, 3.0, 4.0]), "prod")
+        tensor([6., 1., 4.], dtype=fjax.float32)
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise ValueError(f"index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', got {reduce!r}")
+    d, idx = _dim_index("index_reduce", input, dim, index)
+    x = input.reshape(1) if input.ndim == 0 else input
+    shape = x.shape[:d] + idx.shape + x.shape[d + 1 :]
+    if source.shape != shape and not (source.ndim == 0 and shape == (1,)):
+        raise ValueError(f"index_reduce: expected source of shape {shape}, got {source.shape}")
+    where = (slice(None),) * d + (idx,)
+    return _reduce_into("index_reduce", x, where, source.reshape(shape), reduce, include_self).reshape(input.shape)
+
+
+@defop(static=("accumulate",), method=False, check=lambda input, index, *a, **k: _check_take(input, index))
+def put(input, index, source, accumulate=False):
+    """A copy of ``input`` with ``source``'s elements written (or, with ``accumulate``, added) at the flat
+    positions ``index`` (negative ones count from the end), as if ``input`` were 1-D.
+
+    Example::
+
+        >>> fjax.put(fjax.zeros(2, 2), fjax.tensor([0, 3]), fjax.tensor([1.0, 2.0]))
+        tensor([[1., 0.],
+                [0., 2.]], dtype=fjax.float32)
+    """
+    index = _int_index("put", index)
+    if index.size != source.size:
+        raise ValueError(f"put: index has {index.size} elements, source {source.size}")
+    flat = input.reshape(-1)
+    i = index.reshape(-1)
+    i = jnp.where(i < 0, i + flat.shape[0], i)
+    src = source.reshape(-1).astype(input.dtype)
+    out = flat.at[i].add(src) if accumulate else flat.at[i].set(src)
+    return out.reshape(input.shape)
+
+
+@defop(method=False)
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` (broadcast with ``mask``) where the positions of ``mask`` that are True take the
+    elements of ``source`` in row-major order.
+
+    Example::
+
+        >>> mask = fjax.tensor([True, False, True])
+        >>> fjax.masked_scatter(fjax.zeros(3), mask, fjax.tensor([1.0, 2.0, 3.0]))
+        tensor([1., 0., 2.], dtype=fjax.float32)
+    """
+    if mask.dtype != jnp.bool_:
+        raise TypeError(f"masked_scatter: expected a bool mask, got {mask.dtype}")
+    x, m = jnp.broadcast_arrays(input, mask)
+    flat_m = m.reshape(-1)
+    pos = jnp.cumsum(flat_m) - 1
+    src = source.reshape(-1).astype(x.dtype)
+    if src.size == 0:
+        return x
+    vals = src[jnp.clip(pos, 0, src.size - 1)]
+    return jnp.where(flat_m, vals, x.reshape(-1)).reshape(x.shape)

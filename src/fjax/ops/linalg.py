@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -1071,3 +1073,331 @@ def linalg_vecdot(x, y, *, dim=-1):
     if not -len(shape) <= dim < max(len(shape), 1) or not shape:
         raise ValueError(f"linalg.vecdot: dim {dim} is out of range for shapes {x.shape} and {y.shape}")
     return jnp.sum(jnp.conj(x) * y, axis=dim)
+
+
+# -- torch.* legacy linear algebra and the rest of torch.linalg ---------------------------------
+
+
+def _bcast_batch(a, b):
+    """``a`` and ``b`` with their batch dims (all but the last two) broadcast together."""
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return jnp.broadcast_to(a, batch + a.shape[-2:]), jnp.broadcast_to(b, batch + b.shape[-2:])
+
+
+def _tri_solve(A, B, *, lower, left=True, trans=False, unit=False):
+    """``op(A) X = B`` (``left``) or ``X op(A) = B`` for triangular ``A``; ``op`` transposes when ``trans``."""
+    A, B = promote(A, B)
+    A, B = _bcast_batch(A, B)
+    return jax.lax.linalg.triangular_solve(
+        A, B, left_side=left, lower=lower, transpose_a=trans, conjugate_a=False, unit_diagonal=unit
+    )
+
+
+@defop()
+def logdet(input):
+    """The log of the determinant of each square matrix: NaN for a negative determinant of a real
+    matrix, ``-inf`` for a singular one.
+
+    Example::
+
+        >>> fjax.logdet(fjax.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        tensor(1.7918, dtype=fjax.float32)
+    """
+    _matrix("logdet", input, square=True)
+    sign, logabs = jnp.linalg.slogdet(input)
+    if jnp.issubdtype(input.dtype, jnp.complexfloating):
+        return jnp.log(sign) + logabs.astype(input.dtype)
+    return jnp.where(sign < 0, jnp.asarray(jnp.nan, logabs.dtype), logabs)
+
+
+@defop()
+def pinverse(input, rcond=1e-15):
+    """The Moore-Penrose pseudo-inverse, singular values below ``rcond`` times the largest dropped
+    (``fjax.linalg.pinv`` with ``rtol=rcond``).
+
+    Example::
+
+        >>> fjax.pinverse(fjax.tensor([[2.0, 0.0], [0.0, 0.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]], dtype=fjax.float32)
+    """
+    return linalg_pinv(input, rtol=rcond)
+
+
+@defop(static=("some",), returns=("Q", "R"))
+def qr(input, some=True):
+    """``input = Q @ R`` (``fjax.linalg.qr``): the reduced factors when ``some``, else the complete ones.
+
+    Example::
+
+        >>> Q, R = fjax.qr(fjax.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        >>> (Q @ R).abs()
+        tensor([[2., 0.],
+                [0., 3.]], dtype=fjax.float32)
+    """
+    return linalg_qr(input, "reduced" if some else "complete")
+
+
+@defop(static=("some", "compute_uv"), returns=("U", "S", "V"))
+def svd(input, some=True, compute_uv=True):
+    """``input = U @ diag(S) @ V.mH`` (torch's legacy ``svd``: ``V``, not ``Vh``); ``some=False`` gives the
+    complete factors; ``compute_uv=False`` gives zero-filled ``U`` (m x m) and ``V`` (n x n).
+
+    Example::
+
+        >>> fjax.svd(fjax.tensor([[3.0, 0.0], [0.0, -4.0]])).S
+        tensor([4., 3.], dtype=fjax.float32)
+    """
+    _matrix("svd", input)
+    m, n = input.shape[-2:]
+    if not compute_uv:
+        S = jnp.linalg.svd(input, compute_uv=False)
+        batch = input.shape[:-2]
+        return jnp.zeros(batch + (m, m), input.dtype), S, jnp.zeros(batch + (n, n), input.dtype)
+    U, S, Vh = linalg_svd(input, full_matrices=not some)
+    return U, S, _mH(Vh)
+
+
+@defop(static=("upper",), check=_check_positive_definite)
+def cholesky(input, upper=False):
+    """The Cholesky factor of Hermitian positive-definite matrices (``fjax.linalg.cholesky``): lower
+    triangular ``L`` with ``input = L @ L.mH``, or ``U = L.mH`` when ``upper``.
+
+    Example::
+
+        >>> fjax.cholesky(fjax.tensor([[4.0, 2.0], [2.0, 2.0]]))
+        tensor([[2., 0.],
+                [1., 1.]], dtype=fjax.float32)
+    """
+    return linalg_cholesky(input, upper=upper)
+
+
+@defop(static=("upper",), method=False)
+def cholesky_solve(B, L, upper=False):
+    """The solution ``X`` of ``A @ X = B`` given the Cholesky factor of ``A``: lower ``L`` (``A = L @ L.mH``)
+    or, when ``upper``, ``U`` (``A = U.mH @ U``). Batch dims broadcast.
+
+    Example::
+
+        >>> L = fjax.tensor([[2.0, 0.0], [1.0, 1.0]])
+        >>> fjax.cholesky_solve(fjax.tensor([[4.0], [2.0]]), L)
+        tensor([[1.],
+                [0.]], dtype=fjax.float32)
+    """
+    _matrix("cholesky_solve", B)
+    _matrix("cholesky_solve", L, square=True)
+    L, B = promote(L, B)
+    L, B = _bcast_batch(L, B)
+    return _cholesky_solve(B, L, upper)
+
+
+def _cholesky_solve_fwd_only(B, L, upper):
+    if upper:
+        L = _mH(L)
+    Y = _tri_solve(L, B, lower=True)
+    return _tri_solve(_mH(L), Y, lower=False)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _cholesky_solve(B, L, upper):
+    """The solve reads one triangle of ``L``; its gradient is torch's, ``-(G X^H + X G^H) L`` with the
+    whole ``L`` (``G`` the solve of the incoming gradient), as if ``A = L @ L.mH`` of the full matrix."""
+    return _cholesky_solve_fwd_only(B, L, upper)
+
+
+def _cholesky_solve_fwd(B, L, upper):
+    X = _cholesky_solve_fwd_only(B, L, upper)
+    return X, (L, X)
+
+
+def _cholesky_solve_bwd(upper, res, g):
+    L, X = res
+    G = _cholesky_solve_fwd_only(g, L, upper)
+    common = G @ _mH(X) + X @ _mH(G)
+    return G, -(L @ common if upper else common @ L)
+
+
+_cholesky_solve.defvjp(_cholesky_solve_fwd, _cholesky_solve_bwd)
+
+
+@defop(static=("upper",))
+def cholesky_inverse(L, upper=False):
+    """The inverse of ``A`` given its Cholesky factor: lower ``L`` (``A = L @ L.mH``) or, when ``upper``,
+    ``U`` (``A = U.mH @ U``).
+
+    Example::
+
+        >>> fjax.cholesky_inverse(fjax.tensor([[2.0, 0.0], [0.0, 1.0]]))
+        tensor([[0.2500, 0.0000],
+                [0.0000, 1.0000]], dtype=fjax.float32)
+    """
+    _matrix("cholesky_inverse", L, square=True)
+    eye = jnp.broadcast_to(jnp.eye(L.shape[-1], dtype=L.dtype), L.shape)
+    return cholesky_solve(eye, L, upper)
+
+
+@defop(static=("upper", "transpose", "unitriangular"), returns=("solution", "cloned_coefficient"))
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``(X, A)`` with ``X`` solving ``A @ X = b`` (``A.mT @ X = b`` when ``transpose``) for triangular ``A``,
+    read from its ``upper`` or lower triangle (a unit diagonal assumed when ``unitriangular``).
+
+    Example::
+
+        >>> A = fjax.tensor([[2.0, 1.0], [0.0, 1.0]])
+        >>> fjax.triangular_solve(fjax.tensor([[3.0], [1.0]]), A).solution
+        tensor([[1.],
+                [1.]], dtype=fjax.float32)
+    """
+    _matrix("triangular_solve", A, square=True)
+    _matrix("triangular_solve", b)
+    tri = jnp.triu(A) if upper else jnp.tril(A)
+    X = _tri_solve(tri, b, lower=not upper, trans=transpose, unit=unitriangular)
+    coef = jnp.broadcast_to(A, X.shape[:-2] + A.shape[-2:])
+    return X, coef
+
+
+@defop(static=("upper", "left", "unitriangular"), method=False)
+def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` when not ``left``) for triangular ``A``, read from
+    its ``upper`` or lower triangle (a unit diagonal assumed when ``unitriangular``). Batch dims broadcast.
+
+    Example::
+
+        >>> A = fjax.tensor([[2.0, 1.0], [0.0, 1.0]])
+        >>> fjax.linalg.solve_triangular(A, fjax.tensor([[3.0], [1.0]]), upper=True)
+        tensor([[1.],
+                [1.]], dtype=fjax.float32)
+    """
+    _matrix("linalg.solve_triangular", A, square=True)
+    _matrix("linalg.solve_triangular", B)
+    tri = jnp.triu(A) if upper else jnp.tril(A)
+    return _tri_solve(tri, B, lower=not upper, left=left, unit=unitriangular)
+
+
+@defop(static=("upper", "check_errors"), method=False, returns=("L", "info"))
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
+    """``(L, info)``: the Cholesky factor (``fjax.linalg.cholesky``) and, per matrix, 0 on success or the
+    (1-based) order of a leading minor that is not positive-definite. Raises only when ``check_errors``.
+
+    Example::
+
+        >>> fjax.linalg.cholesky_ex(fjax.tensor([[4.0, 2.0], [2.0, 2.0]])).info
+        tensor(0, dtype=fjax.int32)
+    """
+    _matrix("linalg.cholesky_ex", A, square=True)
+    if check_errors:
+        _check_positive_definite(A, upper=upper)
+    L = jnp.linalg.cholesky(_hermitian_from(A, "U" if upper else "L"))
+    bad = jnp.isnan(jnp.real(jnp.diagonal(L, axis1=-2, axis2=-1)))
+    if A.shape[-1] == 0:
+        info = jnp.zeros(A.shape[:-2], jnp.int32)
+    else:
+        info = jnp.where(bad.any(-1), jnp.argmax(bad, -1) + 1, 0).astype(jnp.int32)
+    return (_mH(L) if upper else L), info
+
+
+@defop(static=("n",), method=False)
+def linalg_matrix_power(A, n):
+    """``A`` multiplied by itself ``n`` times (``fjax.matrix_power``): the identity for 0, the inverse's
+    power for a negative ``n``.
+
+    Example::
+
+        >>> fjax.linalg.matrix_power(fjax.tensor([[1.0, 1.0], [0.0, 1.0]]), 2)
+        tensor([[1., 2.],
+                [0., 1.]], dtype=fjax.float32)
+    """
+    return matrix_power(A, n)
+
+
+def _complex_of(x):
+    return jnp.complex128 if x.dtype in (jnp.float64, jnp.complex128) else jnp.complex64
+
+
+@defop(method=False, returns=("eigenvalues", "eigenvectors"))
+def linalg_eig(A):
+    """Eigenvalues and (unit-norm, column) eigenvectors of general square matrices, complex even for a
+    real input (LAPACK geev, as torch's CPU kernel). Eigenvectors are unique only up to a phase.
+
+    Example::
+
+        >>> fjax.linalg.eig(fjax.tensor([[2.0, 0.0], [0.0, 3.0]])).eigenvalues
+        tensor([2.+0.j, 3.+0.j], dtype=fjax.complex64)
+    """
+    _matrix("linalg.eig", A, square=True)
+    if A.shape[-1] == 0:
+        return jnp.zeros(A.shape[:-1], _complex_of(A)), jnp.zeros(A.shape, _complex_of(A))
+    w, v = jax.lax.linalg.eig(A, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    return w.astype(_complex_of(A)), v.astype(_complex_of(A))
+
+
+@defop(method=False)
+def linalg_eigvals(A):
+    """The eigenvalues of general square matrices, complex even for a real input.
+
+    Example::
+
+        >>> fjax.linalg.eigvals(fjax.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        tensor([2.+0.j, 3.+0.j], dtype=fjax.complex64)
+    """
+    _matrix("linalg.eigvals", A, square=True)
+    if A.shape[-1] == 0:
+        return jnp.zeros(A.shape[:-1], _complex_of(A))
+    return jnp.linalg.eigvals(A).astype(_complex_of(A))
+
+
+@defop(static=("p",), method=False)
+def linalg_cond(A, p=None):
+    """The condition number of each matrix in the norm ``p``: for None/2/-2 the ratio of the largest and
+    smallest singular values (inverted for -2), else ``norm(A, p) * norm(inv(A), p)``.
+
+    Example::
+
+        >>> fjax.linalg.cond(fjax.tensor([[2.0, 0.0], [0.0, 0.5]]))
+        tensor(4., dtype=fjax.float32)
+    """
+    _matrix("linalg.cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        S = jnp.linalg.svd(A, compute_uv=False)
+        out = S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
+        return out
+    return linalg_matrix_norm(A, p) * linalg_matrix_norm(jnp.linalg.inv(A), p)
+
+
+@defop(static=("N",), method=False)
+def linalg_vander(x, N=None):
+    """The Vandermonde matrix of ``x`` along a new last dim: ``x ** 0, x ** 1, ..., x ** (N - 1)``
+    (``N`` defaults to ``x``'s last dim).
+
+    Example::
+
+        >>> fjax.linalg.vander(fjax.tensor([1.0, 2.0, 3.0]))
+        tensor([[1., 1., 1.],
+                [1., 2., 4.],
+                [1., 3., 9.]], dtype=fjax.float32)
+    """
+    x = x.reshape(1) if x.ndim == 0 else x  # torch: a 0-d x is one point
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise ValueError(f"linalg.vander: N must be greater than 1, got {n}")
+    x = x.astype(jnp.int64) if x.dtype == jnp.bool_ else x
+    rep = jnp.broadcast_to(x[..., None], x.shape + (n - 1,))
+    return jnp.concatenate([jnp.ones(x.shape + (1,), x.dtype), jnp.cumprod(rep, axis=-1)], axis=-1)
+
+
+@defop()
+def matrix_exp(A):
+    """The matrix exponential ``sum_k A^k / k!`` of each square matrix.
+
+    Example::
+
+        >>> fjax.matrix_exp(fjax.tensor([[0.0, 0.0], [0.0, 1.0]]))
+        tensor([[1.0000, 0.0000],
+                [0.0000, 2.7183]], dtype=fjax.float32)
+    """
+    _matrix("matrix_exp", A, square=True)
+    import jax.scipy.linalg as jsl
+
+    if A.dtype == jnp.float32 and jax.config.jax_enable_x64:  # JAX's float32 Pade is ~1e-3 off at large norms
+        return jsl.expm(A.astype(jnp.float64)).astype(A.dtype)
+    return jsl.expm(A)

@@ -1119,3 +1119,106 @@ def renorm(input, p, dim, maxnorm):
     norm = _vector_norm(input, p, axes, True)
     factor = jnp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return input * factor.astype(input.dtype)
+
+
+# ----------------------------------------------------------------------------- torch.* additions
+
+
+@defop(static=("p",))
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast together) over all elements.
+
+    Example::
+
+        >>> fjax.dist(fjax.tensor([0.0, 0.0]), fjax.tensor([3.0, 4.0]))
+        tensor(5., dtype=fjax.float32)
+    """
+    from ._promote import promote
+    from .linalg import linalg_vector_norm
+
+    x, y = promote(input, other)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise TypeError(f"dist: expected floating point tensors, got {x.dtype}")
+    d = x - y
+    p = float(p)
+    if p == 2:  # torch's gradient at d = 0 is 0, not NaN
+        sq = jnp.sum(jnp.real(d * jnp.conj(d)))
+        safe = jnp.where(sq == 0, jnp.ones_like(sq), sq)
+        return jnp.where(sq == 0, jnp.zeros_like(sq), jnp.sqrt(safe))
+    return linalg_vector_norm(d, p)
+
+
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, nan):
+    if interpolation not in _QUANTILE_MODES:
+        raise ValueError(f"{name}: interpolation must be one of {_QUANTILE_MODES}, got {interpolation!r}")
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        raise TypeError(f"{name}: input must be a float tensor, got {input.dtype}")
+    q = jnp.asarray(q)
+    if q.ndim > 1:
+        raise ValueError(f"{name}: q must be a scalar or a 1-D tensor, got shape {q.shape}")
+    q = q.astype(input.dtype)
+    axis = None if dim is None else _wrap(name, dim, input.ndim)
+    x = input
+    if input.ndim == 0:  # one element: the result has no dim of its own
+        x, axis = input.reshape(1), None if keepdim else 0
+    fn = jnp.nanquantile if nan else jnp.quantile
+    return fn(x, q, axis=axis, keepdims=keepdim, method=interpolation).astype(input.dtype)
+
+
+@defop(static=("dim", "keepdim", "interpolation"))
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-th quantiles (``q`` a number or a 1-D tensor in [0, 1]) of ``input`` along ``dim`` (all
+    elements when None), interpolated by ``interpolation``; a 1-D ``q`` adds a leading dim. NaN propagates.
+
+    Example::
+
+        >>> fjax.quantile(fjax.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
+        tensor(2.5000, dtype=fjax.float32)
+    """
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+@defop(static=("dim", "keepdim", "interpolation"))
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaNs (a slice of only NaNs gives NaN).
+
+    Example::
+
+        >>> fjax.nanquantile(fjax.tensor([1.0, float("nan"), 3.0]), 0.5)
+        tensor(2., dtype=fjax.float32)
+    """
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+@defop(static=("dim",), method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal-rule integral of ``y`` along ``dim`` (one element shorter than ``y`` there), at
+    the sample points ``x`` or at points ``dx`` apart (default 1).
+
+    Example::
+
+        >>> fjax.cumulative_trapezoid(fjax.tensor([1.0, 2.0, 5.0]))
+        tensor([1.5000, 5.0000], dtype=fjax.float32)
+    """
+    if x is not None and dx is not None:
+        raise ValueError("cumulative_trapezoid: pass either x or dx, not both")
+    if y.ndim == 0:
+        raise ValueError("cumulative_trapezoid: expected y with at least one dim")
+    axis = _wrap("cumulative_trapezoid", dim, y.ndim)
+    n = y.shape[axis]
+    dt = result_type(y) if x is None else result_type(y, x)
+    y = jnp.asarray(y, dt if jnp.issubdtype(dt, jnp.inexact) else np.dtype(np.float32))
+    pairs = lax.slice_in_dim(y, 1, n, axis=axis) + lax.slice_in_dim(y, 0, max(n - 1, 0), axis=axis)
+    if x is None:
+        return jnp.cumsum(pairs, axis=axis) * (0.5 * (1 if dx is None else dx))
+    x = jnp.asarray(x, y.dtype)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise ValueError(f"cumulative_trapezoid: x has {x.shape[0]} points, y has {n} along dim {dim}")
+        x = x.reshape((1,) * axis + (n,) + (1,) * (y.ndim - axis - 1))
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+    return jnp.cumsum(jnp.diff(x, axis=axis) * pairs, axis=axis) / 2

@@ -1209,3 +1209,158 @@ def block_diag(*tensors):
         out = out.at[r : r + t.shape[0], c : c + t.shape[1]].set(t)
         r, c = r + t.shape[0], c + t.shape[1]
     return out
+
+
+# ----------------------------------------------------------------------------- torch.* additions
+
+
+@defop(linear=True, method=False)
+def broadcast_tensors(*tensors):
+    """The tensors broadcast to their common shape, as a tuple (torch returns views; fjax copies).
+
+    Example::
+
+        >>> a, b = fjax.broadcast_tensors(fjax.tensor([[1], [2]]), fjax.tensor([3, 4, 5]))
+        >>> a.shape, b.shape
+        (fjax.Size([2, 3]), fjax.Size([2, 3]))
+    """
+    return tuple(jnp.broadcast_arrays(*tensors))
+
+
+@defop(linear=True)
+def reshape_as(input, other):
+    """``input.reshape(other.size())``.
+
+    Example::
+
+        >>> fjax.arange(6).reshape_as(fjax.zeros(2, 3)).shape
+        fjax.Size([2, 3])
+    """
+    return jnp.reshape(input, other.shape)
+
+
+@defop(static=("split_size_or_sections", "dim"), linear=True)
+def split_with_sizes(tensor, split_size_or_sections, dim=0):
+    """Split along ``dim`` into pieces of the listed sizes, which must add up to the dim's size.
+
+    Example::
+
+        >>> fjax.arange(5).split_with_sizes([2, 3])
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3, 4], dtype=fjax.int64))
+    """
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        raise TypeError("split_with_sizes: split_sizes must be a list of ints")
+    return split(tensor, list(split_size_or_sections), dim)
+
+
+@defop(static=("split_size_or_sections", "dim"), linear=True, method=False)
+def unsafe_split(tensor, split_size_or_sections, dim=0):
+    """``split`` without torch's view-aliasing checks (fjax's pieces are the same values).
+
+    Example::
+
+        >>> fjax.unsafe_split(fjax.arange(4), 3)
+        (tensor([0, 1, 2], dtype=fjax.int64), tensor([3], dtype=fjax.int64))
+    """
+    return split(tensor, split_size_or_sections, dim)
+
+
+@defop(static=("chunks", "dim"), linear=True)
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` without torch's view-aliasing checks (fjax's pieces are the same values).
+
+    Example::
+
+        >>> fjax.unsafe_chunk(fjax.arange(4), 2)
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3], dtype=fjax.int64))
+    """
+    return chunk(input, chunks, dim)
+
+
+@defop(static=("offset", "dim1", "dim2"))
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with its ``offset`` diagonal in dims ``dim1``, ``dim2`` replaced by ``src`` (shaped
+    as ``input.diagonal(offset, dim1, dim2)``).
+
+    Example::
+
+        >>> fjax.diagonal_scatter(fjax.zeros(2, 2), fjax.ones(2))
+        tensor([[1., 0.],
+                [0., 1.]], dtype=fjax.float32)
+    """
+    d1, d2 = _wrap("diagonal_scatter", dim1, input.ndim), _wrap("diagonal_scatter", dim2, input.ndim)
+    if d1 == d2:
+        raise ValueError(f"diagonal_scatter: dim1 and dim2 cannot be the same ({dim1}, {dim2})")
+    x = jnp.moveaxis(input, (d1, d2), (-2, -1))
+    rows, cols = x.shape[-2], x.shape[-1]
+    n = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    expected = x.shape[:-2] + (n,)
+    if tuple(src.shape) != expected:
+        raise ValueError(f"diagonal_scatter: src must have shape {list(expected)}, got {list(src.shape)}")
+    i = np.arange(n)
+    x = x.at[..., i + max(-offset, 0), i + max(offset, 0)].set(src.astype(x.dtype))
+    return jnp.moveaxis(x, (-2, -1), (d1, d2))
+
+
+@defop(static=("dim", "index"))
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` with the slice ``input.select(dim, index)`` replaced by ``src``.
+
+    Example::
+
+        >>> fjax.select_scatter(fjax.zeros(2, 2), fjax.ones(2), 0, 1)
+        tensor([[0., 0.],
+                [1., 1.]], dtype=fjax.float32)
+    """
+    d = _wrap("select_scatter", dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select_scatter: index {index} is out of range for dim {dim} of size {n}")
+    expected = input.shape[:d] + input.shape[d + 1 :]
+    if tuple(src.shape) != expected:
+        raise ValueError(f"select_scatter: src must have shape {list(expected)}, got {list(src.shape)}")
+    return input.at[(slice(None),) * d + (index % n,)].set(src.astype(input.dtype))
+
+
+@defop(static=("dim", "start", "end", "step"))
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` with the slice ``start:end:step`` of dim ``dim`` replaced by ``src``.
+
+    Example::
+
+        >>> fjax.slice_scatter(fjax.zeros(4), fjax.ones(2), start=1, end=3)
+        tensor([0., 1., 1., 0.], dtype=fjax.float32)
+    """
+    d = _wrap("slice_scatter", dim, input.ndim)
+    if step <= 0:
+        raise ValueError(f"slice_scatter: step must be positive, got {step}")
+    idx = (slice(None),) * d + (slice(start, end, step),)
+    expected = input[idx].shape
+    if tuple(src.shape) != tuple(expected):
+        raise ValueError(f"slice_scatter: src must have shape {list(expected)}, got {list(src.shape)}")
+    return input.at[idx].set(src.astype(input.dtype))
+
+
+@defop(static=("r", "with_replacement"), method=False)
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of a 1-D tensor, as the rows of an ``(N, r)`` tensor in
+    ``itertools.combinations`` order (``combinations_with_replacement`` when ``with_replacement``).
+
+    Example::
+
+        >>> fjax.combinations(fjax.tensor([1, 2, 3]))
+        tensor([[1, 2],
+                [1, 3],
+                [2, 3]], dtype=fjax.int64)
+    """
+    import itertools
+
+    if input.ndim != 1:
+        raise ValueError(f"combinations: expected a 1-D tensor, got {input.ndim}-D")
+    if r < 0:
+        raise ValueError(f"combinations: r must be non-negative, got {r}")
+    if r == 0:
+        return jnp.zeros((0,), input.dtype)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.asarray(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    return input[rows]

@@ -447,3 +447,67 @@ def special_gammaincc(input, other):
     """
     a, x = _real_pair("special_gammaincc", input, other)
     return jsp.gammaincc(a, x)
+
+
+# -- torch.* / Tensor aliases of torch.special functions --------------------------------------
+
+
+@defop()
+def i0(input):
+    """Elementwise modified Bessel function of the first kind of order 0 (``fjax.special.i0``).
+
+    Example::
+
+        >>> fjax.i0(fjax.tensor([0.0, 1.0]))
+        tensor([1.0000, 1.2661], dtype=fjax.float32)
+    """
+    return special_i0(input)
+
+
+@defop(static=("n",), method=False)
+def polygamma(n, input):
+    """Elementwise ``n``-th derivative of the digamma function (``fjax.special.polygamma``); the method
+    form is ``x.polygamma(n)``.
+
+    Example::
+
+        >>> fjax.polygamma(1, fjax.tensor([1.0, 0.5]))
+        tensor([1.6449, 4.9348], dtype=fjax.float32)
+    """
+    return special_polygamma(n, input)
+
+
+@defop(static=("p",), check=_check_multigammaln)
+def mvlgamma(input, p):
+    """Elementwise log of the multivariate gamma function of dimension ``p`` (``fjax.special.multigammaln``).
+
+    Example::
+
+        >>> fjax.mvlgamma(fjax.tensor([1.0, 2.5]), 2)
+        tensor([1.1447, 0.8570], dtype=fjax.float32)
+    """
+    return special_multigammaln(input, p)
+
+
+@defop()
+def igamma(input, other):
+    """Elementwise regularized lower incomplete gamma function (``fjax.special.gammainc``).
+
+    Example::
+
+        >>> fjax.igamma(fjax.tensor([1.0, 2.0]), fjax.tensor([1.0, 3.0]))
+        tensor([0.6321, 0.8009], dtype=fjax.float32)
+    """
+    return special_gammainc(input, other)
+
+
+@defop()
+def igammac(input, other):
+    """Elementwise regularized upper incomplete gamma function (``fjax.special.gammaincc``).
+
+    Example::
+
+        >>> fjax.igammac(fjax.tensor([1.0, 2.0]), fjax.tensor([1.0, 3.0]))
+        tensor([0.3679, 0.1991], dtype=fjax.float32)
+    """
+    return special_gammaincc(input, other)

@@ -467,3 +467,172 @@ def tensor_split(input, sections, dim=0):
         bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n) for i in sections] + [n]
         bounds = [max(b, a) for a, b in zip([0] + bounds[:-1], bounds)]
     return _split_at(input, [b - a for a, b in zip(bounds[:-1], bounds[1:])], d)
+
+
+# -- the *_copy variants of view ops: the same values, never sharing storage ----------------------
+
+
+@defop(static=("size", "implicit"), linear=True, method=False)
+def expand_copy(self, size, *, implicit=False):
+    """``input.expand(size)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.expand_copy(fjax.tensor([1, 2]), (2, 2))
+        tensor([[1, 2],
+                [1, 2]], dtype=fjax.int64)
+    """
+    from .shape import expand
+
+    return expand(self, tuple(size))
+
+
+@defop(static=("dims",), linear=True, method=False)
+def permute_copy(self, dims):
+    """``input.permute(dims)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.permute_copy(fjax.zeros(2, 3), (1, 0)).shape
+        fjax.Size([3, 2])
+    """
+    from .shape import permute
+
+    return permute(self, tuple(dims))
+
+
+@defop(static=("offset", "dim1", "dim2"), linear=True, method=False)
+def diagonal_copy(self, offset=0, dim1=0, dim2=1):
+    """``input.diagonal(offset, dim1, dim2)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.diagonal_copy(fjax.eye(2))
+        tensor([1., 1.], dtype=fjax.float32)
+    """
+    from .linalg import diagonal
+
+    return diagonal(self, offset, dim1, dim2)
+
+
+@defop(linear=True, method=False)
+def alias_copy(self):
+    """A copy of ``input`` (torch's ``alias`` is a view of the whole tensor).
+
+    Example::
+
+        >>> fjax.alias_copy(fjax.tensor([1, 2]))
+        tensor([1, 2], dtype=fjax.int64)
+    """
+    return jnp.array(self, copy=True)
+
+
+@defop(static=("dim", "start", "length"), linear=True, method=False)
+def narrow_copy(input, dim, start, length):
+    """``input.narrow(dim, start, length)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.narrow_copy(fjax.arange(5), 0, 1, 3)
+        tensor([1, 2, 3], dtype=fjax.int64)
+    """
+    from .shape import narrow
+
+    return narrow(input, dim, start, length)
+
+
+@defop(static=("split_sizes", "dim"), linear=True, method=False)
+def split_with_sizes_copy(self, split_sizes, dim=0):
+    """``input.split_with_sizes(split_sizes, dim)`` as new tensors.
+
+    Example::
+
+        >>> fjax.split_with_sizes_copy(fjax.arange(3), [1, 2])
+        (tensor([0], dtype=fjax.int64), tensor([1, 2], dtype=fjax.int64))
+    """
+    from .shape import split
+
+    return split(self, list(split_sizes), dim)
+
+
+@defop(static=("dim",), linear=True, method=False)
+def unbind_copy(self, dim=0):
+    """``input.unbind(dim)`` as new tensors.
+
+    Example::
+
+        >>> fjax.unbind_copy(fjax.tensor([[1, 2], [3, 4]]))
+        (tensor([1, 2], dtype=fjax.int64), tensor([3, 4], dtype=fjax.int64))
+    """
+    from .shape import unbind
+
+    return unbind(self, dim)
+
+
+@defop(static=("dimension", "size", "step"), linear=True, method=False)
+def unfold_copy(self, dimension, size, step):
+    """``input.unfold(dimension, size, step)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.unfold_copy(fjax.arange(4), 0, 2, 2)
+        tensor([[0, 1],
+                [2, 3]], dtype=fjax.int64)
+    """
+    return unfold(self, dimension, size, step)
+
+
+@defop(static=("dim",), linear=True, method=False)
+def squeeze_copy(self, dim=None):
+    """``input.squeeze(dim)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.squeeze_copy(fjax.zeros(1, 2, 1)).shape
+        fjax.Size([2])
+    """
+    from .shape import squeeze
+
+    return squeeze(self, dim)
+
+
+@defop(static=("dim",), linear=True, method=False)
+def unsqueeze_copy(self, dim):
+    """``input.unsqueeze(dim)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.unsqueeze_copy(fjax.zeros(2), 0).shape
+        fjax.Size([1, 2])
+    """
+    from .shape import unsqueeze
+
+    return unsqueeze(self, dim)
+
+
+@defop(static=("dim0", "dim1"), linear=True, method=False)
+def transpose_copy(self, dim0, dim1):
+    """``input.transpose(dim0, dim1)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.transpose_copy(fjax.zeros(2, 3), 0, 1).shape
+        fjax.Size([3, 2])
+    """
+    from .shape import transpose
+
+    return transpose(self, dim0, dim1)
+
+
+@defop(linear=True, method=False)
+def t_copy(self):
+    """``input.t()`` as a new tensor.
+
+    Example::
+
+        >>> fjax.t_copy(fjax.zeros(2, 3)).shape
+        fjax.Size([3, 2])
+    """
+    from .shape import t
+
+    return t(self)
