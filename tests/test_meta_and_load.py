@@ -349,3 +349,18 @@ def test_torch_format_save_keeps_zero_dim_tensors(tmp_path):
     for loaded in (fjax.load(path), torch.load(path)):
         assert tuple(loaded["step"].shape) == () and float(loaded["step"]) == 5.0
         assert tuple(loaded["w"].shape) == (3, 2)
+
+
+def test_save_to_an_open_pt_file_writes_torch_format(tmp_path):
+    """``with open("model.pt", "wb") as f: torch.save(model, f)``, the word-language-model idiom."""
+    model = fjax.nn.LSTM(4, 3)
+    path = tmp_path / "model.pt"
+    with open(path, "wb") as f:
+        fjax.save(model, f)
+    with open(path, "rb") as f:
+        loaded = fjax.load(f, weights_only=False)
+    assert type(loaded) is fjax.nn.LSTM
+    np.testing.assert_array_equal(loaded.weight_ih_l0.detach().numpy(), model.weight_ih_l0.detach().numpy())
+    with open(path, "wb") as f:
+        fjax.save({"step": fjax.tensor(3.0)}, f)
+    assert tuple(torch.load(path)["step"].shape) == ()

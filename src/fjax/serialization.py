@@ -90,7 +90,11 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO, pickle_module=None, pickle_p
         >>> sorted(fjax.load(buf)["model"])
         ['bias', 'weight']
     """
-    if not hasattr(f, "write") and os.fspath(f).lower().endswith(_TORCH_SUFFIXES):
+    if hasattr(f, "write"):
+        if str(getattr(f, "name", "")).lower().endswith(_TORCH_SUFFIXES):  # open("model.pt", "wb")
+            f.write(_torch_zip(obj, pickle_protocol))
+            return
+    elif os.fspath(f).lower().endswith(_TORCH_SUFFIXES):
         payload = _torch_zip(obj, pickle_protocol)
         _atomic.write_file(os.fspath(f), lambda tmp: _write_bytes(tmp, payload))
         return
