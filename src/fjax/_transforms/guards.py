@@ -326,7 +326,7 @@ def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
     return read, fits
 
 
-def fresh(entry: _Entry) -> Program | None:
+def _fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
     consts = entry.read()
     return entry.program._replace(consts=consts) if entry.fits(consts) else None
@@ -343,7 +343,7 @@ class Ticket(NamedTuple):
 
 
 def holds(ticket: Ticket, roots: tuple) -> bool:
-    """Whether ``roots`` would still trace to the ticket's program (``fresh(ticket.entry)``
+    """Whether ``roots`` would still trace to the ticket's program (``_fresh(ticket.entry)``
     gives it with its constants read now). Checks the places the last walk read; walks again
     only if one of them changed (an equal value may still give the same key)."""
     if ticket.reads[0].unchanged():
@@ -376,7 +376,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     key = (static, guard)
     entry = _entries.get(key)
     if entry is not None:
-        program = fresh(entry)
+        program = _fresh(entry)
         if program is not None:
             with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
                 _entries.move_to_end(key)

@@ -176,6 +176,16 @@ class LRScheduler:
         self._load_own(state_dict)
 
 
+def _lr_lambdas(optimizer: Optimizer, lr_lambda) -> list:
+    """One function per param group (LambdaLR, MultiplicativeLR): a list as given, its length checked
+    with torch's message, else one function repeated."""
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != len(optimizer.param_groups):
+            raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+        return list(lr_lambda)
+    return [lr_lambda] * len(optimizer.param_groups)
+
+
 class LambdaLR(LRScheduler):
     """``lr = initial_lr * lr_lambda(step)`` (one function, or one per group)."""
 
@@ -188,12 +198,7 @@ class LambdaLR(LRScheduler):
         verbose: bool = False,
     ):
         self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def state_dict(self) -> dict[str, Any]:
@@ -247,12 +252,7 @@ class MultiplicativeLR(LRScheduler):
         verbose: bool = False,
     ):
         self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"MultiplicativeLR: lr_lambda should be a function, but got {type(fn).__name__}")
