@@ -45,9 +45,19 @@ def special_erfcx(input):
         tensor([1.0000, 0.4276, 0.0188], dtype=fjax.float32)
     """
     x = _real("special_erfcx", input)
-    if x.dtype != jnp.float64:  # JAX's float32 erfcx returns 0 near x = 9.3: compute in float64
-        return jsp.erfcx(x.astype(jnp.float64)).astype(x.dtype)
-    return jsp.erfcx(x)
+    # JAX's erfcx returns 0 at some large inputs (near 9.3 in float32, 26.6 in float64): above 12
+    # use the asymptotic series 1/(x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k, k <= 7, whose
+    # next term is below 1e-13 there.
+    x64 = x.astype(jnp.float64)
+    big = x64 > 12.0
+    xb = jnp.where(big, x64, 12.0)
+    z = 1.0 / (2.0 * jnp.square(xb))
+    series, term = jnp.ones_like(xb), jnp.ones_like(xb)
+    for k in range(1, 8):
+        term = -term * (2 * k - 1) * z
+        series = series + term
+    series = series / (xb * math.sqrt(math.pi))
+    return jnp.where(big, series, jsp.erfcx(jnp.where(big, 0.0, x64))).astype(x.dtype)
 
 
 @defop(method=False)
