@@ -81,34 +81,34 @@ def test_enable_without_with_stays_on_until_disable():
 
 def test_a_module_fjax_lacks_names_itself():
     with mock_torch.enable():
-        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.onnx'"):
-            import torch.onnx  # noqa: F401
-        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.onnx'"):
-            from torch import onnx  # noqa: F401
+        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.quantization'"):
+            import torch.quantization  # noqa: F401
+        with pytest.raises(ImportError, match=r"fjax does not provide 'torch\.quantization'"):
+            from torch import quantization  # noqa: F401
         with pytest.raises(ImportError, match=r"'torch\.nn\.NoSuchLayer'"):
             from torch.nn import NoSuchLayer  # noqa: F401
-        with pytest.raises(mock_torch.MockTorchError, match=r"'torch\.onnx'"):
-            importlib.import_module("torch.onnx")
-    assert not hasattr(fjax, "onnx")
+        with pytest.raises(mock_torch.MockTorchError, match=r"'torch\.quantization'"):
+            importlib.import_module("torch.quantization")
+    assert not hasattr(fjax, "quantization")
 
 
 def test_lazy_mode_imports_a_placeholder_that_fails_when_used():
     with mock_torch.enable(lazy=True):
-        import torch.onnx as onnx
-        from torch import onnx as same
+        import torch.quantization as quantization
+        from torch import quantization as same
 
-        assert same is onnx
+        assert same is quantization
         with pytest.raises(
-            ImportError, match=r"fjax does not provide 'torch\.onnx' \(needed for 'torch\.onnx\.export'\)"
+            ImportError, match=r"fjax does not provide 'torch\.quantization' \(needed for 'torch\.quantization\.quantize'\)"
         ):
-            onnx.export  # noqa: B018
+            quantization.quantize  # noqa: B018
         import torch
 
         assert torch is fjax
-    assert not hasattr(fjax, "onnx") and "fjax.onnx" not in sys.modules
-    import torch.onnx
+    assert not hasattr(fjax, "quantization") and "fjax.quantization" not in sys.modules
+    import torch.quantization
 
-    assert torch.onnx.__name__ == "torch.onnx"  # real torch's module again
+    assert torch.quantization.__name__ == "torch.quantization"  # real torch's module again
 
 
 def test_env_var_turns_enable_into_a_no_op(monkeypatch):

@@ -55,6 +55,11 @@ _ORACLE_WRONG = {
     "fjax.Tensor.uniform_": "torch names its bounds from/to; from is a Python keyword, no def can name it",
     "fjax.Tensor.random_": "torch's bounds are from/to; from is a Python keyword (random_ takes it in **kwargs)",
     "fjax.Tensor.atanh_": "docstring says atanh_(other); torch's atanh_ takes no arguments",
+    "fjax.view_copy": "overrides table lists only view_copy(self, dtype); torch.view_copy(x, size=(2, 2)) works",
+    "fjax.Tensor.new_empty_strided": "docstring shows dtype positional; x.new_empty_strided(s, st, float64) raises",
+    "fjax.Tensor.resize_": "overrides table says (memory_format, *, sizes); torch's x.resize_(2, 2) takes sizes first",
+    "fjax.Tensor.resize_as_": "overrides table says (tensor, memory_format); x.resize_as_(the_template=y) works",
+    "fjax.Tensor.histogram": "docstring says histogram(input, bins); torch's x.histogram(2) takes bins first",
 }
 # torch.Tensor docstrings whose parameter names torch's methods reject: each takes fjax's name
 # (x.mul(other=y), not value=; x.take(index=i), not indices=; x.where(c, other=y), not y=).

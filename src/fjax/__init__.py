@@ -18,6 +18,8 @@ from .creation import (  # noqa: E402
     as_tensor,
     empty,
     empty_like,
+    empty_permuted,
+    empty_strided,
     eye,
     from_numpy,
     full,
@@ -26,6 +28,7 @@ from .creation import (  # noqa: E402
     logspace,
     ones,
     ones_like,
+    scalar_tensor,
     tensor,
     zeros,
     zeros_like,
@@ -86,6 +89,8 @@ globals().update(
 max, min = _methods.max, _methods.min  # noqa: A001 - reduction or elementwise, as torch
 einsum = _methods.einsum
 broadcast_shapes = _methods.broadcast_shapes  # takes shapes, not tensors: no op
+zero_, resize_as_ = _methods.zero_, _methods.resize_as_  # in place: Tensor methods
+histogram, histogramdd = _methods.histogram, _methods.histogramdd  # shapes from Python values: no ops
 from . import accelerator, amp, backends, cpu, cuda, testing  # noqa: E402
 from .amp import (  # noqa: E402 - torch.autocast and torch's top-level autocast state functions
     autocast,
@@ -112,11 +117,14 @@ from . import (  # noqa: E402
     func,
     graph,
     linalg,
+    masked,
     nn,
+    onnx,
     optim,
     profiler,
     return_types,
     sbp,
+    signal,
     sparse,
     special,
     utils,
@@ -126,7 +134,16 @@ from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
 from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - torch's top-level order
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
-from .dtypes import layout, sparse_coo, strided  # noqa: E402
+from .dtypes import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    sparse_coo,
+    strided,
+)
 from .func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from .dispatch import functions as F
 from .errors import OpError
 from .ops._registry import OPS
@@ -36,8 +38,10 @@ def _varargs_methods():
     def tile(self, *dims):
         return F.tile(self, _shape_args(dims))
 
-    def flip(self, *dims):
-        return F.flip(self, _shape_args(dims))
+    def flip(self, *dims, **kwargs):
+        if kwargs.keys() - {"dims"} or (dims and kwargs):
+            raise TypeError(f"flip() takes the dims positionally or as dims=, got {dims} and {sorted(kwargs)}")
+        return F.flip(self, _shape_args(dims) if dims else tuple(kwargs["dims"]))
 
     return dict(view=view, reshape=reshape, permute=permute, expand=expand, repeat=repeat, tile=tile, flip=flip)
 
@@ -71,6 +75,8 @@ def _operators():
         "__rmul__": binary("mul", True),
         "__truediv__": binary("div"),
         "__rtruediv__": binary("div", True),
+        "__div__": binary("div"),
+        "__rdiv__": binary("div", True),
         "__neg__": F.neg,
         "__pos__": lambda self: self,
     }
@@ -319,6 +325,173 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tens
     return _new_filled(self, "new_empty", size, 0, dtype, device, requires_grad)
 
 
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``new_empty(size)``: fjax's new tensors are row-major, so ``stride`` is checked for length only.
+
+    Example::
+
+        >>> fjax.zeros(1).new_empty_strided((2, 3), (1, 2)).shape
+        fjax.Size([2, 3])
+    """
+    if len(tuple(stride)) != len(tuple(size)):
+        raise OpError(f"new_empty_strided: size {tuple(size)} and stride {tuple(stride)} differ in length")
+    return _new_filled(self, "new_empty_strided", (size,), 0, dtype, device, requires_grad)
+
+
+def resize_(self, *size, memory_format=None) -> Tensor:
+    """Give ``self`` the shape ``size`` in place, keeping its elements in row-major order: a smaller
+    size keeps the first ones, a larger one appends elements that are not meant to be read (fjax
+    writes zeros). While the elements fit in its storage, ``self`` stays a view of it.
+
+    Example::
+
+        >>> x = fjax.arange(6.0)
+        >>> x.resize_(2, 2)
+        tensor([[0., 1.],
+                [2., 3.]], dtype=fjax.float32)
+    """
+    from .creation import _size
+    from .dtypes import check_memory_format
+    from .ops.views import contiguous_strides
+
+    check_memory_format("resize_", memory_format)
+    size = _size(size, "resize_")
+    if self.requires_grad:
+        raise RuntimeError("resize_: cannot resize a tensor that requires grad")
+    n = int(np.prod(size, dtype=np.int64))
+    offset, room = self.storage_offset(), int(self._storage().array.size) - self.storage_offset()
+    if self.is_contiguous() and n <= room:
+        new = self.as_strided(size, contiguous_strides(size), offset)
+    else:
+        flat = self.detach().reshape(-1)
+        flat = flat[:n] if n <= flat.numel() else F.cat([flat, flat.new_zeros(n - flat.numel())])
+        new = flat.reshape(size).clone()
+    self._share(new)
+    return self
+
+
+def resize_as_(self, the_template, *, memory_format=None) -> Tensor:
+    """``self.resize_(the_template.shape)``.
+
+    Example::
+
+        >>> fjax.zeros(4).resize_as_(fjax.zeros(2, 2)).shape
+        fjax.Size([2, 2])
+    """
+    return resize_(self, tuple(the_template.shape), memory_format=memory_format)
+
+
+def zero_(input) -> Tensor:
+    """Fill ``input`` with zeros in place (``torch.zero_(x)`` is ``x.zero_()``).
+
+    Example::
+
+        >>> x = fjax.ones(2)
+        >>> _ = fjax.zero_(x)
+        >>> x
+        tensor([0., 0.], dtype=fjax.float32)
+    """
+    return input.zero_()
+
+
+def _histogram_edges(x, bins, lo_hi):
+    """The bin edges of one dim of ``x`` (a 1-D jax array): ``bins`` edges given as a tensor, or
+    ``bins + 1`` evenly spaced ones over ``lo_hi`` (default the data's extremes, widened by 0.5 each
+    side when they are equal, [0, 1] when there is no data)."""
+    import jax.numpy as jnp
+
+    if isinstance(bins, Tensor):
+        return bins._data.astype(x.dtype), False
+    if lo_hi is None:
+        lo, hi = (jnp.min(x), jnp.max(x)) if x.size else (jnp.asarray(0.0, x.dtype), jnp.asarray(1.0, x.dtype))
+    else:
+        lo, hi = (jnp.asarray(v, x.dtype) for v in lo_hi)
+    same = lo == hi
+    lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+    return jnp.linspace(lo, hi, int(bins) + 1).astype(x.dtype), True
+
+
+def _histogram_index(x, edges, linear):
+    """Each element's bin (edges[i] <= x < edges[i + 1], the last bin closed) and whether it has one."""
+    import jax.numpy as jnp
+
+    n = edges.shape[0] - 1
+    if linear:  # torch's arithmetic, then a local search so the bin agrees with the edges
+        pos = jnp.floor((x - edges[0]) * n / (edges[-1] - edges[0]))
+        pos = jnp.clip(jnp.nan_to_num(pos), 0, n - 1).astype(jnp.int32)
+        pos = pos - (x < edges[pos])
+        pos = jnp.clip(pos, 0, n - 1)
+        pos = pos + ((x >= edges[pos + 1]) & (pos < n - 1))
+    else:
+        pos = jnp.clip(jnp.searchsorted(edges, x, side="right") - 1, 0, n - 1)
+    return pos, (x >= edges[0]) & (x <= edges[-1])
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points in the rows of ``input`` (shape ``(..., D)``): per dim,
+    ``bins`` equal-width bins (an int, or one int per dim) over ``range`` (``[lo0, hi0, lo1, hi1, ...]``,
+    default the data's extremes) or the bin edges given as 1-D tensors. Points outside are not counted;
+    each point counts ``weight`` (default 1); ``density`` normalizes to a density. No gradient.
+
+    Example::
+
+        >>> h = fjax.histogramdd(fjax.tensor([[0.0, 1.0], [1.0, 2.0], [2.0, 2.0]]), bins=[2, 2])
+        >>> h.hist
+        tensor([[1., 0.],
+                [0., 2.]], dtype=fjax.float32)
+    """
+    import jax.numpy as jnp
+
+    from .return_types import histogramdd as result
+
+    x = input._data
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        raise TypeError(f"histogramdd: expected a floating point input, got {input.dtype}")
+    d = x.shape[-1] if x.ndim else 1
+    x = x.reshape(-1, d)
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    if len(per_dim) != d:
+        raise ValueError(f"histogramdd: expected {d} bin counts or edge tensors (one per dim), got {len(per_dim)}")
+    if range is not None and len(range) != 2 * d:
+        raise ValueError(f"histogramdd: range must have {2 * d} numbers (lo, hi per dim), got {list(range)}")
+    edges, flat, ok = [], jnp.zeros(x.shape[0], jnp.int32), jnp.ones(x.shape[0], bool)
+    for i, b in enumerate(per_dim):
+        if not isinstance(b, Tensor) and int(b) <= 0:
+            raise ValueError(f"histogramdd: bins must be positive, got {b}")
+        e, linear = _histogram_edges(x[:, i], b, None if range is None else range[2 * i : 2 * i + 2])
+        pos, inside = _histogram_index(x[:, i], e, linear)
+        edges.append(e)
+        flat, ok = flat * (e.shape[0] - 1) + pos, ok & inside
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    w = jnp.ones(x.shape[0], x.dtype) if weight is None else weight._data.reshape(-1).astype(x.dtype)
+    hist = jnp.zeros(int(np.prod(shape)), x.dtype).at[flat].add(jnp.where(ok, w, 0)).reshape(shape)
+    if density:
+        volume = jnp.ones(shape, x.dtype)
+        for i, e in enumerate(edges):
+            volume = volume * jnp.diff(e).reshape((-1,) + (1,) * (d - i - 1))
+        hist = hist / (jnp.sum(hist) * volume)
+    return result(Tensor._wrap(hist), tuple(Tensor._wrap(e) for e in edges))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """The histogram of the elements of ``input``: ``bins`` equal-width bins over ``range`` (default the
+    data's extremes) or the bin edges given as a 1-D tensor; returns ``(hist, bin_edges)``. Elements
+    outside are not counted, the last bin includes its right edge, each element counts ``weight``
+    (default 1), and ``density`` normalizes to a density. No gradient.
+
+    Example::
+
+        >>> fjax.histogram(fjax.tensor([1.0, 2.0, 1.0]), bins=4, range=(0.0, 3.0))
+        fjax.return_types.histogram(
+        hist=tensor([0., 2., 1., 0.], dtype=fjax.float32),
+        bin_edges=tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000], dtype=fjax.float32))
+    """
+    from .return_types import histogram as result
+
+    out = histogramdd(input.reshape(-1, 1), [bins], range=range, weight=weight, density=density)
+    return result(out.hist.reshape(-1), out.bin_edges[0])
+
+
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``, with ``self``'s dtype (not the
     value's, as in torch: an int tensor truncates ``2.5`` to 2) and device unless given.
@@ -406,11 +579,9 @@ def sum_to_size(self, *size) -> Tensor:
 
 def _caster(name, dtype_name):
     def cast(self, memory_format=None) -> Tensor:
-        if memory_format is not None:
-            raise NotImplementedError(f"Tensor.{name}: memory_format={memory_format!r} is not supported")
         from . import dtypes
 
-        return self.to(getattr(dtypes, dtype_name))
+        return self.to(getattr(dtypes, dtype_name), memory_format=memory_format)
 
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"""``self.to(fjax.{dtype_name})``.
@@ -472,8 +643,10 @@ def install() -> None:
 
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
+    Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
+    Tensor.histogram = histogram
     for fn in (polygamma, sum_to_size, byte, char, short, cfloat, cdouble, chalf):
         setattr(Tensor, fn.__name__, fn)
 
-    for fn in (new_zeros, new_ones, new_empty, new_full, new_tensor, type_as, allclose, equal):
+    for fn in (new_zeros, new_ones, new_empty, new_empty_strided, new_full, new_tensor, type_as, allclose, equal):
         setattr(Tensor, fn.__name__, fn)

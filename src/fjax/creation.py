@@ -114,6 +114,12 @@ def _size(size, op) -> tuple:
     return size
 
 
+def _check_layout(op, layout) -> None:
+    """torch's ``layout=`` argument: fjax creates dense (``fjax.strided``) tensors only."""
+    if layout is not None and layout is not _dt.strided:
+        raise NotImplementedError(f"{op}: layout={layout!r} is not supported (fjax creates fjax.strided tensors)")
+
+
 def _is_meta_device(device) -> bool:
     return device is not None and _device(device).type == "meta"
 
@@ -126,7 +132,7 @@ def _filled(op, size, value, dtype, device, requires_grad):
     return _place(jnp.full(size, value, dt), device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A tensor of zeros of the given size, float32 unless ``dtype`` says otherwise.
 
     The size may be given as separate ints or as one tuple/list.
@@ -139,10 +145,11 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> fjax.zeros((2,), dtype=fjax.int64)
         tensor([0, 0], dtype=fjax.int64)
     """
+    _check_layout("zeros", layout)
     return _filled("zeros", size, 0, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A tensor of ones of the given size (ints or one tuple), float32 unless ``dtype`` says otherwise.
 
     Example::
@@ -153,10 +160,13 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> fjax.ones(3, dtype=fjax.bool)
         tensor([ True,  True,  True], dtype=fjax.bool)
     """
+    _check_layout("ones", layout)
     return _filled("ones", size, 1, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(
+    *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+) -> Tensor:
     """A tensor of the given size whose values are not meant to be read.
 
     torch leaves the memory uninitialised; XLA has no uninitialised buffers, so fjax fills it with
@@ -170,10 +180,12 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> fjax.empty(2, 3, device="meta")
         tensor(..., device='meta', size=(2, 3), dtype=fjax.float32)
     """
+    _check_layout("empty", layout)
+    _dt.check_memory_format("empty", memory_format)
     return _filled("empty", size, 0, dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``.
 
     Without ``dtype`` the result's dtype follows the value's Python type, as in torch: bool for
@@ -189,17 +201,20 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     """
     if dtype is None:
         dtype = _dt.bool if isinstance(fill_value, bool) else _dt.int64 if isinstance(fill_value, int) else None
+    _check_layout("full", layout)
     return _filled("full", (size,), fill_value, dtype, device, requires_grad)
 
 
-def _like(op, input, value, dtype, device, requires_grad):
+def _like(op, input, value, dtype, device, requires_grad, layout=None, memory_format=None):
+    _check_layout(op, layout)
+    _dt.check_memory_format(op, memory_format)
     dtype = dtype or input.dtype
     if device is None and input.is_meta:  # torch: a meta input gives a meta result
         device = "meta"
     return _filled(op, input._data.shape, value, dtype, device, requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """A tensor of zeros with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
 
     Example::
@@ -208,10 +223,10 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[0, 0],
                 [0, 0]], dtype=fjax.int64)
     """
-    return _like("zeros_like", input, 0, dtype, device, requires_grad)
+    return _like("zeros_like", input, 0, dtype, device, requires_grad, layout, memory_format)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """A tensor of ones with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
 
     Example::
@@ -221,10 +236,10 @@ def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[1., 1.],
                 [1., 1.]], dtype=fjax.float32)
     """
-    return _like("ones_like", input, 1, dtype, device, requires_grad)
+    return _like("ones_like", input, 1, dtype, device, requires_grad, layout, memory_format)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """A tensor with the shape and dtype of ``input`` whose values are not meant to be read
     (fjax fills it with zeros; see ``fjax.empty``).
 
@@ -233,10 +248,12 @@ def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> fjax.empty_like(fjax.tensor([[1, 2], [3, 4]])).shape
         fjax.Size([2, 2])
     """
-    return _like("empty_like", input, 0, dtype, device, requires_grad)
+    return _like("empty_like", input, 0, dtype, device, requires_grad, layout, memory_format)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(
+    input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     """A tensor with the shape of ``input`` filled with ``fill_value``.
 
     The dtype is ``input``'s unless ``dtype`` is given, whatever the value's type: a float value
@@ -249,10 +266,10 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
         >>> fjax.full_like(fjax.tensor([1, 2]), 2.7)
         tensor([2, 2], dtype=fjax.int64)
     """
-    return _like("full_like", input, fill_value, dtype, device, requires_grad)
+    return _like("full_like", input, fill_value, dtype, device, requires_grad, layout, memory_format)
 
 
-def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``;
     ``arange(n)`` counts ``0 .. n - 1``.
 
@@ -267,6 +284,7 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
         >>> fjax.arange(1, 2.5, 0.5)
         tensor([1.0000, 1.5000, 2.0000], dtype=fjax.float32)
     """
+    _check_layout("arange", layout)
     if end is None:
         start, end = 0, start
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
@@ -284,7 +302,19 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
     )
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _scalars(op, **values):
+    """Python numbers from numbers or one-element tensors (torch's tensor overloads)."""
+    out = []
+    for name, v in values.items():
+        if isinstance(v, Tensor):
+            if v.numel() != 1:
+                raise OpError(f"{op}: {name} must be a number or a 0-dim tensor, got shape {tuple(v.shape)}")
+            v = v.item()
+        out.append(v)
+    return out
+
+
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 unless
     ``dtype`` says otherwise).
 
@@ -293,11 +323,13 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
         >>> fjax.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000], dtype=fjax.float32)
     """
+    _check_layout("linspace", layout)
+    start, end, steps = _scalars("linspace", start=start, end=end, steps=steps)
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.linspace(start, end, steps, dtype=dt), device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` values spaced evenly on a log scale: ``base ** linspace(start, end, steps)``
     (``base`` defaults to 10).
 
@@ -308,11 +340,13 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
         >>> fjax.logspace(0, 3, 4, base=2)
         tensor([1., 2., 4., 8.], dtype=fjax.float32)
     """
+    _check_layout("logspace", layout)
+    start, end, steps, base = _scalars("logspace", start=start, end=end, steps=steps, base=base)
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.logspace(start, end, steps, base=base, dtype=dt), device, requires_grad)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """An ``n x m`` matrix (``m`` defaults to ``n``) with ones on the main diagonal and zeros
     elsewhere; float32 unless ``dtype`` says otherwise.
 
@@ -322,8 +356,55 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[1, 0, 0],
                 [0, 1, 0]], dtype=fjax.int64)
     """
+    _check_layout("eye", layout)
     dt = _np_dtype(dtype) or _dt.float32.dtype
     return _place(jnp.eye(n, m, dtype=dt), device, requires_grad)
+
+
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
+    """``empty(size)``: a tensor not meant to be read before it is written (see ``fjax.empty``).
+    fjax tensors made here are row-major, so ``stride`` is checked for length only.
+
+    Example::
+
+        >>> fjax.empty_strided((2, 3), (1, 2)).shape
+        fjax.Size([2, 3])
+    """
+    if len(tuple(stride)) != len(tuple(size)):
+        raise OpError(f"empty_strided: size {tuple(size)} and stride {tuple(stride)} differ in length")
+    _check_layout("empty_strided", layout)
+    return _filled("empty_strided", (size,), 0, dtype, device, requires_grad)
+
+
+def empty_permuted(
+    size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
+    """``empty(size)`` (torch lays it out in ``physical_layout`` order; fjax row-major).
+
+    Example::
+
+        >>> fjax.empty_permuted((2, 3, 4), (0, 2, 1)).shape
+        fjax.Size([2, 3, 4])
+    """
+    if sorted(physical_layout) != list(range(len(tuple(size)))):
+        raise OpError(f"empty_permuted: physical_layout {tuple(physical_layout)} is not a permutation of the dims")
+    _check_layout("empty_permuted", layout)
+    return _filled("empty_permuted", (size,), 0, dtype, device, requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A 0-dim tensor holding ``s``, float32 unless ``dtype`` says otherwise (whatever ``s``'s type).
+
+    Example::
+
+        >>> fjax.scalar_tensor(3)
+        tensor(3., dtype=fjax.float32)
+    """
+    _check_layout("scalar_tensor", layout)
+    (s,) = _scalars("scalar_tensor", s=s)
+    return _filled("scalar_tensor", ((),), s, dtype, device, requires_grad)
 
 
 _Above.creation = sys.modules[__name__]

@@ -47,10 +47,17 @@ def _static(value, op, name):
     elif isinstance(value, tuple):
         value = tuple(_static(v, op, name) for v in value)
     elif isinstance(value, Tensor):
-        raise OpError(
-            f"fjax.{op}: argument {name!r} must be a Python value (int, tuple, str, ...), "
-            f"got a Tensor of shape {tuple(value.shape)}"
-        )
+        # torch reads an integer (or 0-dim) tensor given for a shape/index argument as its Python
+        # value (tensor_split's indices, repeat_interleave's repeats, a 0-dim dim); fjax does so eagerly
+        data = value._data
+        ok = data.ndim == 0 or (data.ndim == 1 and np.issubdtype(data.dtype, np.integer))
+        if not ok or isinstance(data, (jax.core.Tracer, MetaArray)):
+            raise OpError(
+                f"fjax.{op}: argument {name!r} must be a Python value (int, tuple, str, ...) or, outside "
+                f"compiled code, a 0-dim or 1-dim integer tensor; got a Tensor of shape {tuple(value.shape)}, "
+                f"dtype {value.dtype}"
+            )
+        value = _static(value.tolist(), op, name)
     elif isinstance(value, slice):
         value = ("slice", value.start, value.stop, value.step)
     elif hasattr(value, "dtype") and not isinstance(value, _ARRAYS):  # a fjax dtype

@@ -127,3 +127,35 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+
+
+class memory_format:
+    """How torch lays a tensor out in memory (torch.memory_format). fjax tensors are row-major views
+    of their storage and XLA picks the physical layout of what it computes, so every format is
+    accepted where torch takes one and the values are torch's; the strides are row-major.
+
+    Example::
+
+        >>> fjax.zeros(2, 3).to(memory_format=fjax.contiguous_format).is_contiguous()
+        True
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"fjax.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
+def check_memory_format(op: str, value) -> None:
+    """Raise TypeError unless ``value`` is None or a memory format."""
+    if value is not None and not isinstance(value, memory_format):
+        raise TypeError(f"{op}: memory_format must be a fjax.memory_format, got {value!r}")

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from . import dtypes as _dt
-from .creation import _np_dtype, _place, _size
+from .creation import _check_layout, _np_dtype, _place, _size
 from .errors import OpError
 from .tensor import Tensor
 
@@ -245,7 +245,18 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _place(arr, device, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+) -> Tensor:
     """Samples from normal distributions with the given ``mean`` and standard deviation ``std``.
 
     ``mean`` and ``std`` may be tensors, broadcast against each other (the result has their
@@ -263,8 +274,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     s = std._data if isinstance(std, Tensor) else std
     shape = _size((size,), "normal") if size is not None else jnp.broadcast_shapes(jnp.shape(m), jnp.shape(s))
     dt = _np_dtype(dtype) or jnp.result_type(*(x.dtype for x in (mean, std) if isinstance(x, Tensor)), jnp.float32)
+    _check_layout("normal", layout)
     arr = jnp.asarray(m, dt) + jnp.asarray(s, dt) * jax.random.normal(_key(generator), shape, dt)
-    return _place(arr, device)
+    return _place(arr, device, requires_grad)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
@@ -371,6 +383,36 @@ def _exponential_(self, lambd=1.0, *, generator=None):
     return _refill(self, "exponential_", generator, lambda k, s, d: jax.random.exponential(k, s, d) / lambd)
 
 
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with samples from the Cauchy distribution with location ``median`` and scale ``sigma``."""
+    return _refill(self, "cauchy_", generator, lambda k, s, d: median + sigma * jax.random.cauchy(k, s, d))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with ``exp`` of samples from N(mean, std**2) (torch's defaults: mean 1, std 2)."""
+    return _refill(self, "log_normal_", generator, lambda k, s, d: jnp.exp(mean + std * jax.random.normal(k, s, d)))
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to and including the first success (1, 2, ...).
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> x = fjax.empty(1000).geometric_(0.5)
+        >>> bool(x.min() >= 1), abs(float(x.mean()) - 2.0) < 0.2
+        (True, True)
+    """
+    if not 0 < p <= 1:
+        raise OpError(f"geometric_: expected 0 < p <= 1, got p={p}")
+
+    def draw(k, s, d):
+        u = jax.random.uniform(k, s, jnp.float32, minval=jnp.finfo(jnp.float32).tiny)
+        return jnp.ceil(jnp.log(u) / jnp.log1p(-p)) if p < 1 else jnp.ones(s)
+
+    return _refill(self, "geometric_", generator, draw, floating=False)
+
+
 def _random_bounds(dt) -> tuple:
     """torch's default ``random_`` range for a dtype, as ``[low, high)``: every integer a float's
     mantissa holds exactly (``[0, 2**24]`` for float32), or the integer dtype's whole non-negative range."""
@@ -467,3 +509,5 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
 Tensor.normal_, Tensor.uniform_ = _normal_, _uniform_
 Tensor.bernoulli_, Tensor.exponential_ = _bernoulli_, _exponential_
 Tensor.random_, Tensor.multinomial = _random_, multinomial
+Tensor.cauchy_, Tensor.log_normal_, Tensor.geometric_ = _cauchy_, _log_normal_, _geometric_
+Tensor.bernoulli = bernoulli

@@ -14,6 +14,9 @@ Example::
 from __future__ import annotations
 
 from .ops import OPS
+from .ops._registry import _named_tuple
 
 globals().update({name: op.returns for name, op in OPS.items() if op.returns is not None})
-__all__ = sorted(name for name, op in OPS.items() if op.returns is not None)
+histogram = _named_tuple("histogram", ("hist", "bin_edges"))  # not ops: plain functions (fjax/_methods.py)
+histogramdd = _named_tuple("histogramdd", ("hist", "bin_edges"))
+__all__ = sorted([name for name, op in OPS.items() if op.returns is not None] + ["histogram", "histogramdd"])

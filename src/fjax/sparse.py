@@ -244,3 +244,28 @@ def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: 
                 [5., 5.]], dtype=fjax.float32)
     """
     return _f.addmm(_dense(mat), _dense(mat1), _dense(mat2), beta=beta, alpha=alpha)
+
+
+def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None):
+    """This dense tensor as a coalesced sparse COO tensor whose first ``sparse_dim`` dims (default all)
+    are sparse: one entry per index with a nonzero value (differentiable, as torch's ``to_sparse``).
+
+    Example::
+
+        >>> fjax.tensor([[0.0, 2.0], [0.0, 0.0]]).to_sparse().indices()
+        tensor([[0],
+                [1]], dtype=fjax.int64)
+    """
+    if layout not in (None, sparse_coo) or blocksize is not None or dense_dim is not None:
+        raise NotImplementedError("Tensor.to_sparse: only the COO layout (no layout/blocksize/dense_dim) is supported")
+    d = self.ndim if sparse_dim is None else int(sparse_dim)
+    if not 0 <= d <= self.ndim:
+        raise ValueError(f"Tensor.to_sparse: sparse_dim must be in [0, {self.ndim}], got {sparse_dim}")
+    data = np.asarray(self.detach()._data)
+    nonzero = data.reshape(data.shape[:d] + (-1,)).any(axis=-1) if d < data.ndim else data != 0
+    indices = _tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(d, -1), dtype=int64)
+    values = self[tuple(indices)] if d else self.unsqueeze(0)
+    return SparseCOOTensor._make(_f.clone(self), indices, values, True)
+
+
+Tensor.to_sparse = to_sparse

@@ -571,10 +571,14 @@ class Tensor:
 
     # -- conversion ---------------------------------------------------------------------
     def to(self, *args, **kwargs) -> "Tensor":
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``, each with
+        ``non_blocking=``, ``copy=`` (a new tensor even when nothing changes) and ``memory_format=``
+        (accepted; see :class:`fjax.memory_format`)."""
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("copy", None)
+        copy = kwargs.pop("copy", False)
+        _dt.check_memory_format("Tensor.to", kwargs.pop("memory_format", None))
+        bools = []
         if kwargs:
             raise NotImplementedError(f"Tensor.to: unsupported arguments {sorted(kwargs)}")
         for a in args:
@@ -584,6 +588,8 @@ class Tensor:
                 dtype = a
             elif isinstance(a, _device):
                 device = a
+            elif isinstance(a, bool):  # to(..., non_blocking, copy) positionally
+                bools.append(a)
             elif isinstance(a, str):
                 try:
                     device = _device(a)
@@ -591,6 +597,7 @@ class Tensor:
                     raise OpError(f"Tensor.to: expected a dtype, device or Tensor, got {a!r}") from None
             else:
                 raise OpError(f"Tensor.to: expected a dtype, device or Tensor, got {a!r}")
+        copy = copy or bools[1:2] == [True]
         out = self
         if dtype is not None and _dt.to_dtype(dtype) != self.dtype:
             out = _f()._cast(out, dtype=np.dtype(_dt.to_dtype(dtype)))
@@ -601,28 +608,28 @@ class Tensor:
             dev = device.jax_device()
             if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
                 out = _f()._to_device(out, device=dev)
-        return out
+        return out.clone() if copy and out is self else out
 
-    def float(self):
-        return self.to(_dt.float32)
+    def float(self, memory_format=None):
+        return self.to(_dt.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(_dt.float64)
+    def double(self, memory_format=None):
+        return self.to(_dt.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(_dt.float16)
+    def half(self, memory_format=None):
+        return self.to(_dt.float16, memory_format=memory_format)
 
-    def bfloat16(self):
-        return self.to(_dt.bfloat16)
+    def bfloat16(self, memory_format=None):
+        return self.to(_dt.bfloat16, memory_format=memory_format)
 
-    def int(self):
-        return self.to(_dt.int32)
+    def int(self, memory_format=None):
+        return self.to(_dt.int32, memory_format=memory_format)
 
-    def long(self):
-        return self.to(_dt.int64)
+    def long(self, memory_format=None):
+        return self.to(_dt.int64, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(_dt.bool)
+    def bool(self, memory_format=None):
+        return self.to(_dt.bool, memory_format=memory_format)
 
     def cpu(self):
         return self.to("cpu")
@@ -631,7 +638,8 @@ class Tensor:
         device = _device("cuda", device) if isinstance(device, int) else device or "cuda"
         return self.to(device, non_blocking=non_blocking)
 
-    def clone(self):
+    def clone(self, *, memory_format=None):
+        _dt.check_memory_format("Tensor.clone", memory_format)
         return _f()._copy(self)
 
     # -- in-place -----------------------------------------------------------------------
@@ -676,9 +684,14 @@ class Tensor:
             )
         if trace_state.depth:
             log_inplace(self, "_node", "_idx", "_requires_grad")
+        through_base = base is not None and grad and (base._requires_grad or result._requires_grad)
+        if not through_base and result._node is None and grad and self._requires_grad:
+            # values without history (fill_, zero_, copy_ of a constant) overwrite a tensor with one: as
+            # in torch, it keeps requiring grad and the values it replaced get zero gradient
+            result = _f().where(Tensor._wrap(jnp.ones(data.shape, bool)), result, self)
         if result._node is not None and result._node.versions:  # the value it replaced can't change later
             result._node.versions = [v for v in result._node.versions if v[0] is not self._vc]
-        if base is not None and grad and (base._requires_grad or result._requires_grad):
+        if through_base:
             if self._multi is not None:
                 name, i = self._multi
                 raise RuntimeError(

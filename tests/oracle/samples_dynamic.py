@@ -4,6 +4,7 @@ from .spec import B, F, I, S
 
 SAMPLES = {
     "nonzero": [S(I((3, 4), 0, 3)), S(B((2, 3)), as_tuple=True), S(F((5,)))],
+    "nonzero_static": [S(I((3, 4), 0, 3), size=4), S(B((5,)), size=8, fill_value=7)],
     "argwhere": [S(I((3, 4), 0, 3)), S(B((2, 3, 2)))],
     "masked_select": [S((3, 4), B((3, 4))), S((1, 4), B((3, 1))), S((2, 3), B((3,)))],
     "unique": [

@@ -66,4 +66,9 @@ SAMPLES = {
         S(I((5,), -3, 3), _torch=FT.fftshift, **INT),
     ],
     "fft_ifftshift": [S((5,), _torch=FT.ifftshift), S((4, 5), dim=[0], _torch=FT.ifftshift)],
+    "stft": [
+        S((40,), 8, return_complex=True, _torch=torch.stft),
+        S((2, 30), 6, 2, 5, (5,), False, normalized=True, return_complex=True, _torch=torch.stft),
+        S((30,), 8, center=True, pad_mode="replicate", return_complex=False, _torch=torch.stft),
+    ],
 }

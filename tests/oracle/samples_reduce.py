@@ -255,5 +255,6 @@ SAMPLES.update(
         ],
         "nanquantile": [S((5, 4), 0.3), S((3, 6), 0.75, dim=1, interpolation="midpoint")],
         "cumulative_trapezoid": [S((3, 5)), S((4, 3), dim=0, dx=0.5), S((2, 4), F((4,), 0.0, 3.0))],
+        "gradient": [S((5, 4)), S((6,), spacing=2.0, edge_order=2), S((4, 5), spacing=[0.5, 2.0], dim=[1, 0])],
     }
 )

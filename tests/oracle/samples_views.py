@@ -18,6 +18,12 @@ def _as_strided_scatter(x, src, storage, base_offset, offset, *, base_shape, bas
     return out
 
 
+def _strided_overwrite(x, src, size, stride, storage_offset=None):
+    out = x.clone()
+    out.as_strided(size, stride, storage_offset or 0).copy_(src)
+    return out
+
+
 def _geometry(base_shape, shape, strides):
     """Static geometry keywords, as lists (a tuple would be read as a tensor spec)."""
     base_strides = list(torch.empty(base_shape).stride())
@@ -62,5 +68,13 @@ SAMPLES.update(
         "unsqueeze_copy": [S((3, 4), 1)],
         "transpose_copy": [S((2, 3, 4), 0, 2)],
         "t_copy": [S((3, 4))],
+        "view_copy": [S((4, 6), [2, 12]), S((4, 6), [-1, 3, 2])],
+        "as_strided_copy": [S((3, 3), [2, 2], [1, 2]), S((3, 3), [2, 2], [1, 2], 1), S((16,), [2, 2, 2], [1, 0, 4])],
+        # the exact gradient: torch's as_strided_scatter keeps the input's gradient inside the view and
+        # zeroes it outside, the reverse of what the forward does
+        "as_strided_scatter": [
+            S((3, 3), (2, 2), [2, 2], [1, 2], 1, _torch=_strided_overwrite),
+            S((4, 5), (5,), [5], [4], _torch=_strided_overwrite),
+        ],
     }
 )

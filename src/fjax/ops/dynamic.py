@@ -110,6 +110,26 @@ def nonzero(input, *, as_tuple=False):
     return tuple(coords[:, d] for d in range(input.ndim))
 
 
+@defop(static=("size", "fill_value"), differentiable=False)
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` nonzero indices, then rows of
+    ``fill_value``. Its shape does not depend on the values, so it also runs inside nn.Graph and fjax.func.
+
+    Example::
+
+        >>> fjax.nonzero_static(fjax.tensor([0.0, 3.0, 0.0, 4.0]), size=3)
+        tensor([[ 1],
+                [ 3],
+                [-1]], dtype=fjax.int64)
+    """
+    if type(size) is not int or size < 0:
+        raise ValueError(f"nonzero_static: size must be a non-negative int, got {size!r}")
+    x = input.reshape(1) if input.ndim == 0 else input
+    coords = jnp.nonzero(x, size=size, fill_value=fill_value)
+    out = jnp.stack(coords, axis=1).astype(jnp.int64)
+    return out[:, :0] if input.ndim == 0 else out
+
+
 @defop(differentiable=False, jit=False)
 def argwhere(input):
     """Indices of the nonzero (True) elements of ``input`` as a 2-D int64 tensor: one row per element,

@@ -877,8 +877,16 @@ def nextafter(input, other):
     input, other = promote(input, other)
     if not jnp.issubdtype(input.dtype, jnp.floating):
         raise TypeError(f"nextafter: expected floating point tensors, got {input.dtype}")
-    # torch has no derivative, but its result requires grad
-    return jnp.nextafter(lax.stop_gradient(input), lax.stop_gradient(other))
+    return _nextafter(*jnp.broadcast_arrays(input, other))
+
+
+@jax.custom_jvp
+def _nextafter(input, other):
+    return jnp.nextafter(input, other)
+
+
+# torch's derivative: the gradient passes to ``input`` unchanged, ``other`` gets zeros
+_nextafter.defjvp(lambda primals, tangents: (_nextafter(*primals), tangents[0]))
 
 
 @defop(returns=("mantissa", "exponent"), method=False)

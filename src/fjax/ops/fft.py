@@ -454,3 +454,89 @@ def fft_ifftshift(input, dim=None):
         tensor([ 0,  1,  2, -2, -1], dtype=fjax.int64)
     """
     return jnp.fft.ifftshift(input, _shift_dims("fft_ifftshift", input, dim))
+
+
+_STFT_PADS = {"reflect": "reflect", "constant": "constant", "replicate": "edge", "circular": "wrap"}
+
+
+_STFT_STATIC = ("n_fft", "hop_length", "win_length", "center", "pad_mode", "normalized", "onesided", "return_complex")
+
+
+@defop(static=(*_STFT_STATIC, "align_to_window"))
+def stft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    pad_mode="reflect",
+    normalized=False,
+    onesided=None,
+    return_complex=None,
+    align_to_window=None,
+):
+    """The short-time Fourier transform of the 1-D signal ``input`` (or a batch of them, ``(B, L)``):
+    frames of ``n_fft`` samples every ``hop_length`` (default ``n_fft // 4``), each multiplied by
+    ``window`` (default ones of ``win_length``, centred in ``n_fft``) and Fourier transformed. With
+    ``center`` the signal is first padded by ``n_fft // 2`` on both sides in ``pad_mode``. The result is
+    ``(B?, n_freq, n_frames)``: complex when ``return_complex`` (required for real input, as in torch),
+    else real and imaginary parts in a last dim of 2. ``onesided`` (default for real input and window)
+    keeps ``n_fft // 2 + 1`` frequencies; ``normalized`` scales by ``n_fft ** -0.5``.
+
+    Example::
+
+        >>> x = fjax.tensor([0.0, 1.0, 0.0, -1.0] * 4)
+        >>> fjax.stft(x, 4, hop_length=4, center=False, return_complex=True)[1]
+        tensor([0.-2.j, 0.-2.j, 0.-2.j, 0.-2.j], dtype=fjax.complex64)
+    """
+    op = "stft"
+    if align_to_window:
+        raise NotImplementedError("stft: align_to_window=True is not supported")
+    complex_in = jnp.issubdtype(input.dtype, jnp.complexfloating) or (
+        window is not None and jnp.issubdtype(window.dtype, jnp.complexfloating)
+    )
+    if return_complex is None:
+        if not complex_in:
+            raise ValueError(
+                "stft requires the return_complex parameter be given for real inputs "
+                "(return_complex=True gives a complex tensor, return_complex=False its real view)"
+            )
+        return_complex = True
+    if input.ndim not in (1, 2):
+        raise ValueError(f"stft: expected a 1-D or 2-D input, got shape {input.shape}")
+    x = _to_complex(op, input) if complex_in else _to_real(op, input)
+    batched = x.ndim == 2
+    x = x if batched else x[None]
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if not 0 < win <= n_fft or hop <= 0:
+        raise ValueError(f"stft: expected 0 < win_length <= n_fft and hop_length > 0, got {win}, {n_fft}, {hop}")
+    if window is None:
+        w = jnp.ones(win, x.dtype if not complex_in else jnp.float32)
+    else:
+        if window.shape != (win,):
+            raise ValueError(f"stft: expected a 1-D window of size win_length={win}, got shape {window.shape}")
+        w = window
+    left = (n_fft - win) // 2
+    w = jnp.pad(w, (left, n_fft - win - left))
+    if center:
+        if pad_mode not in _STFT_PADS:
+            raise ValueError(f"stft: pad_mode must be one of {sorted(_STFT_PADS)}, got {pad_mode!r}")
+        x = jnp.pad(x, ((0, 0), (n_fft // 2, n_fft // 2)), mode=_STFT_PADS[pad_mode])
+    length = x.shape[-1]
+    if not 0 < n_fft <= length:
+        raise ValueError(f"stft: expected 0 < n_fft <= {length} (the padded signal's length), got {n_fft}")
+    frames = 1 + (length - n_fft) // hop
+    index = np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :]
+    seg = x[:, index] * w
+    if onesided is None:
+        onesided = not complex_in
+    if onesided and complex_in:
+        raise ValueError("stft: onesided output is not possible for a complex input or window")
+    spec = jnp.fft.rfft(seg, axis=-1) if onesided else jnp.fft.fft(seg, axis=-1)
+    if normalized:
+        spec = spec * (n_fft**-0.5)
+    spec = jnp.swapaxes(spec, -1, -2)
+    spec = spec if batched else spec[0]
+    return spec if return_complex else jnp.stack([spec.real, spec.imag], axis=-1)

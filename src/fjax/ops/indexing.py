@@ -245,7 +245,7 @@ def index_select(input, dim, index):
     """
     d, index = _dim_index("index_select", input, dim, index)
     if input.ndim == 0:
-        return input[index].reshape(input.shape)
+        return jnp.take(input.reshape(1), index.reshape(-1), axis=0).reshape(())
     return jnp.take(input, index, axis=d)
 
 
@@ -489,15 +489,36 @@ def index_put(input, indices, values, accumulate=False):
                 [0., 0.]], dtype=fjax.float32)
     """
     indices = tuple(indices)
+    if len(indices) == 1 and indices[0].dtype == jnp.bool_:
+        return _index_put_mask(input, indices[0], values, accumulate)
     for i in indices:
         if i.dtype == jnp.bool_:
-            raise NotImplementedError("index_put: boolean index tensors are not supported; use masked_fill")
+            raise NotImplementedError("index_put: a boolean index tensor together with other index tensors")
         _int_index("index_put", i)
     if len(indices) > input.ndim:
         raise IndexError(f"index_put: {len(indices)} index tensors for a tensor of shape {input.shape}")
     ref = input.at[indices]
     values = jnp.asarray(values).astype(input.dtype)
     return ref.add(values) if accumulate else ref.set(values)
+
+
+def _index_put_mask(input, mask, values, accumulate):
+    """``index_put`` with one boolean mask over the leading ``mask.ndim`` dims: ``values`` either holds
+    one row per selected position (leading dim = number of Trues) or broadcasts to every one of them."""
+    k = mask.ndim
+    if mask.shape != input.shape[:k]:
+        raise IndexError(f"index_put: mask of shape {mask.shape} does not match input of shape {input.shape}")
+    values = jnp.asarray(values).astype(input.dtype)
+    rest = input.shape[k:]
+    if values.ndim > len(rest) and values.shape[0] != 1:  # one row per True: scatter at the Trues
+        where = jnp.nonzero(mask, size=values.shape[0])
+        ref = input.at[where]
+        return ref.add(values) if accumulate else ref.set(values)
+    if values.ndim > len(rest):  # leading 1-dims
+        values = values.reshape(values.shape[values.ndim - len(rest) :])
+    values = jnp.broadcast_to(values, rest)
+    m = mask.reshape(mask.shape + (1,) * len(rest))
+    return input + jnp.where(m, values, 0) if accumulate else jnp.where(m, values, input)
 
 
 @defop(static=("index",), linear=True)
@@ -528,6 +549,32 @@ def setitem(input, arrays, index, value):
 _SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
+@jax.custom_jvp
+def _scatter_prod(base, target, src):
+    """``base`` (1-D) with ``src[i]`` multiplied into ``base[target[i]]``; differentiable with repeated
+    targets and zeros (JAX's scatter-multiply has no gradient for repeated targets)."""
+    return base.at[target].multiply(src)
+
+
+@_scatter_prod.defjvp
+def _scatter_prod_jvp(primals, tangents):
+    # each factor's derivative is the product of the others at its target: the product of the nonzero
+    # factors divided by its own value when no factor is 0, that product for the only 0, else 0
+    base, target, src = primals
+    t_base, _, t_src = tangents
+    safe_base, safe_src = jnp.where(base == 0, 1, base), jnp.where(src == 0, 1, src)
+    nonzero = safe_base.at[target].multiply(safe_src)
+    zeros = (base == 0).astype(jnp.int32).at[target].add((src == 0).astype(jnp.int32))
+
+    def others(value, safe, prod, count):
+        return jnp.where(count == 0, prod / safe, jnp.where((count == 1) & (value == 0), prod, 0))
+
+    d_base = others(base, safe_base, nonzero, zeros)
+    d_src = others(src, safe_src, nonzero[target], zeros[target])
+    tangent = t_base * d_base + jnp.zeros_like(base).at[target].add(t_src * d_src)
+    return _scatter_prod(base, target, src), tangent
+
+
 def _reduce_into(name, x, where, src, reduce, include_self):
     """``x`` with ``src`` reduced into the positions ``where`` (an ``.at[]`` index) by ``reduce``; without
     ``include_self`` the positions hit start from the reduction's identity instead of ``x``."""
@@ -550,7 +597,8 @@ def _reduce_into(name, x, where, src, reduce, include_self):
         return out
     if reduce == "prod":
         base = x if include_self else jnp.where(hit, jnp.ones_like(x), x)
-        return base.at[where].multiply(src)
+        flat = jnp.arange(x.size).reshape(x.shape)[where]  # each src element's target
+        return _scatter_prod(base.reshape(-1), flat.reshape(-1), src.reshape(-1)).reshape(x.shape)
     if jnp.issubdtype(x.dtype, jnp.inexact):
         identity = -jnp.inf if reduce == "amax" else jnp.inf
     else:

@@ -1162,8 +1162,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, nan):
     q = q.astype(input.dtype)
     axis = None if dim is None else _wrap(name, dim, input.ndim)
     x = input
-    if input.ndim == 0:  # one element: the result has no dim of its own
-        x, axis = input.reshape(1), None if keepdim else 0
+    if input.ndim == 0:  # one element: the result has no dim of its own, kept or not
+        x, axis, keepdim = input.reshape(1), 0, False
     fn = jnp.nanquantile if nan else jnp.quantile
     return fn(x, q, axis=axis, keepdims=keepdim, method=interpolation).astype(input.dtype)
 
@@ -1222,3 +1222,82 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     elif x.ndim < y.ndim:
         x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
     return jnp.cumsum(jnp.diff(x, axis=axis) * pairs, axis=axis) / 2
+
+
+def _gradient_1d(f, axis, h, edge_order):
+    """d f / d x along ``axis`` by second-order central differences inside and one-sided differences of
+    order ``edge_order`` at the ends; ``h`` is a uniform spacing (0-dim) or the coordinates (1-dim)."""
+    n = f.shape[axis]
+
+    def take(start, stop):
+        return lax.slice_in_dim(f, start, stop, axis=axis)
+
+    def along(v):  # a 1-dim array of per-position factors, broadcast along ``axis``
+        return v.reshape((-1,) + (1,) * (f.ndim - axis - 1))
+
+    if h.ndim == 0:
+        inner = (take(2, n) - take(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first, last = (take(1, 2) - take(0, 1)) / h, (take(n - 1, n) - take(n - 2, n - 1)) / h
+        else:
+            first = (-1.5 * take(0, 1) + 2 * take(1, 2) - 0.5 * take(2, 3)) / h
+            last = (0.5 * take(n - 3, n - 2) - 2 * take(n - 2, n - 1) + 1.5 * take(n - 1, n)) / h
+        return jnp.concatenate([first, inner, last], axis=axis)
+    d = jnp.diff(h).astype(f.dtype)
+    hl, hr = along(d[:-1]), along(d[1:])
+    inner = (hl**2 * take(2, n) - hr**2 * take(0, n - 2) + (hr**2 - hl**2) * take(1, n - 1)) / (hl * hr * (hl + hr))
+    if edge_order == 1:
+        first, last = (take(1, 2) - take(0, 1)) / d[0], (take(n - 1, n) - take(n - 2, n - 1)) / d[-1]
+    else:
+        h1, h2 = d[0], d[1]
+        first = (
+            -(2 * h1 + h2) / (h1 * (h1 + h2)) * take(0, 1)
+            + (h1 + h2) / (h1 * h2) * take(1, 2)
+            - h1 / (h2 * (h1 + h2)) * take(2, 3)
+        )
+        h1, h2 = d[-2], d[-1]
+        last = (
+            h2 / (h1 * (h1 + h2)) * take(n - 3, n - 2)
+            - (h1 + h2) / (h1 * h2) * take(n - 2, n - 1)
+            + (2 * h2 + h1) / (h2 * (h1 + h2)) * take(n - 1, n)
+        )
+    return jnp.concatenate([first, inner, last], axis=axis)
+
+
+@defop(static=("dim", "edge_order"), method=False)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of the sampled function ``input`` along each of ``dim`` (all dims when None), one
+    tensor per dim: second-order central differences inside, one-sided differences of order
+    ``edge_order`` (1 or 2) at the ends. ``spacing`` is the distance between samples (a number, one
+    number per dim) or the sample coordinates (one 1-D tensor per dim).
+
+    Example::
+
+        >>> fjax.gradient(fjax.tensor([1.0, 4.0, 9.0, 16.0]))
+        (tensor([3., 4., 6., 7.], dtype=fjax.float32),)
+        >>> fjax.gradient(fjax.tensor([1.0, 4.0, 9.0, 16.0]), spacing=2.0, edge_order=2)
+        (tensor([1., 2., 3., 4.], dtype=fjax.float32),)
+    """
+    dims = tuple(range(input.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(_wrap("gradient", d, input.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"gradient: dim {dim} repeats a dim")
+    spacing = 1 if spacing is None else spacing
+    spacing = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(spacing) != len(dims):
+        raise ValueError(f"gradient: expected spacing of size {len(dims)} (one per dim), got {len(spacing)}")
+    if edge_order not in (1, 2):
+        raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
+    f = input.astype(result_type(input)) if not jnp.issubdtype(input.dtype, jnp.inexact) else input
+    out = []
+    for d, h in zip(dims, spacing):
+        h = jnp.asarray(h, f.dtype) if jnp.ndim(h) == 0 else jnp.asarray(h)
+        if f.shape[d] < edge_order + 1:
+            raise ValueError(
+                f"gradient: each dim differentiated needs at least edge_order + 1 = {edge_order + 1} samples, "
+                f"got shape {input.shape}"
+            )
+        if h.ndim == 1 and h.shape[0] != f.shape[d]:
+            raise ValueError(f"gradient: coordinates for dim {d} have {h.shape[0]} entries, input has {f.shape[d]}")
+        out.append(_gradient_1d(f, d, h, edge_order))
+    return tuple(out)

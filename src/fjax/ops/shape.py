@@ -393,8 +393,8 @@ def tile(input, dims):
 @defop(static=("repeats", "dim", "output_size"), linear=True)
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     """Repeat each element ``repeats`` times in place (``[1, 2]`` becomes ``[1, 1, 2, 2]``)
-    along ``dim``, or over the flattened input when ``dim`` is None. Only an int ``repeats`` is supported
-    (torch also takes a tensor of per-element counts).
+    along ``dim``, or over the flattened input when ``dim`` is None. ``repeats`` is an int or a sequence
+    (or 1-dim integer tensor) of per-element counts along that dim.
 
     Example::
 
@@ -406,12 +406,25 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
                 [1, 2],
                 [3, 4],
                 [3, 4]], dtype=fjax.int64)
+        >>> x.repeat_interleave(fjax.tensor([1, 2]), dim=0)
+        tensor([[1, 2],
+                [3, 4],
+                [3, 4]], dtype=fjax.int64)
     """
-    if not isinstance(repeats, (int, np.integer)):
-        raise NotImplementedError("repeat_interleave: only int repeats are supported")
     if dim is None:
-        return jnp.repeat(input.reshape(-1), repeats)
-    return jnp.repeat(input, repeats, axis=_wrap("repeat_interleave", dim, input.ndim))
+        input, dim = input.reshape(-1), 0
+    axis = _wrap("repeat_interleave", dim, input.ndim)
+    if isinstance(repeats, (int, np.integer)):
+        return jnp.repeat(input, repeats, axis=axis)
+    counts = np.asarray(repeats, dtype=np.int64).reshape(-1)
+    if counts.size == 1:
+        counts = np.repeat(counts, input.shape[axis])
+    if counts.size != input.shape[axis] or (counts < 0).any():
+        raise ValueError(
+            f"repeat_interleave: repeats must be non-negative and have one count per element along dim {dim} "
+            f"(size {input.shape[axis]}), got {counts.tolist()}"
+        )
+    return jnp.repeat(input, counts, axis=axis, total_repeat_length=int(counts.sum()))
 
 
 # ----------------------------------------------------------------------------- joining
@@ -824,6 +837,12 @@ def pad(input, pad, mode="constant", value=None):
         raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, got {mode!r}")
     if value is not None:
         raise ValueError(f"pad: value is only allowed in constant mode, got mode {mode!r}")
+    if mode == "replicate" and any(lo < 0 or hi < 0 for lo, hi in pairs):  # torch's rule: clamp each index
+        for d, ((lo, hi), n) in enumerate(zip(pairs, input.shape)):
+            if n + lo + hi <= 0:
+                raise ValueError(f"pad: pads {pad} leave no elements in dim {d} of the input of shape {input.shape}")
+            input = jnp.take(input, np.clip(np.arange(n + lo + hi) - lo, 0, n - 1), axis=d)
+        return input
     if any(lo < 0 or hi < 0 for lo, hi in pairs):
         raise NotImplementedError(f"pad: negative pads in {mode} mode")
     for (lo, hi), n in zip(pairs, input.shape):
@@ -832,6 +851,21 @@ def pad(input, pad, mode="constant", value=None):
         if mode == "circular" and (lo > n or hi > n):
             raise ValueError(f"pad: circular pads {pad} must not exceed the dims {input.shape}")
     return jnp.pad(input, pairs, mode=_PAD_MODES[mode])
+
+
+_pad = pad  # constant_pad_nd's parameter is named pad too
+
+
+@defop(static=("pad",), method=False)
+def constant_pad_nd(input, pad, value=0):
+    """``F.pad(input, pad, value=value)``: constant padding, negative amounts crop.
+
+    Example::
+
+        >>> fjax.constant_pad_nd(fjax.tensor([1.0, 2.0]), (1, -1), 7.0)
+        tensor([7., 1.], dtype=fjax.float32)
+    """
+    return _pad(input, pad, "constant", value)
 
 
 # ----------------------------------------------------------------------------- grids, diagonals and stacks

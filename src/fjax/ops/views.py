@@ -636,3 +636,68 @@ def t_copy(self):
     from .shape import t
 
     return t(self)
+
+
+@defop(static=("size",), linear=True, method=False)
+def view_copy(self, size):
+    """``input.view(size)`` as a new tensor.
+
+    Example::
+
+        >>> fjax.view_copy(fjax.arange(4), (2, 2))
+        tensor([[0, 1],
+                [2, 3]], dtype=fjax.int64)
+    """
+    from .shape import view
+
+    return view(self, tuple(size) if isinstance(size, (tuple, list)) else (size,))
+
+
+def _strided_index(op, shape, size, stride, storage_offset):
+    """Flat indices into a contiguous array of ``shape`` that torch's ``as_strided(size, stride,
+    storage_offset)`` reads, checked against its bounds."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    offset = 0 if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise ValueError(f"{op}: size {list(size)} and stride {list(stride)} differ in length")
+    numel = int(np.prod(shape, dtype=np.int64))
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    if 0 not in size and (offset < 0 or min(stride, default=0) < 0 or last >= numel):
+        raise ValueError(
+            f"{op}: size {list(size)}, stride {list(stride)} and offset {offset} reach outside an input of "
+            f"{numel} elements (shape {tuple(shape)})"
+        )
+    index = np.full(size, offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(size, stride)):
+        index += (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - d - 1))
+    return index
+
+
+@defop(static=("size", "stride", "storage_offset"), linear=True, method=False)
+def as_strided_copy(self, size, stride, storage_offset=None):
+    """The elements torch's ``input.as_strided(size, stride, storage_offset)`` views, as a new tensor
+    (``input`` read as contiguous, in row-major order).
+
+    Example::
+
+        >>> fjax.as_strided_copy(fjax.arange(6), (2, 2), (1, 2))
+        tensor([[0, 2],
+                [1, 3]], dtype=fjax.int64)
+    """
+    return self.reshape(-1)[_strided_index("as_strided_copy", self.shape, size, stride, storage_offset)]
+
+
+@defop(static=("size", "stride", "storage_offset"))
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` (read as contiguous) with ``src`` written where ``input.as_strided(size,
+    stride, storage_offset)`` would view.
+
+    Example::
+
+        >>> fjax.as_strided_scatter(fjax.zeros(4), fjax.ones(2), (2,), (2,))
+        tensor([1., 0., 1., 0.], dtype=fjax.float32)
+    """
+    index = _strided_index("as_strided_scatter", input.shape, size, stride, storage_offset)
+    if tuple(src.shape) != index.shape:
+        raise ValueError(f"as_strided_scatter: src has shape {tuple(src.shape)}, expected {index.shape}")
+    return input.reshape(-1).at[index.reshape(-1)].set(src.reshape(-1).astype(input.dtype)).reshape(input.shape)
