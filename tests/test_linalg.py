@@ -355,6 +355,146 @@ def test_inverse_and_det_agree_with_linalg():
     assert fjax.allclose(fjax.det(A), LA.det(A))
 
 
+# -- LU, Householder reflectors, LDL, tensor solves, low-rank SVD ----------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lu_factor_lu_and_lu_solve(dtype):
+    rng = _rng(7)
+    for shape in ((4, 4), (2, 3, 5), (5, 3)):
+        fj_out, th_out = check("lu_factor", [rng.standard_normal(shape).astype(dtype)], dtype)
+        assert fj_out[1].dtype == fjax.int32
+        check("lu", [rng.standard_normal(shape).astype(dtype)], dtype, compare=(1, 2))
+        check("lu_factor_ex", [rng.standard_normal(shape).astype(dtype)], dtype)
+    LU, pivots = torch.linalg.lu_factor(torch.from_numpy(_general(rng, (2, 3, 3), dtype)))
+    for left in (True, False):
+        for adjoint in (True, False):
+            B = rng.standard_normal((3, 2) if left else (2, 3)).astype(dtype)
+            fj_in, th_in = _pair([LU.numpy(), B])
+            kw = dict(left=left, adjoint=adjoint)
+            fj_x = LA.lu_solve(fj_in[0], fjax.tensor(pivots.numpy()), fj_in[1], **kw)
+            th_x = torch.linalg.lu_solve(th_in[0], pivots, th_in[1], **kw)
+            _close(fj_x, th_x, dtype, f"lu_solve {kw}")
+            (fj_x * fj_x).sum().backward()
+            (th_x * th_x).sum().backward()
+            _close(fj_in[0].grad, th_in[0].grad, dtype, f"lu_solve {kw} grad of LU", scale=20)
+            _close(fj_in[1].grad, th_in[1].grad, dtype, f"lu_solve {kw} grad of B", scale=20)
+
+
+def test_legacy_lu_lu_unpack_lu_solve():
+    rng = _rng(8)
+    A = rng.standard_normal((2, 4, 4)).astype("float32")
+    LU, pivots = fjax.lu(fjax.tensor(A))
+    th_LU, th_pivots, th_info = torch.lu(torch.from_numpy(A), get_infos=True)
+    _close(LU, th_LU, "float32", "lu")
+    np.testing.assert_array_equal(_np(pivots), th_pivots.numpy())
+    out = fjax.tensor(A).lu(get_infos=True)
+    assert out.info.tolist() == th_info.tolist() and out.pivots.dtype == fjax.int32
+    P, L, U = fjax.lu_unpack(LU, pivots)
+    np.testing.assert_allclose(_np(P @ L @ U), A, rtol=1e-5, atol=1e-5)
+    for fj, th in zip(fjax.lu_unpack(LU, pivots), torch.lu_unpack(th_LU, th_pivots)):
+        _close(fj, th, "float32", "lu_unpack")
+    assert fjax.lu_unpack(LU, pivots, unpack_data=False).L.shape == (0,)
+    b = rng.standard_normal((4, 3)).astype("float32")
+    _close(
+        fjax.lu_solve(fjax.tensor(b), LU, pivots), torch.lu_solve(torch.from_numpy(b), th_LU, th_pivots), "float32", ""
+    )
+    with pytest.raises(NotImplementedError, match="pivot=False"):
+        LA.lu_factor(fjax.tensor(A), pivot=False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_solve_ex_tensorinv_tensorsolve(dtype):
+    rng = _rng(9)
+    fj_out, _ = check("solve_ex", [_general(rng, (2, 3, 3), dtype), rng.standard_normal((3, 2)).astype(dtype)], dtype)
+    assert fj_out[1].dtype == fjax.int32
+    assert LA.solve_ex(fjax.tensor([[1.0, 2.0], [2.0, 4.0]]), fjax.ones(2)).info.item() == 2
+    A = _general(rng, (6, 6), dtype)
+    check("tensorinv", [A.reshape(2, 3, 6)], dtype, kwargs=dict(ind=2))
+    check("tensorsolve", [A.reshape(2, 3, 6), rng.standard_normal((2, 3)).astype(dtype)], dtype)
+    check("tensorsolve", [A.reshape(6, 2, 3), rng.standard_normal((2, 3)).astype(dtype)], dtype, kwargs=dict(dims=(0,)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_geqrf_householder_product_ormqr(dtype):
+    rng = _rng(10)
+    A = rng.standard_normal((2, 5, 3)).astype(dtype)
+    a, tau = fjax.geqrf(fjax.tensor(A))
+    th_a, th_tau = torch.geqrf(torch.from_numpy(A))
+    _close(a, th_a, dtype, "geqrf a")
+    _close(tau, th_tau, dtype, "geqrf tau")
+    check("householder_product", [th_a.numpy(), th_tau.numpy()], dtype)
+    for left in (True, False):
+        for transpose in (True, False):
+            C = rng.standard_normal((2, 5, 4) if left else (2, 4, 5)).astype(dtype)
+            kw = dict(left=left, transpose=transpose)
+            check("ormqr", [th_a.numpy(), th_tau.numpy(), C], dtype, kwargs=kw, fj=fjax.ormqr, th=torch.ormqr)
+
+
+@pytest.mark.parametrize("kind", ["float64", "symmetric complex", "hermitian"])
+def test_ldl_bunch_kaufman_pivots_match_lapack(kind):
+    """Inputs with small diagonals make sytrf pivot, with 1x1 and 2x2 blocks; LD and pivots match exactly."""
+    rng = _rng(11)
+    hermitian = kind == "hermitian"
+    blocks = 0
+    for n in (1, 2, 3, 5, 6):
+        a = rng.standard_normal((4, n, n))
+        if kind != "float64":
+            a = a + 1j * rng.standard_normal((4, n, n))
+        a = a * np.where(np.eye(n), 0.05, 1.0)
+        a = a + (np.conj(np.swapaxes(a, -1, -2)) if hermitian else np.swapaxes(a, -1, -2))
+        LD, pivots, info = LA.ldl_factor_ex(fjax.tensor(a), hermitian=hermitian)
+        th_LD, th_pivots, th_info = torch.linalg.ldl_factor_ex(torch.from_numpy(a), hermitian=hermitian)
+        np.testing.assert_allclose(_np(LD), th_LD.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(_np(pivots), th_pivots.numpy())
+        np.testing.assert_array_equal(_np(info), th_info.numpy())
+        blocks += int((th_pivots < 0).sum())
+        B = rng.standard_normal((n, 3)).astype(a.dtype)
+        X = LA.ldl_solve(LD, pivots, fjax.tensor(B), hermitian=hermitian)
+        np.testing.assert_allclose(
+            _np(X),
+            torch.linalg.ldl_solve(th_LD, th_pivots, torch.from_numpy(B), hermitian=hermitian).numpy(),
+            rtol=1e-8,
+            atol=1e-10,
+        )
+    assert blocks > 0, "no 2x2 block was exercised"
+    with pytest.raises(LA.LinAlgError, match="singular"):
+        LA.ldl_factor(fjax.zeros(2, 2))
+
+
+def test_low_rank_svd_and_pca_of_a_low_rank_matrix_match_torch():
+    """Exact on a rank-q input, whatever the random draws: U V^H, S and their gradients are torch's."""
+    rng = _rng(12)
+    a, b = rng.standard_normal((2, 5, 2)).astype("float32"), rng.standard_normal((2, 4, 2)).astype("float32")
+    for fn, kwargs in ((LA.svd_lowrank, dict(q=2)), (LA.pca_lowrank, dict(q=2, center=True))):
+        fj_in, th_in = _pair([a, b])
+        th_fn = getattr(torch, fn.__name__)
+        outs = []
+        for inputs, f, lib in ((fj_in, fn, fjax), (th_in, th_fn, torch)):
+            U, S, V = f(inputs[0] @ inputs[1].mT, **kwargs)
+            outs.append((U @ V.mH, S))
+            ((U @ V.mH).sum() + (S * lib.tensor([1.0, -2.0])).sum()).backward()
+        for x, y in zip(*outs):
+            _close(x, y, "float32", fn.__name__, scale=10)
+        for x, y in zip(fj_in, th_in):
+            _close(x.grad, y.grad, "float32", f"{fn.__name__} gradient", scale=20)
+
+
+def test_zero_size_det_inv_and_subgradient_of_the_norm_at_zero():
+    assert LA.det(fjax.zeros(0, 0)).item() == 1.0
+    assert LA.det(fjax.zeros(3, 0, 0)).tolist() == [1.0, 1.0, 1.0]
+    inverse, info = LA.inv_ex(fjax.zeros(0, 0))
+    assert inverse.shape == (0, 0) and info.item() == 0
+    for ord in (2, 1, 0.5, 3.5, float("inf"), -1, float("-inf")):
+        x = fjax.zeros(5, requires_grad=True)
+        (g,) = fjax.autograd.grad(LA.vector_norm(x, ord), x)
+        assert g.tolist() == [0.0] * 5, ord
+    a, b = np.ones((1, 1, 1), "float32"), np.arange(4.0, dtype="float32").reshape(2, 1, 2)
+    dims = ([0, 1], [2, 0])
+    expected = torch.tensordot(torch.from_numpy(a), torch.from_numpy(b), dims=dims)
+    _close(fjax.tensordot(fjax.tensor(a), fjax.tensor(b), dims=dims), expected, "float32", "tensordot")
+
+
 # -- each public function documents itself with an example that runs ----------------------------
 
 

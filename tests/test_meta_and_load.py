@@ -364,3 +364,17 @@ def test_save_to_an_open_pt_file_writes_torch_format(tmp_path):
     with open(path, "wb") as f:
         fjax.save({"step": fjax.tensor(3.0)}, f)
     assert tuple(torch.load(path)["step"].shape) == ()
+
+
+def test_new_tensors_of_a_meta_tensor_are_meta():
+    x = fjax.empty(2, 3, device="meta")
+    for made in (
+        x.new_zeros(4, 5),
+        x.new_ones(2),
+        x.new_empty(3),
+        x.new_full((2,), 7.0),
+        fjax.ones(2).new_zeros(2, device="meta"),
+    ):
+        assert made.is_meta and made.dtype == fjax.float32
+    assert x.new_zeros(4, 5).shape == (4, 5)
+    assert not fjax.ones(2).new_zeros(2).is_meta

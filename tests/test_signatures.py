@@ -59,6 +59,7 @@ _ORACLE_WRONG = {
     "fjax.Tensor.new_empty_strided": "docstring shows dtype positional; x.new_empty_strided(s, st, float64) raises",
     "fjax.Tensor.resize_": "overrides table says (memory_format, *, sizes); torch's x.resize_(2, 2) takes sizes first",
     "fjax.Tensor.resize_as_": "overrides table says (tensor, memory_format); x.resize_as_(the_template=y) works",
+    "fjax.ormqr": "docstring says (input, tau, other); torch.ormqr rejects tau=/other=, it takes input2=, input3=",
     "fjax.Tensor.histogram": "docstring says histogram(input, bins); torch's x.histogram(2) takes bins first",
 }
 # torch.Tensor docstrings whose parameter names torch's methods reject: each takes fjax's name

@@ -91,6 +91,9 @@ einsum = _methods.einsum
 broadcast_shapes = _methods.broadcast_shapes  # takes shapes, not tensors: no op
 zero_, resize_as_ = _methods.zero_, _methods.resize_as_  # in place: Tensor methods
 histogram, histogramdd = _methods.histogram, _methods.histogramdd  # shapes from Python values: no ops
+# ATen-level ops torch exposes under a leading underscore
+_safe_softmax, _softmax_backward_data = _functions._safe_softmax, _functions._softmax_backward_data
+_upsample_bilinear2d_aa = _functions._upsample_bilinear2d_aa
 from . import accelerator, amp, backends, cpu, cuda, testing  # noqa: E402
 from .amp import (  # noqa: E402 - torch.autocast and torch's top-level autocast state functions
     autocast,
@@ -131,7 +134,14 @@ from . import (  # noqa: E402
 )
 from ._config import config  # noqa: E402
 from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
-from ._toplevel import batch_norm, dropout, poisson_nll_loss  # noqa: E402 - torch's top-level order
+from ._toplevel import (  # noqa: E402 - torch's top-level order
+    _batch_norm_with_update,
+    _native_batch_norm_legit,
+    batch_norm,
+    dropout,
+    native_batch_norm,
+    poisson_nll_loss,
+)
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
 from .dtypes import (  # noqa: E402
@@ -145,6 +155,7 @@ from .dtypes import (  # noqa: E402
     strided,
 )
 from .func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
+from .linalg import pca_lowrank, svd_lowrank  # noqa: E402 - torch's top level has them
 from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 

@@ -281,9 +281,12 @@ def _new_place(self, arr, device, requires_grad):
 def _new_filled(self, op, size, value, dtype, device, requires_grad):
     import jax.numpy as jnp
 
-    from .creation import _np_dtype, _size
+    from .creation import _is_meta_device, _np_dtype, _place, _size
+    from .device import MetaArray
 
     dt = _np_dtype(dtype) or self._data.dtype
+    if (device is None and self.is_meta) or _is_meta_device(device):  # no values to allocate
+        return _place(MetaArray(_size(size, op), dt), None, requires_grad)
     return _new_place(self, jnp.full(_size(size, op), value, dt), device, requires_grad)
 
 

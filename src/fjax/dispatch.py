@@ -293,7 +293,7 @@ def lift(op: OpDef):
         out = run(name, entry, leaves, op.differentiable, op.linear)
         if view_rule is not None:
             _as_view(name, view_rule, out, args, kwargs)
-        if returns is not None and type(out) is tuple:
+        if returns is not None and type(out) is tuple and len(out) == len(returns._fields):
             return returns(*out)
         return out
 

@@ -194,3 +194,83 @@ cond = _f.linalg_cond
 vander = _f.linalg_vander
 matrix_exp = _f.matrix_exp
 __all__ += ["solve_triangular", "cholesky_ex", "matrix_power", "eig", "eigvals", "cond", "vander", "matrix_exp"]
+
+lu_factor = _f.linalg_lu_factor
+lu_factor_ex = _f.linalg_lu_factor_ex
+lu = _f.linalg_lu
+lu_solve = _f.linalg_lu_solve
+__all__ += ["lu_factor", "lu_factor_ex", "lu", "lu_solve"]
+
+solve_ex = _f.linalg_solve_ex
+tensorinv = _f.linalg_tensorinv
+tensorsolve = _f.linalg_tensorsolve
+householder_product = _f.linalg_householder_product
+__all__ += ["solve_ex", "tensorinv", "tensorsolve", "householder_product"]
+
+ldl_factor = _f.linalg_ldl_factor
+ldl_factor_ex = _f.linalg_ldl_factor_ex
+ldl_solve = _f.linalg_ldl_solve
+__all__ += ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+
+# -- torch's top-level randomized low-rank SVD and PCA (torch.svd_lowrank, torch.pca_lowrank) -----------------
+# Composites of fjax ops (random draws from fjax's default generator), not part of torch.linalg: fjax's
+# top level exports them.
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """An approximate rank-``q`` SVD ``(U, S, V)`` of ``A - M`` (``M`` defaults to 0), ``A - M ~ U diag(S) V.mH``,
+    by randomized subspace iteration (Halko, Martinsson and Tropp 2011, Algorithm 4.4) with ``niter``
+    power iterations; the random test matrix comes from fjax's default generator. Exact when the rank of
+    ``A - M`` is at most ``q``.
+
+    Example::
+
+        >>> A = fjax.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+        >>> U, S, V = fjax.svd_lowrank(A, q=2)
+        >>> fjax.allclose(S, fjax.tensor([3.0, 2.0])), fjax.allclose(U @ S.diag() @ V.mH, A, atol=1e-6)
+        (True, True)
+    """
+    q = 6 if q is None else q
+    if M is not None:
+        A = A - M
+    if A.ndim < 2:
+        raise ValueError(f"svd_lowrank: expected a (batch of) matrices, got shape {tuple(A.shape)}")
+    m, n = A.shape[-2:]
+    if not isinstance(q, int) or not 0 <= q <= min(m, n):
+        raise ValueError(f"svd_lowrank: q must be an integer in [0, {min(m, n)}] for A {tuple(A.shape)}, got {q!r}")
+    if m < n:  # factor A^H = U S V^H (tall), so A = V S U^H
+        U, S, V = svd_lowrank(A.mH, q, niter)
+        return V, S, U
+    Q = _range_basis(A, q, niter)
+    U, S, Vh = svd(Q.mH @ A, full_matrices=False)
+    return Q @ U, S, Vh.mH
+
+
+def _range_basis(A, q, niter):
+    """An orthonormal ``m x q`` basis approximately spanning the dominant range of ``A``: ``A`` applied to a
+    Gaussian ``n x q`` matrix, then ``niter`` rounds of ``A^H``/``A``, orthonormalized by QR after each product."""
+    from .random import randn
+
+    test = randn(*A.shape[:-2], A.shape[-1], q, dtype=A.dtype)
+    Q = qr(A @ test).Q
+    for _ in range(niter):
+        Q = qr(A.mH @ Q).Q
+        Q = qr(A @ Q).Q
+    return Q
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """``(U, S, V)``: the rank-``q`` principal components of the rows of ``A`` (``svd_lowrank`` of ``A`` minus its
+    column means when ``center``); ``q`` defaults to ``min(6, m, n)``. The principal directions are ``V``'s columns.
+
+    Example::
+
+        >>> A = fjax.tensor([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+        >>> U, S, V = fjax.pca_lowrank(A, q=1)
+        >>> S
+        tensor([2.], dtype=fjax.float32)
+    """
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    return svd_lowrank(A, q, niter, A.mean(dim=-2, keepdim=True) if center else None)

@@ -19,8 +19,15 @@ from __future__ import annotations
 from .dispatch import functions as _f
 
 __all__ = [
+    "airy_ai",
     "bessel_j0",
     "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
@@ -33,10 +40,14 @@ __all__ = [
     "gammainc",
     "gammaincc",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
@@ -44,12 +55,20 @@ __all__ = [
     "logsumexp",
     "modified_bessel_i0",
     "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
     "spherical_bessel_j0",
@@ -86,7 +105,26 @@ modified_bessel_i0 = _f.special_modified_bessel_i0
 modified_bessel_i1 = _f.special_modified_bessel_i1
 bessel_j0 = _f.special_bessel_j0
 bessel_j1 = _f.special_bessel_j1
+airy_ai = _f.special_airy_ai
+bessel_y0 = _f.special_bessel_y0
+bessel_y1 = _f.special_bessel_y1
+modified_bessel_k0 = _f.special_modified_bessel_k0
+modified_bessel_k1 = _f.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _f.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _f.special_scaled_modified_bessel_k1
 spherical_bessel_j0 = _f.special_spherical_bessel_j0
+chebyshev_polynomial_t = _f.special_chebyshev_polynomial_t
+chebyshev_polynomial_u = _f.special_chebyshev_polynomial_u
+chebyshev_polynomial_v = _f.special_chebyshev_polynomial_v
+chebyshev_polynomial_w = _f.special_chebyshev_polynomial_w
+shifted_chebyshev_polynomial_t = _f.special_shifted_chebyshev_polynomial_t
+shifted_chebyshev_polynomial_u = _f.special_shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v = _f.special_shifted_chebyshev_polynomial_v
+shifted_chebyshev_polynomial_w = _f.special_shifted_chebyshev_polynomial_w
+hermite_polynomial_h = _f.special_hermite_polynomial_h
+hermite_polynomial_he = _f.special_hermite_polynomial_he
+laguerre_polynomial_l = _f.special_laguerre_polynomial_l
+legendre_polynomial_p = _f.special_legendre_polynomial_p
 entr = _f.special_entr
 xlog1py = _f.special_xlog1py
 zeta = _f.special_zeta

@@ -1,9 +1,16 @@
 """Op-table samples: activations, softmax family and vector similarities."""
 
+import numpy as np
 import torch
 import torch.nn.functional as F_
 
 from .spec import F, I, S
+
+
+def _softmax_backward_torch(grad_output, output, dim, input_dtype):
+    """torch's op with the dtype named as fjax's op takes it (a string both frameworks read)."""
+    return torch._softmax_backward_data(grad_output, output, dim, getattr(torch, input_dtype))
+
 
 SAMPLES = {
     "relu": [S((3, 4)), S(()), S((0, 2)), S(I((5,), -5, 5), _grad=False)],
@@ -38,6 +45,15 @@ SAMPLES = {
         S((0, 3), 1),
         S((3, 4), 1, dtype="float64", _torch=lambda x, d, dtype: F_.softmax(x, d, dtype=getattr(torch, dtype))),
     ],
+    "_safe_softmax": [
+        S((3, 4), 1, _torch=torch.ops.aten._safe_softmax),
+        S(np.array([[0.0, -np.inf], [-np.inf, -np.inf]], np.float32), 1, _torch=torch.ops.aten._safe_softmax),
+        S((2, 3, 4), -1, _torch=torch.ops.aten._safe_softmax),
+    ],
+    "_softmax_backward_data": [
+        S((3, 4), F((3, 4), 0.0, 1.0), 1, "float32", _torch=_softmax_backward_torch),
+        S((2, 3, 4), F((2, 3, 4), 0.0, 1.0), 0, "float64", _torch=_softmax_backward_torch),
+    ],
     "log_softmax": [
         S((3, 4), 1),
         S((3, 4), 0),
@@ -62,6 +78,7 @@ SAMPLES = {
         S((2, 3, 4), (2, 3, 4), 0),
         S((5, 3), (1, 3), eps=1e-3),
         S(F((2, 3), 0.0, 0.0), (2, 3)),
+        S((), (), 0),
     ],
     "pairwise_distance": [
         S((3, 4), (3, 4)),
@@ -71,6 +88,7 @@ SAMPLES = {
         S((3, 4), (3, 4), 3.0, eps=1e-3),
         S((3, 4), (3, 4), float("inf")),
     ],
+    "pdist": [S((5, 4)), S((4, 3), 1.0), S((6, 2), 3.0), S((3, 5), float("inf")), S((1, 3))],
 }
 
 for _name, _cases in SAMPLES.items():

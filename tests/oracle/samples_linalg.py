@@ -205,4 +205,76 @@ SAMPLES = {
     "linalg_cond": [S((3, 3), _torch=torch.linalg.cond), S((2, 3, 3), "fro", _torch=torch.linalg.cond, _grad=False)],
     "linalg_vander": [S((4,), _torch=torch.linalg.vander), S((2, 3), N=5, _torch=torch.linalg.vander)],
     "matrix_exp": [S((3, 3)), S((2, 2, 2))],
+    # LU: factors, unpacking, solves (pivots: int32, 1-based, any row order is a valid sequence of swaps)
+    "linalg_lu_factor": [
+        S((4, 4), _torch=torch.linalg.lu_factor),
+        S((2, 3, 5), _torch=torch.linalg.lu_factor),
+        S((5, 3), _torch=torch.linalg.lu_factor),
+    ],
+    "linalg_lu_factor_ex": [
+        S((4, 4), _torch=torch.linalg.lu_factor_ex),
+        S((2, 5, 3), _torch=torch.linalg.lu_factor_ex),
+    ],
+    "linalg_lu": [
+        S((4, 4), _torch=torch.linalg.lu),
+        S((2, 3, 5), _torch=torch.linalg.lu),
+        S((5, 3), _torch=torch.linalg.lu),
+    ],
+    "lu_unpack": [
+        S((4, 4), D(I((4,), 1, 5), "int32")),
+        S((2, 5, 3), D(I((2, 3), 1, 6), "int32")),
+        S((3, 5), D(I((3,), 1, 4), "int32"), unpack_pivots=False),
+    ],
+    "linalg_lu_solve": [
+        S(F((3, 3), 0.5, 2.0), D(I((3,), 1, 4), "int32"), (3, 2), _torch=torch.linalg.lu_solve, _rtol=1e-4),
+        S(
+            F((2, 3, 3), 0.5, 2.0),
+            D(I((2, 3), 1, 4), "int32"),
+            (3, 2),
+            adjoint=True,
+            _torch=torch.linalg.lu_solve,
+            _rtol=1e-4,
+        ),
+        S(F((3, 3), 0.5, 2.0), D(I((3,), 1, 4), "int32"), (2, 3), left=False, _torch=torch.linalg.lu_solve, _rtol=1e-4),
+        S(
+            F((3, 3), 0.5, 2.0),
+            D(I((3,), 1, 4), "int32"),
+            (2, 3),
+            left=False,
+            adjoint=True,
+            _torch=torch.linalg.lu_solve,
+            _rtol=1e-4,
+        ),
+    ],
+    "lu_solve": [S((3, 2), F((3, 3), 0.5, 2.0), D(I((3,), 1, 4), "int32"), _rtol=1e-4)],
+    "lu": [S((4, 4)), S((2, 3, 5), get_infos=True)],
+    "linalg_solve_ex": [
+        S((3, 3), (3, 2), _torch=torch.linalg.solve_ex, _rtol=1e-3),
+        S((2, 3, 3), (3,), _torch=torch.linalg.solve_ex, _rtol=1e-3),
+        S((3, 3), (2, 3), left=False, _torch=torch.linalg.solve_ex, _rtol=1e-3),
+    ],
+    "linalg_tensorinv": [S((4, 2, 2), ind=1, _torch=torch.linalg.tensorinv, _rtol=1e-3)],
+    "linalg_tensorsolve": [
+        S((2, 3, 6), (2, 3), _torch=torch.linalg.tensorsolve, _rtol=1e-3),
+        S((2, 3, 6), (2, 3), dims=[0, 2], _torch=torch.linalg.tensorsolve, _rtol=1e-3),
+    ],
+    # Householder reflectors (geqrf has no derivative in torch)
+    "geqrf": [S((4, 3), _grad=False, _rtol=1e-4), S((2, 3, 4), _grad=False, _rtol=1e-4)],
+    "linalg_householder_product": [
+        S((4, 3), (3,), _torch=torch.linalg.householder_product),
+        S((2, 4, 3), (2, 2), _torch=torch.linalg.householder_product),
+    ],
+    "ormqr": [
+        S((4, 3), (3,), (4, 2)),
+        S((4, 3), (3,), (4, 2), transpose=True),
+        S((2, 4, 3), (2, 3), (2, 5, 4), left=False),
+        S((4, 3), (3,), (5, 4), left=False, transpose=True),
+    ],
+    # LDL with Bunch-Kaufman pivoting, read from the lower triangle: random inputs pivot (1x1 and 2x2 blocks)
+    "linalg_ldl_factor": [S((5, 5), _torch=torch.linalg.ldl_factor, _grad=False, _rtol=1e-4, _atol=1e-4)],
+    "linalg_ldl_factor_ex": [S((3, 6, 6), _torch=torch.linalg.ldl_factor_ex, _grad=False, _rtol=1e-4, _atol=1e-4)],
+    "linalg_ldl_solve": [
+        S((4, 4), D(I((4,), 1, 5), "int32"), (4, 2), _torch=torch.linalg.ldl_solve, _grad=False, _rtol=1e-4),
+        S((2, 4, 4), D(I((2, 4), 1, 5), "int32"), (4, 2), _torch=torch.linalg.ldl_solve, _grad=False, _rtol=1e-4),
+    ],
 }

@@ -5,6 +5,7 @@ binary_cross_entropy and binary_cross_entropy_with_logits, nor pos_weight (fjax 
 cases compare values only, and the same losses without weights check the gradients.
 """
 
+import numpy as np
 import torch.nn.functional as F_
 
 from .spec import F, I, S
@@ -135,6 +136,23 @@ SAMPLES = {
         S((5,), (5,), (5,)),
         S((4, 5), (4, 5), (4, 5), 0.5, 1.0, swap=True, reduction="none"),
         S((4, 5), (4, 5), (4, 5), margin=2.0, p=3, eps=1e-3, reduction="sum"),
+    ],
+    "multi_margin_loss": [
+        S((4, 5), I((4,), 0, 5)),
+        S((5,), I((), 0, 5), p=2, margin=0.5),
+        S((4, 5), I((4,), 0, 5), weight=F((5,), 0.5, 2.0), reduction="none", _grad=False),
+        S((4, 5), I((4,), 0, 5), 1, 2.0, reduction="sum"),
+    ],
+    "ctc_loss": [
+        S(F((6, 2, 4), -3.0, 0.0), I((2, 3), 1, 4), np.array([6, 5]), np.array([3, 2])),
+        S(F((6, 2, 4), -3.0, 0.0), I((5,), 1, 4), np.array([6, 4]), np.array([3, 2]), reduction="sum"),
+        S(F((5, 3, 4), -3.0, 0.0), I((3, 2), 0, 3), np.array([5, 5, 3]), np.array([2, 0, 2]), 3, "none"),
+        S(F((3, 4), -3.0, 0.0), I((3,), 1, 4), np.array(3), np.array(3), reduction="none", zero_infinity=True),
+    ],
+    "multilabel_margin_loss": [
+        S((4, 5), I((4, 5), -1, 5)),
+        S((5,), I((5,), 0, 5), reduction="sum"),
+        S((4, 5), I((4, 5), -1, 5), reduction="none"),
     ],
 }
 

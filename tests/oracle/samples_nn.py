@@ -1,6 +1,7 @@
 """Op-table samples: normalization, embedding, dropout, attention, convolution and pooling."""
 
 import numpy as np
+import torch
 import torch.nn.functional as F_
 
 from .spec import B, D, F, I, S
@@ -32,6 +33,42 @@ def _dropout_cmp(p):
 
 def _dropout_torch(input, seed, p=0.5, training=True):
     return F_.dropout(input, p, training)
+
+
+# max_unpool indices as max_pool returns them: distinct positions within each (sample, channel)
+_UNPOOL_1D = np.broadcast_to(np.arange(4) * 2 + np.array([0, 1, 1, 0]), (2, 3, 4)).copy()
+_UNPOOL_2D = np.broadcast_to(np.array([[0, 3, 4], [8 + 8, 11 + 8, 12 + 8]]), (2, 3, 2, 3)).copy()
+_UNPOOL_3D = np.broadcast_to(np.array([0, 3, 13, 14, 20, 23, 57, 62]).reshape(2, 2, 2), (1, 2, 2, 2, 2)).copy()
+
+
+def _fractional_torch(nd):
+    """torch's fractional max pooling; its _random_samples take no gradient (fjax's get zeros)."""
+    fn = getattr(F_, f"fractional_max_pool{nd}d")
+
+    def call(input, kernel_size, output_size, output_ratio, return_indices, samples):
+        return fn(input, kernel_size, output_size, output_ratio, return_indices, samples.detach())
+
+    return call
+
+
+def _embedding_bag_torch(input, weight, offsets, mode, per_sample_weights=None, last=False, padding_idx=None):
+    """F.embedding_bag in the private op's argument order."""
+    return F_.embedding_bag(
+        input,
+        weight,
+        offsets,
+        mode=mode,
+        per_sample_weights=per_sample_weights,
+        include_last_offset=last,
+        padding_idx=padding_idx,
+    )
+
+
+def _native_batch_norm_torch(input, weight, bias, running_mean, running_var, training, eps):
+    """torch.native_batch_norm on private copies of the running buffers (fjax's op reads them only)."""
+    rm = None if running_mean is None else running_mean.detach().clone()
+    rv = None if running_var is None else running_var.detach().clone()
+    return torch.native_batch_norm(input, weight, bias, rm, rv, training, 0.1, eps)
 
 
 _STAT = F((3,), 0.5, 2.0)
@@ -70,6 +107,23 @@ SAMPLES = {
         S((2, 3, 4, 4), None, None, (3,), (3,), True),
         S((2, 3, 4, 4), _MEAN, _STAT, training=True, momentum=0.3),
     ],
+    "native_layer_norm": [
+        S((2, 3, 4), [4], (4,), (4,), 1e-5, _torch=torch.native_layer_norm),
+        S((2, 3, 4), [3, 4], None, None, 0.5, _torch=torch.native_layer_norm),
+    ],
+    "native_group_norm": [
+        S((2, 6, 3), (6,), (6,), 2, 6, 3, 3, 1e-5, _torch=torch.native_group_norm),
+        S((2, 4, 2, 3), None, None, 2, 4, 6, 1, 0.5, _torch=torch.native_group_norm),
+    ],
+    "_native_batch_norm": [
+        S((4, 3), (3,), (3,), None, None, True, 1e-5, _torch=_native_batch_norm_torch),
+        S((2, 3, 5), (3,), None, _MEAN, _STAT, False, 1e-3, _torch=_native_batch_norm_torch),
+        S((2, 3, 4, 4), None, None, _MEAN, _STAT, True, 0.5, _torch=_native_batch_norm_torch),
+    ],
+    "native_dropout_backward": [
+        S((3, 4), B((3, 4)), 2.0, _torch=torch.ops.aten.native_dropout_backward),
+        S((5,), B((5,)), 0.5, _torch=torch.ops.aten.native_dropout_backward),
+    ],
     "embedding": [
         S(I((4,), 0, 10), (10, 3)),
         S(I((2, 5), 0, 6), (6, 4), 0),
@@ -100,6 +154,13 @@ SAMPLES = {
     ],
     "pixel_shuffle": [S((2, 8, 3, 3), 2), S((9, 2, 2), 3), S((1, 2, 4, 3, 2), 2)],
     "pixel_unshuffle": [S((2, 2, 4, 6), 2), S((1, 6, 6), 3), S((1, 2, 1, 4, 2), 2)],
+    "channel_shuffle": [S((2, 6, 3, 3), 3), S((1, 4, 5), 2), S((2, 6, 2, 2, 2), 2)],
+    "native_channel_shuffle": [S((2, 6, 3, 3), 2, _torch=torch.native_channel_shuffle, _grad=False)],
+    "local_response_norm": [
+        S((2, 6, 3), 2),
+        S((2, 5, 4, 4), 3, alpha=1e-2, beta=0.5, k=2.0),
+        S((1, 4, 2, 3, 3), 4, 0.1, 1.0, 1.5),
+    ],
     "conv1d": [
         S((2, 3, 9), (4, 3, 3)),
         S((2, 3, 9), (4, 3, 3), (4,), 2, 1),
@@ -200,6 +261,57 @@ SAMPLES = {
         S((2, 3, 5, 7), [None, 3], True),
         S((1, 2, 4, 4), [6, 5], return_indices=True),
     ],
+    "adaptive_max_pool3d": [S((1, 2, 5, 6, 7), [2, 3, 4]), S((2, 4, 4, 4), [3, None, 2], True)],
+    "max_unpool1d": [
+        S((2, 3, 4), _UNPOOL_1D, 2),
+        S((3, 4), _UNPOOL_1D[0], 2, output_size=[9]),
+        S((2, 3, 4), _UNPOOL_1D + 1, 3, 2, 1, [2, 3, 8]),
+    ],
+    "max_unpool2d": [
+        S((2, 3, 2, 3), _UNPOOL_2D, 2),
+        S((2, 3, 2, 3), _UNPOOL_2D, 2, output_size=[5, 7]),
+        S((3, 2, 3), _UNPOOL_2D[0], [3, 2], [2, 2]),
+    ],
+    "max_unpool3d": [S((1, 2, 2, 2, 2), _UNPOOL_3D, 2), S((2, 2, 2, 2), _UNPOOL_3D[0], 2, output_size=[5, 4, 5])],
+    "fractional_max_pool2d": [
+        S((2, 3, 9, 9), 3, 4, None, False, F((2, 3, 2), 0.0, 1.0)),
+        S((2, 3, 9, 7), [2, 3], None, [0.5, 0.6], False, F((2, 3, 2), 0.0, 1.0)),
+        S((3, 8, 8), 2, [3, 5], None, True, F((1, 3, 2), 0.0, 1.0)),
+    ],
+    "fractional_max_pool3d": [
+        S((2, 2, 5, 6, 7), 2, [3, 4, 2], None, False, F((2, 2, 3), 0.0, 1.0)),
+        S((2, 5, 5, 6), [2, 1, 3], None, [0.5, 0.5, 0.5], True, F((1, 2, 3), 0.0, 1.0)),
+    ],
+    "grid_sampler": [
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -1.2, 1.2), 0, 0, False, _torch=torch.grid_sampler),
+        S((1, 2, 3, 4, 5), F((1, 2, 3, 2, 3), -1.2, 1.2), 1, 1, True, _torch=torch.grid_sampler, _grad=False),
+    ],
+    "grid_sampler_2d": [  # _torch: torch.grid_sampler_2d (set below)
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -1.2, 1.2), 0, 0, False),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -1.5, 1.5), 0, 1, True),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -2.5, 2.5), 0, 2, False),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -2.5, 2.5), 0, 2, True),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -1.2, 1.2), 1, 0, False, _grad=False),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -1.2, 1.2), 2, 0, False),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -1.5, 1.5), 2, 1, True),
+        S((2, 3, 5, 6), F((2, 4, 3, 2), -2.5, 2.5), 2, 2, False),
+    ],
+    "grid_sampler_3d": [
+        S((2, 3, 4, 5, 6), F((2, 3, 2, 2, 3), -1.2, 1.2), 0, 0, False),
+        S((1, 2, 4, 5, 3), F((1, 2, 3, 2, 3), -2.5, 2.5), 0, 2, True),
+        S((1, 2, 4, 5, 3), F((1, 2, 3, 2, 3), -1.5, 1.5), 1, 1, False, _grad=False),
+    ],
+    "_embedding_bag": [
+        S(I((6,), 0, 5), (5, 3), np.array([0, 2, 2]), "sum", F((6,), 0.5, 1.5), _torch=_embedding_bag_torch),
+        S(I((3, 4), 0, 5), (5, 3), None, "mean", None, False, 1, _torch=_embedding_bag_torch),
+        S(I((6,), 0, 5), (5, 3), np.array([0, 1, 4, 6]), "max", None, True, _torch=_embedding_bag_torch),
+    ],
+    "_upsample_bilinear2d_aa": [
+        S((2, 3, 10, 12), [4, 5], False, _torch=torch.ops.aten._upsample_bilinear2d_aa),
+        S((2, 3, 6, 8), [9, 5], True, _torch=torch.ops.aten._upsample_bilinear2d_aa),
+        S((1, 2, 10, 12), None, False, [0.3, 1.6], _torch=torch.ops.aten._upsample_bilinear2d_aa),
+        S((1, 2, 10, 12), [3, 19], False, scales_h=0.3, scales_w=1.6, _torch=torch.ops.aten._upsample_bilinear2d_aa),
+    ],
     "interpolate": [
         S((2, 3, 5), 8),
         S((2, 3, 5, 4), [7, 9]),
@@ -222,9 +334,16 @@ SAMPLES = {
         S((2, 3, 7, 9), [3, 4], mode="area"),
         S((2, 3, 5, 5), [1, 1], mode="bilinear", align_corners=True),
         S(D(I((1, 2, 3, 3), 0, 9), "uint8"), scale_factor=2, _grad=False),
+        S((2, 3, 9, 8), [4, 11], mode="bilinear", antialias=True),
+        S((2, 3, 9, 8), scale_factor=0.4, mode="bilinear", align_corners=True, antialias=True),
     ],
 }
 
+for _nd in (2, 3):
+    for _case in SAMPLES[f"grid_sampler_{_nd}d"]:
+        _case.options.setdefault("_torch", getattr(torch, f"grid_sampler_{_nd}d"))
+    for _case in SAMPLES[f"fractional_max_pool{_nd}d"]:
+        _case.options["_torch"] = _fractional_torch(_nd)
 for _name in ("batch_norm", "instance_norm"):
     for _case in SAMPLES[_name]:
         _case.options.setdefault("_torch", _detached(getattr(F_, _name)))

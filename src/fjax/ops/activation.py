@@ -6,6 +6,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._promote import promote, to_float
 from ._registry import defop
@@ -433,6 +434,43 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 @defop(static=("dim", "dtype"), method=False)
+def _safe_softmax(input, dim, dtype=None):
+    """ATen's ``_safe_softmax``: ``softmax``, except that a slice whose entries are all ``-inf``
+    gives zeros instead of NaN (attention rows with every key masked).
+
+    Example::
+
+        >>> x = fjax.tensor([[0.0, 0.0], [-float("inf"), -float("inf")]])
+        >>> fjax.dispatch.functions._safe_softmax(x, 1)
+        tensor([[0.5000, 0.5000],
+                [0.0000, 0.0000]], dtype=fjax.float32)
+    """
+    input, dim = _softmax_input("_safe_softmax", input, dim, dtype)
+    axis = dim if input.ndim else None
+    masked = jnp.all(input == -jnp.inf, axis=axis, keepdims=True)
+    out = jax.nn.softmax(jnp.where(masked, jnp.zeros((), input.dtype), input), axis=axis)
+    return jnp.where(masked, jnp.zeros((), out.dtype), out)
+
+
+@defop(static=("dim", "input_dtype"), method=False)
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """ATen's ``_softmax_backward_data``: the gradient of ``softmax`` at its ``output``,
+    ``output * (grad_output - sum(grad_output * output, dim))``, in ``grad_output``'s dtype, or
+    in ``input_dtype`` where that is a half-precision float (a softmax computed in float32).
+
+    Example::
+
+        >>> y = fjax.tensor([0.5, 0.5])
+        >>> fjax.dispatch.functions._softmax_backward_data(fjax.tensor([1.0, 0.0]), y, 0, fjax.float32)
+        tensor([ 0.2500, -0.2500], dtype=fjax.float32)
+    """
+    dim = _softmax_dim("_softmax_backward_data", output.ndim, dim)
+    axis = dim if output.ndim else None
+    grad = output * (grad_output - jnp.sum(grad_output * output, axis=axis, keepdims=True))
+    return grad.astype(input_dtype) if jnp.dtype(input_dtype) in (jnp.float16, jnp.bfloat16) else grad
+
+
+@defop(static=("dim", "dtype"), method=False)
 def softmin(input, dim=None, *, dtype=None):
     """``softmax(-x)`` along ``dim``: the smallest value gets the largest weight.
 
@@ -498,6 +536,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """
     x1, x2 = promote(to_float(x1), to_float(x2))
     x1, x2 = jnp.broadcast_arrays(x1, x2)
+    if x1.ndim == 0:  # torch takes a 0-d input as one element along dim 0 (or -1)
+        return cosine_similarity(x1[None], x2[None], 0 if dim in (0, -1) else dim, eps)
     eps = jnp.asarray(eps, x1.dtype)
 
     def unit(x):
@@ -528,3 +568,23 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if diff.ndim == 0:
         return vector_norm(diff, p, None, keepdims=keepdim)
     return vector_norm(diff, p, -1, keepdims=keepdim)
+
+
+@defop(static=("p",), method=False)
+def pdist(input, p=2.0):
+    """The ``p``-norm distances between every pair of rows of an ``(N, M)`` input: the upper
+    triangle of the distance matrix, row by row, as a vector of ``N * (N - 1) / 2``.
+
+    Example::
+
+        >>> F.pdist(fjax.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+        tensor([ 5., 10.,  5.], dtype=fjax.float32)
+    """
+    if input.ndim != 2:
+        raise ValueError(f"pdist: expected a 2-d input (N, M), got {input.shape}")
+    if p < 0:
+        raise ValueError(f"pdist: p must be non-negative, got {p}")
+    input = to_float(input)
+    i, j = np.triu_indices(input.shape[0], 1)
+    diff = input[i] - input[j]
+    return vector_norm(diff, p, -1) if diff.shape[0] else diff[:, 0]

@@ -276,6 +276,11 @@ def _im2col(name, input, kernel_size, dilation, padding, stride):
     dilation = _tup(name, "dilation", dilation, 2)
     padding = _tup(name, "padding", padding, 2)
     stride = _tup(name, "stride", stride, 2)
+    if x.size == 0:  # XLA's patch extraction divides by the batch size
+        geometry = zip(x.shape[2:], kernel, dilation, padding, stride)
+        blocks = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in geometry]
+        cols = jnp.zeros((x.shape[0], x.shape[1] * kernel[0] * kernel[1], blocks[0] * blocks[1]), x.dtype)
+        return cols[0] if unbatched else cols
     patches = lax.conv_general_dilated_patches(
         x,
         kernel,

@@ -462,8 +462,15 @@ def tensordot(a, b, dims=2):
         pairs = (tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims)))
     else:
         pairs = tuple((d,) if isinstance(d, int) else tuple(d) for d in dims)
-    if any(a.shape[i] != b.shape[j] for i, j in zip(*pairs)) or len(pairs[0]) != len(pairs[1]):
+    if len(pairs[0]) != len(pairs[1]) or any(
+        a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j]) for i, j in zip(*pairs)
+    ):
         raise ValueError(f"tensordot: cannot contract dims {dims} of shapes {a.shape} and {b.shape}")
+    for i, j in zip(*pairs):  # torch broadcasts a size-1 dim against the other: sum the other to size 1
+        if a.shape[i] == 1 and b.shape[j] != 1:
+            b = jnp.sum(b, axis=j, keepdims=True)
+        elif b.shape[j] == 1 and a.shape[i] != 1:
+            a = jnp.sum(a, axis=i, keepdims=True)
     return jnp.tensordot(a, b, axes=pairs)
 
 
@@ -502,7 +509,14 @@ def det(input):
         tensor([1., 1., 1., 1.], dtype=fjax.float32)
     """
     _square("det", input)
-    return jnp.linalg.det(input)
+    return _det(input)
+
+
+def _det(A):
+    """The determinant; 1 for a 0x0 matrix (the empty product), as torch."""
+    if A.shape[-1] == 0:
+        return jnp.ones(A.shape[:-2], A.dtype)
+    return jnp.linalg.det(A)
 
 
 @defop(check=lambda input: _check_invertible(input))
@@ -708,10 +722,26 @@ def linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     x = _norm_dtype("linalg.vector_norm", x, dtype)
     axes = None if dim is None else _dims("linalg.vector_norm", dim, x.ndim)
     if x.ndim == 0:
-        return jnp.linalg.vector_norm(x.reshape(1), ord=ord)
-    if axes is None and not keepdim:
-        return jnp.linalg.vector_norm(x.reshape(-1), ord=ord)
-    return jnp.linalg.vector_norm(x, ord=ord, axis=axes, keepdims=keepdim)
+        return _vector_norm(x.reshape(1), ord, None, False)
+    return _vector_norm(x, ord, axes, keepdim)
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    """``sum(|x|**ord)**(1/ord)`` over ``axes`` (all when None), with torch's gradient 0 where ``x`` is 0
+    (``|x|**ord`` and the root are evaluated away from 0, so no 0 * inf reaches the gradient)."""
+    a = jnp.where(x != 0, jnp.abs(x), 0)  # JAX's d|x|/dx at 0 is 1; torch's subgradient is 0
+    if ord == float("inf"):
+        return jnp.max(a, axis=axes, keepdims=keepdims)
+    if ord == float("-inf"):
+        return jnp.min(a, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return jnp.sum(a != 0, axis=axes, keepdims=keepdims).astype(a.dtype)
+    nonzero = a > 0
+    powered = jnp.where(nonzero, jnp.where(nonzero, a, 1) ** ord, 0 if ord > 0 else jnp.inf)
+    total = jnp.sum(powered, axis=axes, keepdims=keepdims)
+    positive = total > 0
+    safe = jnp.where(positive, total, 1)
+    return jnp.where(positive, jnp.sqrt(safe) if ord == 2 else safe ** (1 / ord), 0).astype(a.dtype)
 
 
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
@@ -738,6 +768,8 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
     axes = _dims("linalg.matrix_norm", dim, A.ndim)
     if len(axes) != 2:
         raise ValueError(f"linalg.matrix_norm: dim must name 2 dims, got {dim}")
+    if ord == "fro":
+        return _vector_norm(A, 2, axes, keepdim)
     return jnp.linalg.norm(A, ord=ord, axis=axes, keepdims=keepdim)
 
 
@@ -812,15 +844,15 @@ def linalg_inv_ex(A, *, check_errors=False):
         tensor(2, dtype=fjax.int32)
     """
     _matrix("linalg.inv_ex", A, square=True)
-    lu, _, perm = jax.lax.linalg.lu(A)
     n = A.shape[-1]
+    if n == 0 or A.size == 0:
+        return A, jnp.zeros(A.shape[:-2], jnp.int32)
+    lu, _, perm = jax.lax.linalg.lu(A)
     eye = jnp.broadcast_to(jnp.eye(n, dtype=A.dtype), A.shape)
     rhs = jnp.take_along_axis(eye, jnp.broadcast_to(perm[..., None], A.shape), axis=-2)
     y = jax.lax.linalg.triangular_solve(lu, rhs, left_side=True, lower=True, unit_diagonal=True)
     inverse = jax.lax.linalg.triangular_solve(lu, y, left_side=True, lower=False)
-    zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
-    info = jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
-    return inverse, info
+    return inverse, _lu_info(lu)
 
 
 @defop(method=False)
@@ -833,7 +865,7 @@ def linalg_det(A):
         tensor(6., dtype=fjax.float32)
     """
     _matrix("linalg.det", A, square=True)
-    return jnp.linalg.det(A)
+    return _det(A)
 
 
 @defop(method=False, returns=("sign", "logabsdet"))
@@ -847,7 +879,589 @@ def linalg_slogdet(A):
         tensor(-1., dtype=fjax.float32)
     """
     _matrix("linalg.slogdet", A, square=True)
+    if A.shape[-1] == 0:
+        return jnp.ones(A.shape[:-2], A.dtype), jnp.zeros(A.shape[:-2], jnp.finfo(A.dtype).dtype)
     return tuple(jnp.linalg.slogdet(A))
+
+
+# -- LU: factors, unpacking, solves ------------------------------------------------------------
+# torch's pivots are LAPACK's: 1-based int32, row i was swapped with row pivots[i] - 1, in order.
+
+
+def _lu_info(lu):
+    """Per matrix, the 1-based index of the first zero on U's diagonal, else 0 (LAPACK's info), int32."""
+    zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
+    if zero.shape[-1] == 0:
+        return jnp.zeros(zero.shape[:-1], jnp.int32)
+    return jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
+
+
+def _lu(op, A, pivot):
+    """``(LU, pivots)`` of ``A`` (``(*, m, n)``): JAX's partial-pivoting LU, pivots 1-based int32."""
+    _matrix(op, A)
+    if not pivot:
+        raise NotImplementedError(f"{op}: pivot=False (LU without pivoting) is not supported, as on torch's CPU")
+    m, n = A.shape[-2:]
+    if A.size == 0:
+        k = min(m, n)
+        return A, jnp.broadcast_to(jnp.arange(1, k + 1, dtype=jnp.int32), A.shape[:-2] + (k,))
+    lu, pivots, _ = jax.lax.linalg.lu(A)
+    return lu, (pivots + 1).astype(jnp.int32)
+
+
+def _permutation(pivots, m):
+    """The row order ``perm`` (``A[perm] = L @ U``) that LAPACK's 1-based ``pivots`` swaps ``arange(m)`` into."""
+    rows = jnp.arange(m)
+    perm = jnp.broadcast_to(rows, pivots.shape[:-1] + (m,))
+    swaps = pivots.astype(jnp.int32) - 1
+
+    def swap(i, perm):
+        j = swaps[..., i][..., None]
+        at_i = jnp.take_along_axis(perm, jnp.broadcast_to(i, j.shape), axis=-1)
+        at_j = jnp.take_along_axis(perm, j, axis=-1)
+        return jnp.where(rows == i, at_j, jnp.where(rows == j, at_i, perm))
+
+    return jax.lax.fori_loop(0, pivots.shape[-1], swap, perm)
+
+
+def _check_pivots(op, LU, pivots):
+    if jnp.issubdtype(pivots.dtype, jnp.floating) or pivots.dtype == jnp.bool_:
+        raise TypeError(f"{op}: expected integer pivots, got {pivots.dtype}")
+    k = min(LU.shape[-2:])
+    if pivots.shape[-1:] != (k,):
+        raise ValueError(f"{op}: expected pivots of shape (*, {k}) for LU {LU.shape}, got {pivots.shape}")
+
+
+def _unpack(LU, pivots):
+    """``(P, L, U)`` with ``A = P @ L @ U`` from the compact ``LU`` and its pivots."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    L = jnp.tril(LU[..., :, :k], -1) + jnp.eye(m, k, dtype=LU.dtype)
+    U = jnp.triu(LU[..., :k, :])
+    perm = _permutation(pivots, m)
+    P = (perm[..., None, :] == jnp.arange(m)[:, None]).astype(LU.dtype)  # P[perm[i], i] = 1
+    batch = jnp.broadcast_shapes(LU.shape[:-2], pivots.shape[:-1])
+    return jnp.broadcast_to(P, batch + (m, m)), L, U
+
+
+@defop(static=("pivot",), method=False, returns=("LU", "pivots"))
+def linalg_lu_factor(A, *, pivot=True):
+    """``(LU, pivots)``: the compact LU factorization with partial pivoting, ``L`` (unit diagonal, not stored)
+    below the diagonal of ``LU`` and ``U`` on and above it; ``pivots`` (int32, 1-based) as LAPACK's getrf.
+
+    Example::
+
+        >>> LU, pivots = fjax.linalg.lu_factor(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> LU
+        tensor([[3.0000, 4.0000],
+                [0.3333, 0.6667]], dtype=fjax.float32)
+        >>> pivots
+        tensor([2, 2], dtype=fjax.int32)
+    """
+    return _lu("linalg.lu_factor", A, pivot)
+
+
+@defop(static=("pivot", "check_errors"), method=False, returns=("LU", "pivots", "info"))
+def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """``linalg.lu_factor`` plus ``info`` (int32, per matrix): 0, or the 1-based index of the first zero on
+    ``U``'s diagonal (a singular matrix still factors). ``check_errors=True`` raises for a singular one.
+
+    Example::
+
+        >>> fjax.linalg.lu_factor_ex(fjax.tensor([[1.0, 2.0], [2.0, 4.0]])).info
+        tensor(2, dtype=fjax.int32)
+    """
+    if check_errors:
+        _check_invertible(A)
+    LU, pivots = _lu("linalg.lu_factor_ex", A, pivot)
+    return LU, pivots, _lu_info(LU)
+
+
+@defop(static=("pivot",), method=False, returns=("P", "L", "U"))
+def linalg_lu(A, *, pivot=True):
+    """``(P, L, U)`` with ``A = P @ L @ U``: a permutation matrix, unit lower-triangular ``L`` (``m x k``) and
+    upper-triangular ``U`` (``k x n``), ``k = min(m, n)``.
+
+    Example::
+
+        >>> P, L, U = fjax.linalg.lu(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> P
+        tensor([[0., 1.],
+                [1., 0.]], dtype=fjax.float32)
+        >>> U
+        tensor([[3.0000, 4.0000],
+                [0.0000, 0.6667]], dtype=fjax.float32)
+    """
+    LU, pivots = _lu("linalg.lu", A, pivot)
+    P, L, U = _unpack(LU, pivots)
+    return jax.lax.stop_gradient(P), L, U
+
+
+@defop(static=("unpack_data", "unpack_pivots"), method=False, returns=("P", "L", "U"))
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """``(P, L, U)`` from ``linalg.lu_factor``'s compact ``LU_data`` and ``LU_pivots``; ``L`` and ``U``
+    (``unpack_data=False``) or ``P`` (``unpack_pivots=False``) come back empty when not asked for.
+
+    Example::
+
+        >>> LU, pivots = fjax.linalg.lu_factor(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> fjax.lu_unpack(LU, pivots).L
+        tensor([[1.0000, 0.0000],
+                [0.3333, 1.0000]], dtype=fjax.float32)
+    """
+    _matrix("lu_unpack", LU_data)
+    _check_pivots("lu_unpack", LU_data, LU_pivots)
+    P, L, U = _unpack(LU_data, LU_pivots)
+    empty = jnp.zeros((0,), LU_data.dtype)
+    return (jax.lax.stop_gradient(P) if unpack_pivots else empty), *((L, U) if unpack_data else (empty, empty))
+
+
+def _lu_solve(LU, pivots, B, left, adjoint):
+    """The solution of ``A X = B`` (``A^H X = B`` when ``adjoint``; ``X A = B`` etc. when not ``left``) for
+    ``A = P L U`` given as the compact ``LU`` and pivots; batch dims broadcast."""
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _mH(_lu_solve(LU, pivots, _mH(B), True, not adjoint))
+    n = LU.shape[-1]
+    batch = jnp.broadcast_shapes(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    LU = jnp.broadcast_to(LU, batch + LU.shape[-2:])
+    B = jnp.broadcast_to(B, batch + B.shape[-2:])
+    perm = jnp.broadcast_to(_permutation(pivots, n), batch + (n,))
+    solve = functools.partial(jax.lax.linalg.triangular_solve, left_side=True)
+    if not adjoint:  # L U X = P^T B
+        Y = solve(LU, jnp.take_along_axis(B, perm[..., None], axis=-2), lower=True, unit_diagonal=True)
+        return solve(LU, Y, lower=False)
+    Y = solve(LU, B, lower=False, transpose_a=True, conjugate_a=True)  # U^H L^H P^T X = B
+    Z = solve(LU, Y, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=True)
+    inverse = jnp.argsort(perm, axis=-1)
+    return jnp.take_along_axis(Z, inverse[..., None], axis=-2)
+
+
+def _lu_solve_args(op, LU, pivots, B, left):
+    _matrix(op, LU, square=True)
+    _float(op, B, "B")
+    _same_dtype(op, LU, B)
+    _check_pivots(op, LU, pivots)
+    if B.ndim < 2 or B.shape[-2 if left else -1] != LU.shape[-1]:
+        side = "rows" if left else "columns"
+        raise ValueError(f"{op}: B {B.shape} must have as many {side} as LU {LU.shape} has rows")
+    _broadcast(op, LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+
+
+@defop(static=("left", "adjoint"), method=False)
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """The solution ``X`` of ``A @ X = B`` for ``A`` given by ``linalg.lu_factor``'s ``(LU, pivots)``;
+    ``adjoint`` solves with ``A.mH``, ``left=False`` solves ``X @ A = B``. Batch dims broadcast.
+
+    Example::
+
+        >>> LU, pivots = fjax.linalg.lu_factor(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> fjax.linalg.lu_solve(LU, pivots, fjax.tensor([[5.0], [11.0]]))
+        tensor([[1.],
+                [2.]], dtype=fjax.float32)
+    """
+    _lu_solve_args("linalg.lu_solve", LU, pivots, B, left)
+    return _lu_solve(LU, pivots, B, left, adjoint)
+
+
+@defop()
+def lu_solve(b, LU_data, LU_pivots):
+    """The solution ``x`` of ``A @ x = b`` for ``A`` given by ``LU_data`` and ``LU_pivots`` of ``fjax.lu``
+    (``fjax.linalg.lu_solve`` with torch's legacy argument order).
+
+    Example::
+
+        >>> LU, pivots = fjax.lu(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> fjax.lu_solve(fjax.tensor([[5.0], [11.0]]), LU, pivots)
+        tensor([[1.],
+                [2.]], dtype=fjax.float32)
+    """
+    _lu_solve_args("lu_solve", LU_data, LU_pivots, b, True)
+    return _lu_solve(LU_data, LU_pivots, b, True, False)
+
+
+@defop(static=("pivot", "get_infos"), returns=("LU", "pivots", "info"))
+def lu(A, pivot=True, get_infos=False):
+    """``(A_LU, pivots)``, or ``(A_LU, pivots, infos)`` when ``get_infos``: torch's legacy ``lu``, as
+    ``fjax.linalg.lu_factor_ex``.
+
+    Example::
+
+        >>> A_LU, pivots = fjax.lu(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> pivots
+        tensor([2, 2], dtype=fjax.int32)
+    """
+    LU, pivots = _lu("lu", A, pivot)
+    return (LU, pivots, _lu_info(LU)) if get_infos else (LU, pivots)  # torch: a named tuple, or a pair
+
+
+@defop(static=("left", "check_errors"), method=False, returns=("result", "info"))
+def linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    """``linalg.solve`` without the error: ``(result, info)``, ``info`` (int32, per matrix) 0 when ``A`` is
+    invertible, else the 1-based index of the first zero pivot of its LU. ``check_errors=True`` raises.
+
+    Example::
+
+        >>> A = fjax.tensor([[2.0, 0.0], [1.0, 1.0]])
+        >>> fjax.linalg.solve_ex(A, fjax.tensor([2.0, 3.0])).result
+        tensor([1., 2.], dtype=fjax.float32)
+    """
+    if check_errors:
+        _check_solvable(A, B)
+    X = linalg_solve(A, B, left=left)
+    if A.size == 0:
+        return X, jnp.zeros(A.shape[:-2], jnp.int32)
+    return X, _lu_info(jax.lax.linalg.lu(A)[0])
+
+
+def _check_tensorinv(A, ind=2):
+    _check_invertible(_tensor_matrix("linalg.tensorinv", A, ind))
+
+
+@defop(static=("ind",), method=False, check=_check_tensorinv)
+def linalg_tensorinv(A, ind=2):
+    """The tensor inverse: ``A`` read as the matrix ``prod(A.shape[:ind]) x prod(A.shape[ind:])`` (square),
+    inverted and reshaped to ``A.shape[ind:] + A.shape[:ind]``, so ``tensordot(inv, A, ind)`` is an identity.
+
+    Example::
+
+        >>> A = fjax.eye(4).reshape(4, 2, 2) * 2
+        >>> fjax.linalg.tensorinv(A, ind=1).shape
+        fjax.Size([2, 2, 4])
+    """
+    matrix = _tensor_matrix("linalg.tensorinv", A, ind)
+    return jnp.linalg.inv(matrix).reshape(A.shape[ind:] + A.shape[:ind])
+
+
+def _tensor_matrix(op, A, ind):
+    if not isinstance(ind, int) or ind <= 0:
+        raise ValueError(f"{op}: expected a strictly positive integer ind, got {ind!r}")
+    _float(op, A)
+    rows, cols = int(np.prod(A.shape[:ind])), int(np.prod(A.shape[ind:]))
+    if rows != cols:
+        raise ValueError(
+            f"{op}: expected prod(A.shape[:ind]) == prod(A.shape[ind:]), got {rows} and {cols} for shape {A.shape}"
+        )
+    return jnp.reshape(A, (rows, cols))
+
+
+@defop(static=("dims",), method=False)
+def linalg_tensorsolve(A, B, dims=None):
+    """The ``X`` with ``tensordot(A, X, X.ndim) = B``: ``A`` (its ``dims`` moved to the end first) is read as
+    a square matrix of ``prod(B.shape)`` rows, and ``X`` has shape ``A.shape[B.ndim:]``.
+
+    Example::
+
+        >>> A = fjax.eye(6).reshape(2, 3, 6)
+        >>> fjax.linalg.tensorsolve(A, fjax.ones(2, 3)).shape
+        fjax.Size([6])
+    """
+    _float("linalg.tensorsolve", A)
+    _same_dtype("linalg.tensorsolve", A, B)
+    if dims is not None:
+        moved = _dims("linalg.tensorsolve", dims, A.ndim)
+        A = jnp.moveaxis(A, moved, tuple(range(A.ndim - len(moved), A.ndim)))
+    x_shape = A.shape[B.ndim :]
+    rows, cols = int(np.prod(B.shape)), int(np.prod(x_shape))
+    if int(np.prod(A.shape[: B.ndim])) != rows or rows != cols:
+        raise ValueError(
+            f"linalg.tensorsolve: A {A.shape} (dims moved) must read as a square {rows} x {rows} matrix for B {B.shape}"
+        )
+    return jnp.linalg.solve(A.reshape(rows, cols), B.reshape(rows)).reshape(x_shape)
+
+
+# -- Householder reflectors: geqrf, householder_product, ormqr ---------------------------------
+
+
+@defop(differentiable=False, returns=("a", "tau"))
+def geqrf(input):
+    """``(a, tau)``: LAPACK's geqrf QR factorization, ``R`` on and above the diagonal of ``a`` and the
+    Householder vectors (implicit unit first entry) below it, with their scales ``tau``.
+
+    Example::
+
+        >>> a, tau = fjax.geqrf(fjax.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> a
+        tensor([[-5.0000, -2.2000],
+                [ 0.5000,  0.4000]], dtype=fjax.float32)
+        >>> tau
+        tensor([1.6000, 0.0000], dtype=fjax.float32)
+    """
+    _matrix("geqrf", input)
+    if input.size == 0:
+        return input, jnp.zeros(input.shape[:-2] + (min(input.shape[-2:]),), input.dtype)
+    from jax._src.lax.linalg import geqrf as lapack_geqrf  # not re-exported by jax.lax.linalg (jax < 0.11)
+
+    return lapack_geqrf(input)
+
+
+def _reflect(A, tau, C, reverse, conjugate):
+    """``H_1 H_2 ... H_k C`` (``reverse``: ``H_k ... H_1 C``), ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the
+    i-th column of ``A`` below the diagonal and 1 on it; ``conjugate`` uses ``conj(tau_i)`` (``H_i^H``)."""
+    m, k = A.shape[-2], tau.shape[-1]
+    V = jnp.tril(A[..., :, :k], -1) + jnp.eye(m, k, dtype=A.dtype)
+    tau = jnp.conj(tau) if conjugate else tau
+
+    def apply(step, C):
+        i = step if reverse else k - 1 - step  # the product acts on C from its last factor
+        v = jax.lax.dynamic_index_in_dim(V, i, axis=-1, keepdims=True)
+        t = jax.lax.dynamic_index_in_dim(tau, i, axis=-1, keepdims=True)[..., None]
+        return C - t * v * (jnp.conj(v).swapaxes(-1, -2) @ C)
+
+    return jax.lax.fori_loop(0, k, apply, C)
+
+
+def _reflectors(op, A, tau):
+    _matrix(op, A)
+    _float(op, tau, "tau")
+    _same_dtype(op, A, tau)
+    m, n = A.shape[-2:]
+    k = tau.shape[-1] if tau.ndim else -1
+    if tau.ndim != A.ndim - 1 or k > n or tau.shape[:-1] != A.shape[:-2]:
+        raise ValueError(f"{op}: expected tau of shape (*, k) with k <= {n} for A {A.shape}, got {tau.shape}")
+
+
+@defop(method=False)
+def linalg_householder_product(A, tau):
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, from the Householder vectors
+    below the diagonal of ``A`` (``m x n``, ``m >= n``; implicit unit diagonal) and the scales ``tau`` (``k <= n``).
+
+    Example::
+
+        >>> a, tau = fjax.geqrf(fjax.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> fjax.linalg.householder_product(a, tau)
+        tensor([[-0.6000, -0.8000],
+                [-0.8000,  0.6000]], dtype=fjax.float32)
+    """
+    _reflectors("linalg.householder_product", A, tau)
+    m, n = A.shape[-2:]
+    if m < n:
+        raise ValueError(f"linalg.householder_product: expected A with at least as many rows as columns, got {A.shape}")
+    eye = jnp.broadcast_to(jnp.eye(m, n, dtype=A.dtype), A.shape)
+    return _reflect(A, tau, eye, reverse=False, conjugate=False)
+
+
+@defop(static=("left", "transpose"))
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """``input3`` multiplied by ``Q = H_1 ... H_k`` from geqrf's ``(input, tau=input2)``: ``Q @ input3``
+    (``left``) or ``input3 @ Q``, with ``Q.mH`` in place of ``Q`` when ``transpose``. (torch documents the
+    arguments as ``tau`` and ``other`` but takes them by the names ``input2`` and ``input3``.)
+
+    Example::
+
+        >>> a, tau = fjax.geqrf(fjax.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> fjax.ormqr(a, tau, fjax.eye(2))
+        tensor([[-0.6000, -0.8000],
+                [-0.8000,  0.6000]], dtype=fjax.float32)
+    """
+    tau, other = input2, input3
+    _reflectors("ormqr", input, tau)
+    _same_dtype("ormqr", input, other)
+    m = input.shape[-2]
+    if other.ndim < 2 or other.shape[-2 if left else -1] != m or other.shape[:-2] != input.shape[:-2]:
+        side = "rows" if left else "columns"
+        raise ValueError(f"ormqr: expected other with {m} {side} and batch {input.shape[:-2]}, got {other.shape}")
+    if left:  # Q C = H_1 (... (H_k C));  Q^H C = H_k^H (... (H_1^H C))
+        return _reflect(input, tau, other, reverse=transpose, conjugate=transpose)
+    # C Q = (Q^H C^H)^H;  C Q^H = (Q C^H)^H
+    return _mH(_reflect(input, tau, _mH(other), reverse=not transpose, conjugate=not transpose))
+
+
+# -- LDL^T / LDL^H with Bunch-Kaufman pivoting (LAPACK sytrf/hetrf, lower storage) --------------------
+# ``LD`` holds D's 1x1 and 2x2 diagonal blocks on and just below the diagonal and the multipliers of L
+# below them; pivots (int32, 1-based): ``p > 0`` a 1x1 block after swapping rows/columns k and p - 1,
+# ``p[k] = p[k + 1] < 0`` a 2x2 block after swapping k + 1 and -p - 1. Earlier columns are not swapped.
+
+_BK_ALPHA = (1 + 17**0.5) / 8  # Bunch-Kaufman's threshold: bounds the growth of the entries of L
+
+
+def _cabs1(x):
+    """LAPACK's cheap modulus for pivot choices: ``|re| + |im|`` (``|x|`` for real)."""
+    return jnp.abs(jnp.real(x)) + jnp.abs(jnp.imag(x)) if jnp.iscomplexobj(x) else jnp.abs(x)
+
+
+def _ldl_one(A, hermitian):
+    """``(LD, pivots, info)`` of one ``n x n`` matrix read from its lower triangle."""
+    n = A.shape[-1]
+    rows = jnp.arange(n)
+    adj = jnp.conj if hermitian else (lambda x: x)
+    lower = jnp.tril(A, -1)
+    diag = jnp.diagonal(A)
+    W = lower + adj(lower.T) + jnp.diag(jnp.real(diag).astype(A.dtype) if hermitian else diag)
+
+    def step(state):
+        k, W, LD, piv, info = state
+        col = jnp.where(rows > k, _cabs1(W[:, k]), -1)
+        imax = jnp.argmax(col)
+        colmax = jnp.maximum(col[imax], 0)
+        akk = W[k, k]
+        absakk = jnp.abs(jnp.real(akk)) if hermitian else _cabs1(akk)
+        rowmax = jnp.max(jnp.where((rows >= k) & (rows != imax), _cabs1(W[imax]), 0))
+        zero = jnp.maximum(absakk, colmax) == 0
+        keep = zero | (absakk >= _BK_ALPHA * colmax) | (absakk * rowmax >= _BK_ALPHA * colmax * colmax)
+        diag_imax = jnp.abs(jnp.real(W[imax, imax])) if hermitian else _cabs1(W[imax, imax])
+        two = ~keep & (diag_imax < _BK_ALPHA * rowmax)
+        kp = jnp.where(keep, k, imax).astype(jnp.int32)
+        kk = k + two.astype(k.dtype)
+        swap = jnp.where(rows == kk, kp, jnp.where(rows == kp, kk, rows))
+        W = W[swap][:, swap]
+        below1, below2 = rows > k, rows > k + 1
+        # a 1x1 block: d = W[k, k], L's column W[k+1:, k] / d, Schur complement W -= c c^H / d
+        d = jnp.where(zero, 1, W[k, k])
+        c = jnp.where(below1, W[:, k], 0)
+        W1 = W - jnp.outer(c, adj(c)) / d * (below1[:, None] & below1[None, :])
+        col1 = jnp.where(rows == k, W[k, k], jnp.where(below1, c / d, 0))
+        LD1 = LD.at[:, k].set(jnp.where(zero, jnp.where(rows >= k, W[:, k], 0), col1))
+        # a 2x2 block D = [[a, b^H], [b, e]] at rows k, k+1: L's columns C D^-1, W -= C D^-1 C^H
+        k1 = jnp.minimum(k + 1, n - 1)
+        a, b, e = W[k, k], W[k1, k], W[k1, k1]
+        det = a * e - adj(b) * b
+        C = jnp.where(below2[:, None], jnp.stack([W[:, k], W[:, k1]], axis=1), 0)
+        L2 = jnp.stack([(C[:, 0] * e - C[:, 1] * b) / det, (C[:, 1] * a - C[:, 0] * adj(b)) / det], axis=1)
+        W2 = W - (L2 @ adj(C.T)) * (below2[:, None] & below2[None, :])
+        LD2 = LD.at[:, k].set(jnp.where(rows == k, a, jnp.where(rows == k1, b, jnp.where(below2, L2[:, 0], 0))))
+        LD2 = LD2.at[:, k1].set(jnp.where(rows == k1, e, jnp.where(below2, L2[:, 1], 0)))
+        piv1 = piv.at[k].set(kp + 1)
+        piv2 = piv.at[k].set(-(kp + 1)).at[k1].set(-(kp + 1))
+        info = jnp.where((info == 0) & zero, k + 1, info)
+        pick = lambda x2, x1: jnp.where(two, x2, x1)  # noqa: E731
+        return k + 1 + two.astype(k.dtype), pick(W2, W1), pick(LD2, LD1), pick(piv2, piv1), info
+
+    start = (jnp.int32(0), W, jnp.zeros_like(A), jnp.zeros(n, jnp.int32), jnp.int32(0))
+    _, _, LD, piv, info = jax.lax.while_loop(lambda state: state[0] < n, step, start)
+    return LD, piv, info
+
+
+def _ldl(op, A, hermitian):
+    _matrix(op, A, square=True)
+    n = A.shape[-1]
+    batch = A.shape[:-2]
+    if A.size == 0:
+        return A, jnp.zeros(batch + (n,), jnp.int32), jnp.zeros(batch, jnp.int32)
+    flat = A.reshape((-1, n, n))
+    LD, piv, info = jax.vmap(functools.partial(_ldl_one, hermitian=hermitian))(flat)
+    return LD.reshape(A.shape), piv.reshape(batch + (n,)), info.reshape(batch)
+
+
+_ldl_info = jax.jit(lambda A, hermitian: _ldl("linalg.ldl_factor", A, hermitian)[2], static_argnums=1)
+
+
+def _check_ldl_ex(A, *, hermitian=False, check_errors=False):
+    _check_ldl(A, hermitian=hermitian, check_errors=check_errors)
+
+
+def _check_ldl(A, *, hermitian=False, check_errors=True):
+    if not check_errors or not _eager_matrix(A):
+        return
+    found = _first_bad(np.asarray(_ldl_info(A, hermitian)).reshape(-1, 1) > 0)
+    if found is not None:
+        where = _batch(A, found[0])
+        raise LinAlgError(f"linalg.ldl_factor: {where}The factorization could not be completed: D is singular.")
+
+
+@defop(static=("hermitian",), method=False, differentiable=False, check=_check_ldl, returns=("LD", "pivots"))
+def linalg_ldl_factor(A, *, hermitian=False):
+    """``(LD, pivots)``: the compact ``A = L D L^T`` (``L D L^H`` when ``hermitian``) factorization of a symmetric
+    (Hermitian) matrix read from its lower triangle, with Bunch-Kaufman pivoting and D of 1x1 and 2x2 blocks,
+    in LAPACK sytrf's format (``LD``'s upper triangle is zero).
+
+    Example::
+
+        >>> fjax.linalg.ldl_factor(fjax.tensor([[4.0, 2.0], [2.0, 3.0]])).LD
+        tensor([[4.0000, 0.0000],
+                [0.5000, 2.0000]], dtype=fjax.float32)
+    """
+    LD, pivots, _ = _ldl("linalg.ldl_factor", A, hermitian)
+    return LD, pivots
+
+
+@defop(
+    static=("hermitian", "check_errors"),
+    method=False,
+    differentiable=False,
+    check=_check_ldl_ex,
+    returns=("LD", "pivots", "info"),
+)
+def linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """``linalg.ldl_factor`` plus ``info`` (int32, per matrix): 0, or the 1-based index of the first exactly zero
+    diagonal block of D. ``check_errors=True`` raises for a singular D.
+
+    Example::
+
+        >>> fjax.linalg.ldl_factor_ex(fjax.tensor([[0.0, 0.0], [0.0, 1.0]])).info
+        tensor(1, dtype=fjax.int32)
+    """
+    return _ldl("linalg.ldl_factor_ex", A, hermitian)
+
+
+def _ldl_solve_one(LD, piv, B, hermitian):
+    n = LD.shape[-1]
+    rows = jnp.arange(n)
+    adj = jnp.conj if hermitian else (lambda x: x)
+
+    def swap_rows(B, i, j):
+        order = jnp.where(rows == i, j, jnp.where(rows == j, i, rows))
+        return B[order]
+
+    def forward(state):  # L D Y = P^T B, one (block) column of L at a time
+        k, B = state
+        two = piv[k] < 0
+        k1 = jnp.minimum(k + 1, n - 1)
+        B = swap_rows(B, jnp.where(two, k1, k), jnp.where(two, -piv[k], piv[k]) - 1)
+        below1, below2 = rows > k, rows > k + 1
+        B1 = B - jnp.where(below1, LD[:, k], 0)[:, None] * B[k][None, :]
+        B1 = B1.at[k].set(B1[k] / (jnp.real(LD[k, k]).astype(LD.dtype) if hermitian else LD[k, k]))
+        B2 = B - jnp.where(below2, LD[:, k], 0)[:, None] * B[k][None, :]
+        B2 = B2 - jnp.where(below2, LD[:, k1], 0)[:, None] * B[k1][None, :]
+        a, b, e = LD[k, k], LD[k1, k], LD[k1, k1]
+        det = a * e - adj(b) * b
+        x0, x1 = B2[k], B2[k1]
+        B2 = B2.at[k].set((e * x0 - adj(b) * x1) / det).at[k1].set((a * x1 - b * x0) / det)
+        return k + 1 + two.astype(k.dtype), jnp.where(two, B2, B1)
+
+    def backward(state):  # L^T X = Y (L^H when hermitian), undoing the swaps in reverse
+        k, B = state
+        two = (piv[k] < 0) & (k > 0)
+        k0 = jnp.maximum(k - 1, 0)
+        below = rows > k
+        Lk = jnp.where(below, adj(LD[:, k]), 0)
+        Lk0 = jnp.where(below, adj(LD[:, k0]), 0)
+        B = B.at[k].add(-(Lk @ B))
+        B = jnp.where(two, B.at[k0].add(-(Lk0 @ B)), B)
+        B = swap_rows(B, k, jnp.where(piv[k] < 0, -piv[k], piv[k]) - 1)
+        return k - 1 - two.astype(k.dtype), B
+
+    _, B = jax.lax.while_loop(lambda s: s[0] < n, forward, (jnp.int32(0), B))
+    _, B = jax.lax.while_loop(lambda s: s[0] >= 0, backward, (jnp.int32(n - 1), B))
+    return B
+
+
+@defop(static=("hermitian",), method=False, differentiable=False)
+def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
+    """The solution ``X`` of ``A @ X = B`` for ``A`` given by ``linalg.ldl_factor``'s ``(LD, pivots)`` (same
+    ``hermitian``). Batch dims broadcast.
+
+    Example::
+
+        >>> LD, pivots = fjax.linalg.ldl_factor(fjax.tensor([[4.0, 2.0], [2.0, 3.0]]))
+        >>> fjax.linalg.ldl_solve(LD, pivots, fjax.tensor([[6.0], [5.0]]))
+        tensor([[1.],
+                [1.]], dtype=fjax.float32)
+    """
+    _matrix("linalg.ldl_solve", LD, square=True)
+    _float("linalg.ldl_solve", B, "B")
+    _same_dtype("linalg.ldl_solve", LD, B)
+    _check_pivots("linalg.ldl_solve", LD, pivots)
+    n = LD.shape[-1]
+    if B.ndim < 2 or B.shape[-2] != n:
+        raise ValueError(f"linalg.ldl_solve: B {B.shape} must have as many rows as LD {LD.shape}")
+    batch = _broadcast("linalg.ldl_solve", LD.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    if n == 0 or B.size == 0 or 0 in batch:
+        return jnp.zeros(batch + B.shape[-2:], B.dtype)
+    LD = jnp.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1, n, n))
+    pivots = jnp.broadcast_to(pivots, batch + (n,)).reshape((-1, n)).astype(jnp.int32)
+    X = jnp.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    X = jax.vmap(functools.partial(_ldl_solve_one, hermitian=hermitian))(LD, pivots, X)
+    return X.reshape(batch + B.shape[-2:])
 
 
 # -- decompositions ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -14,6 +15,7 @@ from .activation import pairwise_distance
 from .indexing import _check_range
 
 _LEGACY = ("size_average", "reduce", "reduction")
+_REDUCTION_ENUM = {0: "none", 1: "mean", 2: "sum"}  # torch's Reduction enum, the top-level ops' int
 
 
 def _reduction(name, size_average, reduce, reduction):
@@ -571,3 +573,164 @@ def triplet_margin_loss(
     if swap:
         d_neg = jnp.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce(jnp.maximum(d_pos - d_neg + margin, 0), reduction)
+
+
+def _margin_inputs(name, input, target):
+    """(input as (N, C), target as (N, ...), batched?) for the multi-class margin losses."""
+    if input.ndim > 2 or target.ndim > 2 or not jnp.issubdtype(target.dtype, jnp.integer):
+        raise ValueError(
+            f"{name}: expected input (C,) or (N, C) and an integer target, got {input.shape} and "
+            f"{target.shape} {target.dtype}"
+        )
+    return jnp.atleast_2d(input), input.ndim == 2
+
+
+def _check_class_target(name, lo=0):
+    def check(input, target, *args, **kwargs):
+        c = max(jnp.shape(input)[-1] if jnp.ndim(input) else 1, 1)
+        _check_range(target, lo, c, IndexOutOfRange, lambda v: f"{name}: target {v} is out of bounds for {c} classes")
+
+    return check
+
+
+@defop(static=("p",) + _LEGACY, method=False, check=_check_class_target("multi_margin_loss"))
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Multi-class hinge loss: for each sample, ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p / C``
+    (times ``weight[y]`` when given), for input ``(N, C)`` or ``(C,)`` and class targets ``y``.
+
+    Example::
+
+        >>> x = fjax.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> F.multi_margin_loss(x, fjax.tensor([3]))
+        tensor(0.3250, dtype=fjax.float32)
+    """
+    reduction = _reduction("multi_margin_loss", size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 are supported, got {p}")
+    x, batched = _margin_inputs("multi_margin_loss", input, target)
+    x = to_float(x)
+    y = target.reshape(-1)
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"multi_margin_loss: input {input.shape} and target {target.shape} differ in batch size")
+    c = x.shape[1]
+    picked = jnp.take_along_axis(x, y[:, None], axis=1)
+    hinge = jnp.maximum(jnp.asarray(margin, x.dtype) - picked + x, 0)
+    hinge = hinge**p if p == 2 else hinge
+    if weight is not None:
+        hinge = hinge * weight.astype(x.dtype)[y][:, None]
+    hinge = jnp.where(jnp.arange(c)[None, :] == y[:, None], 0, hinge)
+    loss = jnp.sum(hinge, axis=1) / c
+    return _reduce(loss if batched else loss.reshape(()), reduction)
+
+
+@defop(static=_LEGACY, method=False, check=_check_class_target("multilabel_margin_loss", -1))
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: ``target`` lists each sample's classes, ended by the first -1;
+    each pair (listed class ``j``, unlisted class ``i``) adds ``max(0, 1 - (x[j] - x[i])) / C``.
+
+    Example::
+
+        >>> x = fjax.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> F.multilabel_margin_loss(x, fjax.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500, dtype=fjax.float32)
+    """
+    reduction = _reduction("multilabel_margin_loss", size_average, reduce, reduction)
+    x, batched = _margin_inputs("multilabel_margin_loss", input, target)
+    x = to_float(x)
+    y = jnp.atleast_2d(target)
+    if y.shape != x.shape:
+        raise ValueError(f"multilabel_margin_loss: target {target.shape} must have the input's shape {input.shape}")
+    c = x.shape[1]
+    listed_slot = jnp.cumprod(y >= 0, axis=1).astype(bool)  # slots before the first -1
+    classes = jnp.arange(c)
+    is_target = jnp.any(listed_slot[:, :, None] & (y[:, :, None] == classes), axis=1)  # (N, C)
+    picked = jnp.take_along_axis(x, jnp.where(listed_slot, y, 0), axis=1)  # x[j] per slot
+    hinge = jnp.maximum(1 - (picked[:, :, None] - x[:, None, :]), 0)  # (N, slot, i)
+    hinge = jnp.where(listed_slot[:, :, None] & ~is_target[:, None, :], hinge, 0)
+    loss = jnp.sum(hinge, axis=(1, 2)) / c
+    return _reduce(loss if batched else loss.reshape(()), reduction)
+
+
+def _logsumexp(*xs):
+    """log(sum(exp(x))) of arrays that may all be -inf, with finite gradients there."""
+    m = jax.lax.stop_gradient(functools.reduce(jnp.maximum, xs))
+    m = jnp.where(jnp.isfinite(m), m, 0)
+    total = sum(jnp.exp(x - m) for x in xs)
+    positive = total > 0
+    return jnp.where(positive, jnp.log(jnp.where(positive, total, 1)) + m, -jnp.inf)
+
+
+def _ctc_nll(log_probs, labels, label_lengths, input_lengths, blank):
+    """-log p(labels | log_probs) per sample by the CTC forward recursion (log space, a scan over time).
+
+    log_probs ``(T, N, C)``, labels ``(N, S)`` padded; returns ``(N,)``."""
+    t_max, n = log_probs.shape[:2]
+    s_ext = 2 * labels.shape[1] + 1
+    ext = jnp.full((n, s_ext), blank, labels.dtype).at[:, 1::2].set(labels)  # blank, l1, blank, l2, ...
+    skip = jnp.concatenate([jnp.zeros((n, 2), bool), (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])], axis=1)
+    emit = jnp.take_along_axis(log_probs, jnp.broadcast_to(ext[None], (t_max, n, s_ext)), axis=2)  # (T, N, S')
+    neg = jnp.asarray(-jnp.inf, log_probs.dtype)
+    start = jnp.where(jnp.arange(s_ext) < 2, emit[0], neg)
+
+    def step(alpha, inputs):
+        t, e = inputs
+        prev1 = jnp.concatenate([jnp.full((n, 1), neg), alpha[:, :-1]], axis=1)
+        prev2 = jnp.concatenate([jnp.full((n, 2), neg), alpha[:, :-2]], axis=1)
+        new = _logsumexp(alpha, prev1, jnp.where(skip, prev2, neg)) + e
+        return jnp.where((t < input_lengths)[:, None], new, alpha), None
+
+    alpha, _ = jax.lax.scan(step, start, (jnp.arange(1, t_max), emit[1:]))
+    last = jnp.take_along_axis(alpha, 2 * label_lengths[:, None], axis=1)[:, 0]
+    before = jnp.take_along_axis(alpha, jnp.maximum(2 * label_lengths - 1, 0)[:, None], axis=1)[:, 0]
+    return -_logsumexp(last, jnp.where(label_lengths > 0, before, neg))
+
+
+@defop(static=("blank", "reduction", "zero_infinity"), method=False)
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss: ``-log`` of the total probability of every
+    alignment of ``targets`` to ``log_probs`` (``(T, N, C)`` or ``(T, C)``, log-softmaxed).
+
+    ``targets`` are ``(N, S)`` padded or all sequences concatenated (1-d); ``input_lengths`` and
+    ``target_lengths`` give each sample's lengths. ``reduction="mean"`` divides each loss by its
+    target length before averaging; ``zero_infinity`` zeroes impossible alignments' losses and
+    gradients. The gradient w.r.t. ``log_probs`` is torch's, which assumes they come from a
+    log_softmax.
+
+    Example::
+
+        >>> lp = fjax.tensor([[[0.5, 0.5]], [[0.5, 0.5]]]).log()
+        >>> F.ctc_loss(lp, fjax.tensor([[1]]), fjax.tensor([2]), fjax.tensor([1]), reduction="sum")
+        tensor(0.2877, dtype=fjax.float32)
+    """
+    reduction = _REDUCTION_ENUM.get(reduction, reduction) if isinstance(reduction, int) else reduction
+    reduction = _reduction("ctc_loss", None, None, reduction)
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs, targets = log_probs[:, None], targets[None]
+        input_lengths, target_lengths = input_lengths.reshape(1), target_lengths.reshape(1)
+    if log_probs.ndim != 3 or not jnp.issubdtype(targets.dtype, jnp.integer):
+        raise ValueError(
+            f"ctc_loss: expected log_probs (T, N, C) and integer targets, got {log_probs.shape}, {targets.dtype}"
+        )
+    log_probs = to_float(log_probs)
+    input_lengths, target_lengths = input_lengths.astype(jnp.int32), target_lengths.astype(jnp.int32)
+    if targets.ndim == 1:  # concatenated: cut each sample's labels out at its offset
+        starts = jnp.cumsum(target_lengths) - target_lengths
+        pos = starts[:, None] + jnp.arange(max(targets.shape[0], 1))
+        labels = jnp.take(targets, jnp.clip(pos, 0, max(targets.shape[0] - 1, 0)), axis=0, mode="clip")
+    else:
+        labels = targets
+    labels = jnp.where(jnp.arange(labels.shape[1]) < target_lengths[:, None], labels, blank)
+    nll = _ctc_nll(log_probs, labels, target_lengths, input_lengths, blank)
+    # torch's gradient is exp(log_probs) - posterior over the valid steps: the first term is what
+    # differentiating through a log_softmax adds; here it enters with a zero value
+    valid = (jnp.arange(log_probs.shape[0])[:, None] < input_lengths)[..., None]
+    soft = jnp.sum(jnp.where(valid, jnp.exp(log_probs), 0), axis=(0, 2))
+    loss = nll + (soft - jax.lax.stop_gradient(soft))
+    if zero_infinity:
+        loss = jnp.where(jnp.isinf(nll), jnp.zeros((), loss.dtype), loss)
+    if reduction == "mean":
+        return jnp.mean(loss / jnp.maximum(target_lengths, 1).astype(loss.dtype))
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return loss[0] if unbatched else loss

@@ -84,6 +84,62 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return _affine(out, weight, None, shape)
 
 
+def _moments(x, axes, eps):
+    """(normalized x, mean, 1 / sqrt(var + eps)) over ``axes``, the statistics kept as dims of 1."""
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    rstd = jax.lax.rsqrt(jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True) + jnp.asarray(eps, x.dtype))
+    return (x - mean) * rstd, mean, rstd
+
+
+@defop(static=("normalized_shape",), method=False)
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """ATen's ``native_layer_norm``: ``layer_norm``'s output with the ``mean`` and ``rstd``
+    (``1 / sqrt(var + eps)``) of each normalized slice, shaped ``input.shape[:-k] + (1,) * k``.
+
+    As in torch, gradients reach the inputs through the output only (the statistics are saved
+    values for the backward).
+
+    Example::
+
+        >>> out, mean, rstd = fjax.native_layer_norm(fjax.tensor([[1.0, 3.0]]), [2], None, None, 0.0)
+        >>> out
+        tensor([[-1.,  1.]], dtype=fjax.float32)
+        >>> mean, rstd
+        (tensor([[2.]], dtype=fjax.float32), tensor([[1.]], dtype=fjax.float32))
+    """
+    shape = _as_shape(normalized_shape)
+    if not shape or input.shape[input.ndim - len(shape) :] != shape:
+        raise ValueError(f"native_layer_norm: input {input.shape} does not end with normalized_shape {shape}")
+    input, weight, bias = promote(input, weight, bias)
+    out, mean, rstd = _moments(input, tuple(range(input.ndim - len(shape), input.ndim)), eps)
+    return _affine(out, weight, bias, shape), jax.lax.stop_gradient(mean), jax.lax.stop_gradient(rstd)
+
+
+@defop(static=("N", "C", "HxW", "group"), method=False)
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """ATen's ``native_group_norm`` of an input with ``N`` samples, ``C`` channels and ``HxW``
+    positions: ``group_norm``'s output with each (sample, group)'s ``mean`` and ``rstd``, both
+    ``(N, group)``; unlike ``native_layer_norm``'s, gradients flow through them, as in torch.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 3.0, 10.0, 20.0]])
+        >>> out, mean, rstd = fjax.native_group_norm(x, None, None, 1, 4, 1, 2, 0.0)
+        >>> out, mean
+        (tensor([[-1.,  1., -1.,  1.]], dtype=fjax.float32), tensor([[ 2., 15.]], dtype=fjax.float32))
+    """
+    if input.size != N * C * HxW or C % group:
+        raise ValueError(
+            f"native_group_norm: input {input.shape} is not N={N} x C={C} x HxW={HxW}, or C is not divisible by "
+            f"group={group}"
+        )
+    input, weight, bias = promote(input, weight, bias)
+    out, mean, rstd = _moments(input.reshape(N, group, -1), (2,), eps)
+    shape = (C,) + (1,) * (input.ndim - 2)
+    out = _affine(out.reshape(input.shape), weight, bias, shape)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
 def _channel_shape(name, input):
     if input.ndim < 2:
         raise ValueError(f"{name}: expected input of shape (N, C, ...), got {input.shape}")
@@ -186,8 +242,10 @@ def batch_norm(
         tensor([[-1.0000, -2.0000],
                 [ 1.0000,  2.0000]], dtype=fjax.float32)
     """
-    shape = _channel_shape("batch_norm", input)
     input, weight, bias = promote(input, weight, bias)
+    if input.size == 0:  # torch returns an empty copy, whatever the shape
+        return input
+    shape = _channel_shape("batch_norm", input)
     if training:
         if input.size // input.shape[1] <= 1:
             raise ValueError(
@@ -199,6 +257,44 @@ def batch_norm(
     else:
         out = _running(input, running_mean, running_var, eps, shape)
     return _affine(out, weight, bias, shape)
+
+
+@defop(static=("training",), method=False)
+def _native_batch_norm(input, weight, bias, running_mean, running_var, training, eps):
+    """``batch_norm``'s output with ATen's saved statistics: the batch ``mean`` and
+    ``1 / sqrt(var + eps)`` per channel when ``training``, empty tensors otherwise (no gradient
+    flows through them). The running buffers are read, never written: ``fjax.native_batch_norm``
+    updates them.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 10.0], [3.0, 30.0]])
+        >>> out, mean, invstd = fjax.native_batch_norm(x, None, None, None, None, True, 0.1, 0.0)
+        >>> mean, invstd
+        (tensor([ 2., 20.], dtype=fjax.float32), tensor([1.0000, 0.1000], dtype=fjax.float32))
+    """
+    out = batch_norm(input, running_mean, running_var, weight, bias, training, 0.0, eps)
+    if not training or input.size == 0:
+        empty = jnp.zeros((0,), out.dtype)
+        return out, empty, empty
+    axes = (0,) + tuple(range(2, input.ndim))
+    x = jax.lax.stop_gradient(to_float(input))
+    mean = jnp.mean(x, axis=axes)
+    invstd = jax.lax.rsqrt(jnp.var(x, axis=axes) + jnp.asarray(eps, x.dtype))
+    return out, mean.astype(out.dtype), invstd.astype(out.dtype)
+
+
+@defop(method=False)
+def native_dropout_backward(grad_output, mask, scale):
+    """ATen's ``native_dropout_backward``: ``grad_output * mask * scale``, the gradient of a
+    dropout whose kept elements (``mask``) were scaled by ``scale``.
+
+    Example::
+
+        >>> fjax.native_dropout_backward(fjax.ones(3), fjax.tensor([True, False, True]), 2.0)
+        tensor([2., 0., 2.], dtype=fjax.float32)
+    """
+    return grad_output * mask.astype(grad_output.dtype) * jnp.asarray(scale, grad_output.dtype)
 
 
 def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
@@ -287,6 +383,69 @@ def embedding(
     return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
 
 
+def _check_embedding_bag(input, weight, offsets=None, *args, **kwargs):
+    _check_embedding(input, weight)
+    if offsets is not None:
+        n = jnp.size(input)
+        _check_range(
+            offsets, 0, n + 1, IndexOutOfRange, lambda v: f"embedding_bag: offset {v} is out of range for {n} indices"
+        )
+
+
+@defop(static=("mode", "include_last_offset", "padding_idx"), method=False, check=_check_embedding_bag)
+def _embedding_bag(
+    input, weight, offsets=None, mode="mean", per_sample_weights=None, include_last_offset=False, padding_idx=None
+):
+    """Sums, means or maxima of bags of ``weight`` rows: the rows of a 2-d ``input``, or the
+    segments of a 1-d ``input`` that start at ``offsets``; ``F.embedding_bag`` calls it.
+
+    Empty bags give zeros; indices equal to ``padding_idx`` count for nothing, not even in a
+    mean's length; ``per_sample_weights`` (``mode="sum"`` only) scale each row first.
+
+    Example::
+
+        >>> w = fjax.tensor([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
+        >>> F.embedding_bag(fjax.tensor([0, 1, 2]), w, fjax.tensor([0, 2]), mode="sum")
+        tensor([[1., 2.],
+                [4., 4.]], dtype=fjax.float32)
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights with mode={mode!r} (torch: 'sum' only)")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding_bag: expected a 2-d weight, got {weight.shape}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets must be None for a 2-d input (each row is a bag)")
+        bags, length = input.shape
+        segment = jnp.repeat(jnp.arange(bags), length)
+    elif input.ndim == 1:
+        if offsets is None or offsets.ndim != 1:
+            raise ValueError(f"embedding_bag: a 1-d input needs 1-d offsets, got {offsets}")
+        bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+        segment = jnp.searchsorted(offsets, jnp.arange(input.shape[0]), side="right") - 1
+        if include_last_offset:  # indices at or past the last offset belong to no bag
+            segment = jnp.where(jnp.arange(input.shape[0]) < offsets[-1], segment, bags)
+    else:
+        raise ValueError(f"embedding_bag: expected a 1-d or 2-d input, got {input.shape}")
+    flat = input.reshape(-1)
+    rows = jnp.take(weight, flat, axis=0, mode="clip")
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1).astype(rows.dtype)
+    if padding_idx is not None:
+        pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+        segment = jnp.where(flat == pad, bags, segment)
+    if mode == "max":
+        out = jax.ops.segment_max(rows, segment, num_segments=bags)
+        return jnp.where(jnp.isneginf(out), jnp.zeros((), out.dtype), out)
+    out = jax.ops.segment_sum(rows, segment, num_segments=bags)
+    if mode == "mean":
+        count = jax.ops.segment_sum(jnp.ones_like(segment), segment, num_segments=bags)
+        out = out / jnp.maximum(count, 1)[:, None].astype(out.dtype)
+    return out
+
+
 def _check_one_hot(tensor, num_classes=-1):
     values = _host(tensor)
     if values is None or values.size == 0:
@@ -361,14 +520,17 @@ def dropout(input, key, p=0.5, training=True):
 
 @defop(static=("dropout_p", "is_causal", "scale", "enable_gqa"), method=False)
 def scaled_dot_product_attention(
-    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, dropout_key=None
 ):
     """Attention ``softmax(q @ k^T * scale + mask) @ v`` for query ``(..., L, E)``, key
     ``(..., S, E)`` and value ``(..., S, Ev)``; ``scale`` defaults to ``1 / sqrt(E)``.
 
     ``attn_mask`` is boolean (True = attend) or additive float, broadcast to ``(..., L, S)``;
     ``is_causal=True`` lets query ``i`` attend to keys ``0..i`` only. A query row whose keys
-    are all masked yields zeros. ``dropout_p > 0`` is not supported.
+    are all masked yields zeros. ``dropout_p > 0`` drops attention weights with that
+    probability (scaling the rest by ``1 / (1 - dropout_p)``), drawing the mask from
+    ``dropout_key`` (a PRNG key or an integer seed, as ``dropout``'s; ``F.`` draws one from the
+    default generator).
 
     Example::
 
@@ -381,8 +543,8 @@ def scaled_dot_product_attention(
         tensor([[1., 2.],
                 [2., 3.]], dtype=fjax.float32)
     """
-    if dropout_p:
-        raise NotImplementedError("scaled_dot_product_attention: dropout_p > 0")
+    if dropout_p and dropout_key is None:
+        raise ValueError("scaled_dot_product_attention: dropout_p > 0 needs a dropout_key")
     if is_causal and attn_mask is not None:
         raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal")
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2 or query.shape[-1] != key.shape[-1]:
@@ -409,6 +571,8 @@ def scaled_dot_product_attention(
     empty = jnp.max(scores, axis=-1, keepdims=True) == -jnp.inf
     weights = jax.nn.softmax(jnp.where(empty, jnp.zeros((), scores.dtype), scores), axis=-1)
     weights = jnp.where(empty, jnp.zeros((), scores.dtype), weights)
+    if dropout_p:
+        weights = dropout(weights, dropout_key, dropout_p)
     return jnp.einsum("...ls,...sv->...lv", weights, value)
 
 
@@ -461,3 +625,64 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def _channel_shuffle(name, input, groups):
+    if input.ndim < 3 or groups <= 0 or input.shape[1] % groups:
+        raise ValueError(
+            f"{name}: expected an (N, C, *) input whose C is divisible by groups={groups}, got {input.shape}"
+        )
+    n, c = input.shape[:2]
+    x = input.reshape((n, groups, c // groups) + input.shape[2:])
+    return jnp.swapaxes(x, 1, 2).reshape(input.shape)
+
+
+@defop(static=("groups",), linear=True, method=False)
+def channel_shuffle(input, groups):
+    """Interleave the channels of ``(N, C, *)`` input from ``groups`` groups: the ``C / groups``
+    channels of each group are spread out, as ShuffleNet does between grouped convolutions.
+
+    Example::
+
+        >>> F.channel_shuffle(fjax.arange(6.0).reshape(1, 6, 1), 2).flatten()
+        tensor([0., 3., 1., 4., 2., 5.], dtype=fjax.float32)
+    """
+    return _channel_shuffle("channel_shuffle", input, groups)
+
+
+@defop(static=("groups",), linear=True, method=False)
+def native_channel_shuffle(input, groups):
+    """ATen's ``native_channel_shuffle``: ``channel_shuffle`` without a backend choice.
+
+    Example::
+
+        >>> fjax.native_channel_shuffle(fjax.arange(4.0).reshape(1, 4, 1), 2).flatten()
+        tensor([0., 2., 1., 3.], dtype=fjax.float32)
+    """
+    return _channel_shuffle("native_channel_shuffle", input, groups)
+
+
+@defop(static=("size",), method=False)
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization across channels of ``(N, C, *)`` input (AlexNet's LRN):
+    ``x / (k + alpha * mean(x**2 over size neighbouring channels)) ** beta``, the window padded
+    with zeros at the channel edges.
+
+    Example::
+
+        >>> x = fjax.tensor([[[1.0], [2.0], [3.0]]])
+        >>> F.local_response_norm(x, 2, alpha=1.0, beta=1.0, k=0.0)
+        tensor([[[2.0000],
+                 [0.8000],
+                 [0.4615]]], dtype=fjax.float32)
+    """
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm: expected a 3-d or higher input (N, C, *), got {input.shape}")
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        return input
+    sq = jnp.square(input)
+    window = (1, size) + (1,) * (input.ndim - 2)
+    pads = ((0, 0), (size // 2, (size - 1) // 2)) + ((0, 0),) * (input.ndim - 2)
+    mean = jax.lax.reduce_window(sq, 0.0, jax.lax.add, window, (1,) * input.ndim, pads) / size
+    div = (mean * jnp.asarray(alpha, input.dtype) + jnp.asarray(k, input.dtype)) ** jnp.asarray(beta, input.dtype)
+    return input / div

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import math
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.scipy import special
 
@@ -370,7 +375,7 @@ def lgamma(input):
         >>> fjax.lgamma(fjax.tensor([0.5, 3.0, 5.0]))
         tensor([0.5724, 0.6931, 3.1781], dtype=fjax.float32)
     """
-    return lax.lgamma(to_float(input))
+    return _lgamma(to_float(input))
 
 
 @defop()
@@ -384,9 +389,95 @@ def digamma(input):
         >>> fjax.digamma(fjax.tensor([1.0, 2.0, 0.5]))
         tensor([-0.5772,  0.4228, -1.9635], dtype=fjax.float32)
     """
-    x = to_float(input)
-    # torch's pole at zero: -inf at +0.0, +inf at -0.0 (XLA gives NaN there)
+    return polygamma_values(0, to_float(input))
+
+
+# -- the gamma family's derivatives -------------------------------------------------------------------
+# JAX differentiates lgamma and digamma through its polygamma(1, x), which is wrong for negative x, and its
+# polygamma(n, x) is wrong for any negative x. ``polygamma_values`` is psi^(n) with torch's values (poles
+# included) and the derivative psi^(n + 1), so lgamma, digamma and polygamma differentiate to any order.
+
+
+def _digamma(x):
+    """psi(x): XLA's, with torch's poles at zero (-inf at +0.0, +inf at -0.0; XLA gives NaN)."""
     return jnp.where(x == 0, jnp.copysign(jnp.asarray(jnp.inf, x.dtype), -x), lax.digamma(x))
+
+
+def _trigamma(x):
+    """psi^(1)(x) the way torch evaluates it, in ``x``'s precision: below 0.5 the reflection
+    ``pi^2 / sin^2(pi x) - psi^(1)(1 - x)`` (sin(pi x) rounds away from 0 at the negative integers, which give
+    huge finite values, as in torch), then six steps of ``psi^(1)(y) = 1 / y^2 + psi^(1)(y + 1)`` and the
+    asymptotic series ``1/y + 1/(2y^2) + 1/(6y^3) - 1/(30y^5) + 1/(42y^7)``."""
+    dtype = x.dtype
+    if jnp.finfo(dtype).bits < 32:
+        return _trigamma(x.astype(jnp.float32)).astype(dtype)
+    pi = jnp.asarray(math.pi, dtype)
+    left = x < 0.5
+    sin = jnp.sin(pi * x)
+    reflected = jnp.where(left, -(pi * pi) / (sin * sin), jnp.zeros_like(x))
+    y = jnp.where(left, 1 - x, x)
+    total = reflected
+    for _ in range(6):
+        total = total + 1 / (y * y)
+        y = y + 1
+    yy = 1 / (y * y)
+    total = total + (1 + 1 / (2 * y) + yy * (1 / 6 - yy * (1 / 30 - yy * (1 / 42)))) / y
+    return jnp.where(left, -total, total)
+
+
+def _cot_derivative(n: int) -> np.ndarray:
+    """Coefficients (lowest first) of the polynomial P with ``d^n/dy^n cot(y) = P(cot(y))``: from
+    ``cot' = -(1 + cot^2)``, ``P_(k+1)(c) = -(1 + c^2) P_k'(c)``, ``P_0(c) = c``."""
+    poly = np.polynomial.Polynomial([0.0, 1.0])
+    for _ in range(n):
+        poly = -poly.deriv() * np.polynomial.Polynomial([1.0, 0.0, 1.0])
+    return poly.coef
+
+
+def _polygamma_high(n: int, x):
+    """psi^(n)(x) for n >= 2, in float64: ``(-1)^(n+1) n! zeta(n + 1, x)`` for positive x, and for negative x
+    the reflection ``psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi^(n+1) P_n(cot(pi x))`` (``P_n`` above; pi x reduced
+    to pi (x - round(x)) first). As torch: +inf (odd n) or -inf (even n) at 0, the negative integers and
+    -inf; NaN at +inf."""
+    dtype = x.dtype
+    x = x.astype(jnp.float64)
+    left = x < 0
+    y = jnp.where(left, 1 - x, x)
+    right = special.polygamma(jnp.asarray(n, jnp.int32), jnp.where(jnp.isinf(y), 1.0, y))
+    c = 1 / jnp.tan(math.pi * (x - jnp.round(x)))
+    cot_n = jnp.polyval(jnp.asarray(_cot_derivative(n)[::-1]), jnp.where(left, c, 0.0))
+    out = jnp.where(left, (-1) ** n * right - math.pi ** (n + 1) * cot_n, right)
+    pole = (x <= 0) & (x == jnp.floor(x))
+    out = jnp.where(pole, jnp.inf if n % 2 else -jnp.inf, out)
+    return jnp.where(x == jnp.inf, jnp.nan, out).astype(dtype)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def polygamma_values(n: int, x):
+    """psi^(n)(x), the n-th derivative of digamma, elementwise on a floating array, with torch's values; its
+    derivative is ``polygamma_values(n + 1, x)``."""
+    if n == 0:
+        return _digamma(x)
+    if n == 1:
+        return _trigamma(x)
+    return _polygamma_high(n, x)
+
+
+@polygamma_values.defjvp
+def _polygamma_values_jvp(n, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return polygamma_values(n, x), t * polygamma_values(n + 1, x)
+
+
+@jax.custom_jvp
+def _lgamma(x):
+    return lax.lgamma(x)
+
+
+@_lgamma.defjvp
+def _lgamma_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return lax.lgamma(x), t * polygamma_values(0, x)
 
 
 @defop()

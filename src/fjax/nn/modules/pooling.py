@@ -1,4 +1,4 @@
-"""Pooling layers: MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool (1d/2d/3d)."""
+"""Pooling layers: MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool (1d/2d/3d), MaxUnpool, FractionalMaxPool."""
 
 from __future__ import annotations
 
@@ -288,3 +288,125 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """
 
     _pool = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input to a fixed ``output_size``, an
+    int or a triple (``None`` keeps that input size); ``return_indices`` as in
+    :class:`AdaptiveMaxPool1d`.
+
+    Example::
+
+        >>> nn.AdaptiveMaxPool3d((1, 2, 1))(fjax.arange(8.).reshape(1, 1, 2, 2, 2)).flatten()
+        tensor([5., 7.], dtype=fjax.float32)
+    """
+
+    _pool = staticmethod(F.adaptive_max_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _unpool = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return type(self)._unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """A partial inverse of :class:`MaxPool1d`: ``forward(input, indices, output_size=None)`` puts
+    each value back where its index says and zeros elsewhere; ``output_size`` picks among the
+    lengths that pool to the input's.
+
+    Example::
+
+        >>> out, idx = nn.MaxPool1d(2, return_indices=True)(fjax.tensor([[[1., 3., 2., 5.]]]))
+        >>> nn.MaxUnpool1d(2)(out, idx)
+        tensor([[[0., 3., 0., 5.]]], dtype=fjax.float32)
+    """
+
+    _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """A partial inverse of :class:`MaxPool2d` (see :class:`MaxUnpool1d`).
+
+    Example::
+
+        >>> out, idx = nn.MaxPool2d(2, return_indices=True)(fjax.tensor([[[[1., 2.], [4., 3.]]]]))
+        >>> nn.MaxUnpool2d(2)(out, idx)
+        tensor([[[[0., 0.],
+                  [4., 0.]]]], dtype=fjax.float32)
+    """
+
+    _unpool = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """A partial inverse of :class:`MaxPool3d` (see :class:`MaxUnpool1d`).
+
+    Example::
+
+        >>> out, idx = nn.MaxPool3d(2, return_indices=True)(fjax.arange(8.).reshape(1, 1, 2, 2, 2))
+        >>> nn.MaxUnpool3d(2)(out, idx).flatten()
+        tensor([0., 0., 0., 0., 0., 0., 0., 7.], dtype=fjax.float32)
+    """
+
+    _unpool = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _pool = None
+
+    def __init__(
+        self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False, _random_samples=None
+    ):
+        super().__init__()
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{type(self).__name__}: pass exactly one of output_size and output_ratio")
+        self.kernel_size = kernel_size
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, input: Tensor):
+        return type(self)._pool(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices, self._random_samples
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, H, W)`` or ``(C, H, W)`` input (Graham, 2014): windows of
+    ``kernel_size`` at pseudo-random, non-integer strides, so the output has ``output_size`` or
+    ``output_ratio`` times the input size. Each call draws new window positions from the default
+    generator unless ``_random_samples`` fixes them.
+
+    Example::
+
+        >>> pool = nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
+        >>> pool(fjax.randn(2, 4, 10, 12)).shape
+        fjax.Size([2, 4, 5, 6])
+    """
+
+    _pool = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input (see
+    :class:`FractionalMaxPool2d`).
+
+    Example::
+
+        >>> nn.FractionalMaxPool3d(2, output_size=(2, 3, 3))(fjax.randn(1, 2, 5, 6, 7)).shape
+        fjax.Size([1, 2, 2, 3, 3])
+    """
+
+    _pool = staticmethod(F.fractional_max_pool3d)
