@@ -99,7 +99,8 @@ def test_lazy_mode_imports_a_placeholder_that_fails_when_used():
 
         assert same is quantization
         with pytest.raises(
-            ImportError, match=r"fjax does not provide 'torch\.quantization' \(needed for 'torch\.quantization\.quantize'\)"
+            ImportError,
+            match=r"fjax does not provide 'torch\.quantization' \(needed for 'torch\.quantization\.quantize'\)",
         ):
             quantization.quantize  # noqa: B018
         import torch

@@ -243,7 +243,7 @@ def test_scatter_reduce_prod_gradient_with_repeats_and_zeros(rng, include_self):
     x[1], src[2], src[3], src[6] = 0.0, 0.0, 0.0, 0.0  # one zero factor at target 1, two at target 4
     index = np.array([0, 0, 1, 1, 4, 4, 4])
     grads = []
-    for lib, wrap in ((fjax, _f), (torch, _t)):
+    for wrap in (_f, _t):
         a, b = wrap(x, True), wrap(src, True)
         out = a.scatter_reduce(0, wrap(index), b, "prod", include_self=include_self)
         (out * wrap(np.arange(1.0, 6.0, dtype=np.float32))).sum().backward()

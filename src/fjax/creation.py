@@ -29,16 +29,29 @@ def _place(arr, device, requires_grad=False) -> Tensor:
     return t
 
 
+def _global(op, t, placement, sbp, device=None, random=False) -> Tensor:
+    """OneFlow's ``placement=``/``sbp=`` keywords of the creation ops (and an enclosing
+    ``fjax.utils.global_view.global_mode``): ``t``, the logical value, as a global tensor."""
+    gt = _Above.global_tensor
+    if gt is None:  # fjax.distributed not loaded yet (only while fjax itself imports)
+        if placement is not None or sbp is not None:
+            raise OpError(f"{op}: placement=/sbp= need fjax.distributed")
+        return t
+    return gt.created(op, t, placement, sbp, device, random)
+
+
 def _np_dtype(dtype):
     return None if dtype is None else _dt.to_dtype(dtype).dtype
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False, placement=None, sbp=None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy or jax arrays).
 
     Python floats become float32, Python ints int64 and bools bool, as in torch (a mix of ints
     and floats is float32); numpy and jax arrays keep their dtype. ``dtype`` converts the data,
-    and ``requires_grad=True`` makes the result a leaf that autograd tracks.
+    and ``requires_grad=True`` makes the result a leaf that autograd tracks. OneFlow's
+    ``placement=`` and ``sbp=`` (both, instead of ``device``) make a global tensor whose logical
+    value is ``data``; so does an enclosing ``fjax.utils.global_view.global_mode``.
 
     Example::
 
@@ -48,6 +61,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         tensor([1.5000, 2.0000], dtype=fjax.float32)
         >>> fjax.tensor([1, 2], dtype=fjax.float16)
         tensor([1., 2.], dtype=fjax.float16)
+        >>> fjax.tensor([1, 2], placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.broadcast).sbp
+        (fjax.sbp.broadcast,)
     """
     if isinstance(data, Tensor):
         arr = data._data
@@ -64,7 +79,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     dt = _np_dtype(dtype)
     if dt is None and isinstance(arr, np.ndarray | np.generic) and arr.dtype not in _dt._BY_NP:
         raise OpError(f"tensor: unsupported numpy dtype {arr.dtype}")
-    return _place(jnp.array(arr, dtype=dt), device, requires_grad)
+    if placement is not None or sbp is not None:
+        device = _check_global_device("tensor", device, placement)
+    return _global("tensor", _place(jnp.array(arr, dtype=dt), device, requires_grad), placement, sbp, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -120,22 +137,33 @@ def _check_layout(op, layout) -> None:
         raise NotImplementedError(f"{op}: layout={layout!r} is not supported (fjax creates fjax.strided tensors)")
 
 
+def _check_global_device(op, device, placement):
+    """``device`` given together with ``placement``: OneFlow's error; else ``device`` (None)."""
+    if device is not None and placement is not None:
+        raise OpError(f"{op}: give device= for a local tensor or placement=/sbp= for a global one, not both")
+    return device
+
+
 def _is_meta_device(device) -> bool:
     return device is not None and _device(device).type == "meta"
 
 
-def _filled(op, size, value, dtype, device, requires_grad):
+def _filled(op, size, value, dtype, device, requires_grad, placement=None, sbp=None):
     dt = _np_dtype(dtype) or _dt.float32.dtype
     size = _size(size, op)
     if _is_meta_device(device):  # no values: nothing is allocated
-        return _place(MetaArray(size, dt), None, requires_grad)
-    return _place(jnp.full(size, value, dt), device, requires_grad)
+        return _global(op, _place(MetaArray(size, dt), None, requires_grad), placement, sbp, device)
+    device = _check_global_device(op, device, placement)
+    return _global(op, _place(jnp.full(size, value, dt), device, requires_grad), placement, sbp, device)
 
 
-def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def zeros(
+    *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, placement=None, sbp=None
+) -> Tensor:
     """A tensor of zeros of the given size, float32 unless ``dtype`` says otherwise.
 
-    The size may be given as separate ints or as one tuple/list.
+    The size may be given as separate ints or as one tuple/list. OneFlow's ``placement=`` and
+    ``sbp=`` (both) make a global tensor instead of a local one on ``device``.
 
     Example::
 
@@ -144,13 +172,18 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
                 [0., 0., 0.]], dtype=fjax.float32)
         >>> fjax.zeros((2,), dtype=fjax.int64)
         tensor([0, 0], dtype=fjax.int64)
+        >>> fjax.zeros(2, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.split(0)).is_global
+        True
     """
     _check_layout("zeros", layout)
-    return _filled("zeros", size, 0, dtype, device, requires_grad)
+    return _filled("zeros", size, 0, dtype, device, requires_grad, placement, sbp)
 
 
-def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
-    """A tensor of ones of the given size (ints or one tuple), float32 unless ``dtype`` says otherwise.
+def ones(
+    *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, placement=None, sbp=None
+) -> Tensor:
+    """A tensor of ones of the given size (ints or one tuple), float32 unless ``dtype`` says otherwise;
+    global with OneFlow's ``placement=`` and ``sbp=``.
 
     Example::
 
@@ -161,17 +194,26 @@ def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_m
         tensor([ True,  True,  True], dtype=fjax.bool)
     """
     _check_layout("ones", layout)
-    return _filled("ones", size, 1, dtype, device, requires_grad)
+    return _filled("ones", size, 1, dtype, device, requires_grad, placement, sbp)
 
 
 def empty(
-    *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+    *size,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+    placement=None,
+    sbp=None,
 ) -> Tensor:
     """A tensor of the given size whose values are not meant to be read.
 
     torch leaves the memory uninitialised; XLA has no uninitialised buffers, so fjax fills it with
     zeros. Do not rely on that: write before you read. On ``device="meta"`` the tensor has a shape
-    and a dtype but no values (and nothing is allocated).
+    and a dtype but no values (and nothing is allocated). OneFlow's ``placement=`` and ``sbp=``
+    make it global.
 
     Example::
 
@@ -182,14 +224,26 @@ def empty(
     """
     _check_layout("empty", layout)
     _dt.check_memory_format("empty", memory_format)
-    return _filled("empty", size, 0, dtype, device, requires_grad)
+    return _filled("empty", size, 0, dtype, device, requires_grad, placement, sbp)
 
 
-def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False) -> Tensor:
+def full(
+    size,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+    placement=None,
+    sbp=None,
+) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``.
 
     Without ``dtype`` the result's dtype follows the value's Python type, as in torch: bool for
-    a bool, int64 for an int and float32 for a float.
+    a bool, int64 for an int and float32 for a float. OneFlow's ``placement=`` and ``sbp=``
+    make it global.
 
     Example::
 
@@ -202,19 +256,31 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=F
     if dtype is None:
         dtype = _dt.bool if isinstance(fill_value, bool) else _dt.int64 if isinstance(fill_value, int) else None
     _check_layout("full", layout)
-    return _filled("full", (size,), fill_value, dtype, device, requires_grad)
+    return _filled("full", (size,), fill_value, dtype, device, requires_grad, placement, sbp)
 
 
-def _like(op, input, value, dtype, device, requires_grad, layout=None, memory_format=None):
+def _like_global(input, device, placement, sbp) -> tuple:
+    """OneFlow's ``*_like`` rule: a global ``input`` gives a global result with its placement and
+    sbp, unless ``device`` asks for a local one; a missing one of ``placement``/``sbp`` is the input's."""
+    if device is None and isinstance(input, Tensor) and input.is_global:
+        placement = input.placement if placement is None else placement
+        sbp = input.sbp if sbp is None else sbp
+    return placement, sbp
+
+
+def _like(op, input, value, dtype, device, requires_grad, layout=None, memory_format=None, placement=None, sbp=None):
     _check_layout(op, layout)
     _dt.check_memory_format(op, memory_format)
     dtype = dtype or input.dtype
     if device is None and input.is_meta:  # torch: a meta input gives a meta result
         device = "meta"
-    return _filled(op, input._data.shape, value, dtype, device, requires_grad)
+    placement, sbp = _like_global(input, device, placement, sbp)
+    return _filled(op, input._data.shape, value, dtype, device, requires_grad, placement, sbp)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def zeros_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, placement=None, sbp=None
+) -> Tensor:
     """A tensor of zeros with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
 
     Example::
@@ -223,10 +289,12 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
         tensor([[0, 0],
                 [0, 0]], dtype=fjax.int64)
     """
-    return _like("zeros_like", input, 0, dtype, device, requires_grad, layout, memory_format)
+    return _like("zeros_like", input, 0, dtype, device, requires_grad, layout, memory_format, placement, sbp)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def ones_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, placement=None, sbp=None
+) -> Tensor:
     """A tensor of ones with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
 
     Example::
@@ -236,10 +304,12 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
         tensor([[1., 1.],
                 [1., 1.]], dtype=fjax.float32)
     """
-    return _like("ones_like", input, 1, dtype, device, requires_grad, layout, memory_format)
+    return _like("ones_like", input, 1, dtype, device, requires_grad, layout, memory_format, placement, sbp)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def empty_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, placement=None, sbp=None
+) -> Tensor:
     """A tensor with the shape and dtype of ``input`` whose values are not meant to be read
     (fjax fills it with zeros; see ``fjax.empty``).
 
@@ -248,11 +318,20 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
         >>> fjax.empty_like(fjax.tensor([[1, 2], [3, 4]])).shape
         fjax.Size([2, 2])
     """
-    return _like("empty_like", input, 0, dtype, device, requires_grad, layout, memory_format)
+    return _like("empty_like", input, 0, dtype, device, requires_grad, layout, memory_format, placement, sbp)
 
 
 def full_like(
-    input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    placement=None,
+    sbp=None,
 ) -> Tensor:
     """A tensor with the shape of ``input`` filled with ``fill_value``.
 
@@ -266,10 +345,12 @@ def full_like(
         >>> fjax.full_like(fjax.tensor([1, 2]), 2.7)
         tensor([2, 2], dtype=fjax.int64)
     """
-    return _like("full_like", input, fill_value, dtype, device, requires_grad, layout, memory_format)
+    return _like("full_like", input, fill_value, dtype, device, requires_grad, layout, memory_format, placement, sbp)
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def arange(
+    start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``;
     ``arange(n)`` counts ``0 .. n - 1``.
 
@@ -295,11 +376,9 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, r
         dtype = _dt.int64 if ints else _dt.float32
     n = max(0, math.ceil((end - start) / step))
     dt = _np_dtype(dtype)
-    return _place(
-        jnp.asarray(start + step * np.arange(n, dtype=np.float64 if dt.kind == "f" else np.int64), dt),
-        device,
-        requires_grad,
-    )
+    device = _check_global_device("arange", device, placement)
+    values = jnp.asarray(start + step * np.arange(n, dtype=np.float64 if dt.kind == "f" else np.int64), dt)
+    return _global("arange", _place(values, device, requires_grad), placement, sbp, device)
 
 
 def _scalars(op, **values):
@@ -314,7 +393,9 @@ def _scalars(op, **values):
     return out
 
 
-def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 unless
     ``dtype`` says otherwise).
 
@@ -326,10 +407,13 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
     _check_layout("linspace", layout)
     start, end, steps = _scalars("linspace", start=start, end=end, steps=steps)
     dt = _np_dtype(dtype) or _dt.float32.dtype
-    return _place(jnp.linspace(start, end, steps, dtype=dt), device, requires_grad)
+    device = _check_global_device("linspace", device, placement)
+    return _global("linspace", _place(jnp.linspace(start, end, steps, dtype=dt), device, requires_grad), placement, sbp)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def logspace(
+    start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """``steps`` values spaced evenly on a log scale: ``base ** linspace(start, end, steps)``
     (``base`` defaults to 10).
 
@@ -343,10 +427,14 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     _check_layout("logspace", layout)
     start, end, steps, base = _scalars("logspace", start=start, end=end, steps=steps, base=base)
     dt = _np_dtype(dtype) or _dt.float32.dtype
-    return _place(jnp.logspace(start, end, steps, base=base, dtype=dt), device, requires_grad)
+    device = _check_global_device("logspace", device, placement)
+    values = jnp.logspace(start, end, steps, base=base, dtype=dt)
+    return _global("logspace", _place(values, device, requires_grad), placement, sbp)
 
 
-def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def eye(
+    n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, placement=None, sbp=None
+) -> Tensor:
     """An ``n x m`` matrix (``m`` defaults to ``n``) with ones on the main diagonal and zeros
     elsewhere; float32 unless ``dtype`` says otherwise.
 
@@ -358,7 +446,8 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False,
     """
     _check_layout("eye", layout)
     dt = _np_dtype(dtype) or _dt.float32.dtype
-    return _place(jnp.eye(n, m, dtype=dt), device, requires_grad)
+    device = _check_global_device("eye", device, placement)
+    return _global("eye", _place(jnp.eye(n, m, dtype=dt), device, requires_grad), placement, sbp)
 
 
 def empty_strided(

@@ -21,9 +21,9 @@ def export(model, args=(), f=None, *unused_args, **unused_kwargs):
         >>> fjax.onnx.export(fjax.nn.Linear(2, 2), (fjax.zeros(1, 2),), "model.onnx")
         Traceback (most recent call last):
         ...
-        NotImplementedError: fjax.onnx.export: fjax does not write ONNX files (jax.export serializes StableHLO instead)
+        NotImplementedError: fjax.onnx.export: fjax does not write ONNX (jax.export saves StableHLO)
     """
-    raise NotImplementedError("fjax.onnx.export: fjax does not write ONNX files (jax.export serializes StableHLO instead)")
+    raise NotImplementedError("fjax.onnx.export: fjax does not write ONNX (jax.export saves StableHLO)")
 
 
 def is_in_onnx_export() -> bool:

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from . import dtypes as _dt
-from .creation import _check_layout, _np_dtype, _place, _size
+from .creation import _check_global_device, _check_layout, _global, _like_global, _np_dtype, _place, _size
 from .errors import OpError
 from .tensor import Tensor
 
@@ -189,9 +189,18 @@ def _float_dtype(dtype, op):
     return dt
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _random_global(op, arr, device, requires_grad, placement, sbp) -> Tensor:
+    """A random op's result, global with OneFlow's ``placement=``/``sbp=`` (split or broadcast):
+    the whole logical tensor is drawn from one key and each device keeps its piece."""
+    device = _check_global_device(op, device, placement)
+    return _global(op, _place(arr, device, requires_grad), placement, sbp, device, random=True)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None) -> Tensor:
     """A tensor of the given size (ints or one tuple) with samples drawn uniformly from ``[0, 1)``;
-    float32 unless ``dtype`` (a floating dtype) says otherwise.
+    float32 unless ``dtype`` (a floating dtype) says otherwise. OneFlow's ``placement=`` and
+    ``sbp=`` (split or broadcast) make a global tensor with the same values as the local one
+    drawn from the same generator state.
 
     Example::
 
@@ -203,27 +212,41 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
         True
     """
     arr = jax.random.uniform(_key(generator), _size(size, "rand"), _float_dtype(dtype, "rand"))
-    return _place(arr, device, requires_grad)
+    return _random_global("rand", arr, device, requires_grad, placement, sbp)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None) -> Tensor:
     """A tensor of the given size with samples from the standard normal distribution (mean 0,
-    variance 1); float32 unless ``dtype`` (a floating dtype) says otherwise.
+    variance 1); float32 unless ``dtype`` (a floating dtype) says otherwise. OneFlow's
+    ``placement=`` and ``sbp=`` (split or broadcast) make it global.
 
     Example::
 
         >>> _ = fjax.manual_seed(0)
         >>> fjax.randn(2, 3, dtype=fjax.float64).dtype
         fjax.float64
+        >>> fjax.randn(2, 3, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.split(0)).sbp
+        (fjax.sbp.split(dim=0),)
     """
     arr = jax.random.normal(_key(generator), _size(size, "randn"), _float_dtype(dtype, "randn"))
-    return _place(arr, device, requires_grad)
+    return _random_global("randn", arr, device, requires_grad, placement, sbp)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(
+    low,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    placement=None,
+    sbp=None,
+) -> Tensor:
     """A tensor of shape ``size`` with integers drawn uniformly from ``[low, high)`` (``high``
     excluded), int64 unless ``dtype`` says otherwise. ``randint(high, size)`` starts at 0, as in
-    torch.
+    torch. OneFlow's ``placement=`` and ``sbp=`` make it global.
 
     Example::
 
@@ -242,7 +265,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise OpError(f"randint: expected low < high, got low={low}, high={high}")
     dt = _np_dtype(dtype) or _dt.int64.dtype
     arr = jax.random.randint(_key(generator), _size((size,), "randint"), low, high, jnp.int64).astype(dt)
-    return _place(arr, device, requires_grad)
+    return _random_global("randint", arr, device, requires_grad, placement, sbp)
 
 
 def normal(
@@ -256,11 +279,14 @@ def normal(
     device=None,
     pin_memory=False,
     requires_grad=False,
+    placement=None,
+    sbp=None,
 ) -> Tensor:
     """Samples from normal distributions with the given ``mean`` and standard deviation ``std``.
 
     ``mean`` and ``std`` may be tensors, broadcast against each other (the result has their
-    shape), or floats together with ``size``.
+    shape), or floats together with ``size``. OneFlow's ``placement=`` and ``sbp=`` make the
+    result global.
 
     Example::
 
@@ -276,7 +302,7 @@ def normal(
     dt = _np_dtype(dtype) or jnp.result_type(*(x.dtype for x in (mean, std) if isinstance(x, Tensor)), jnp.float32)
     _check_layout("normal", layout)
     arr = jnp.asarray(m, dt) + jnp.asarray(s, dt) * jax.random.normal(_key(generator), shape, dt)
-    return _place(arr, device, requires_grad)
+    return _random_global("normal", arr, device, requires_grad, placement, sbp)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
@@ -294,8 +320,12 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
     return Tensor._wrap(arr)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randperm(
+    n: int, *, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """A random permutation of the integers ``0 .. n - 1``, int64 unless ``dtype`` says otherwise.
+    With OneFlow's ``placement=`` and ``sbp=`` it is a global tensor whose logical value is one
+    permutation (each device holds its piece of it under ``split(0)``).
 
     Example::
 
@@ -304,10 +334,13 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
         [0, 1, 2, 3, 4]
     """
     dt = _np_dtype(dtype) or _dt.int64.dtype
-    return _place(jax.random.permutation(_key(generator), n).astype(dt), device, requires_grad)
+    arr = jax.random.permutation(_key(generator), n).astype(dt)
+    return _random_global("randperm", arr, device, requires_grad, placement, sbp)
 
 
-def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(
+    input, *, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """``rand`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
 
     Example::
@@ -316,12 +349,21 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
         >>> fjax.rand_like(fjax.zeros(2, 2, dtype=fjax.float64)).dtype
         fjax.float64
     """
+    placement, sbp = _like_global(input, device, placement, sbp)
     return rand(
-        *input.shape, dtype=dtype or input.dtype, device=device, generator=generator, requires_grad=requires_grad
+        *input.shape,
+        dtype=dtype or input.dtype,
+        device=device,
+        generator=generator,
+        requires_grad=requires_grad,
+        placement=placement,
+        sbp=sbp,
     )
 
 
-def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(
+    input, *, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """``randn`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype.
 
     Example::
@@ -330,12 +372,21 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
         >>> fjax.randn_like(fjax.zeros(2, 2)).shape
         fjax.Size([2, 2])
     """
+    placement, sbp = _like_global(input, device, placement, sbp)
     return randn(
-        *input.shape, dtype=dtype or input.dtype, device=device, generator=generator, requires_grad=requires_grad
+        *input.shape,
+        dtype=dtype or input.dtype,
+        device=device,
+        generator=generator,
+        requires_grad=requires_grad,
+        placement=placement,
+        sbp=sbp,
     )
 
 
-def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint_like(
+    input, low, high=None, *, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None
+) -> Tensor:
     """``randint(low, high)`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype
     (so a float input gives whole numbers stored as floats); ``randint_like(input, high)`` starts at 0.
 
@@ -348,8 +399,17 @@ def randint_like(input, low, high=None, *, generator=None, dtype=None, device=No
     if high is None:
         low, high = 0, low
     dtype = dtype or input.dtype
+    placement, sbp = _like_global(input, device, placement, sbp)
     return randint(
-        low, high, tuple(input.shape), generator=generator, dtype=dtype, device=device, requires_grad=requires_grad
+        low,
+        high,
+        tuple(input.shape),
+        generator=generator,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+        placement=placement,
+        sbp=sbp,
     )
 
 

@@ -1,5 +1,9 @@
-"""``fjax.sbp``: how a global tensor is laid out along each mesh axis (OneFlow's sbp)."""
+"""``fjax.sbp``: how a global tensor is laid out along each mesh axis (OneFlow's sbp).
 
-from .distributed.placement import broadcast, partial_sum, split
+``split(dim)``, ``broadcast`` and ``partial_sum`` are values (calling one with no arguments
+gives it back, as in OneFlow: ``fjax.sbp.broadcast()``); ``sbp`` is their type.
+"""
 
-__all__ = ["broadcast", "partial_sum", "split"]
+from .distributed.placement import broadcast, partial_sum, sbp, split
+
+__all__ = ["broadcast", "partial_sum", "sbp", "split"]

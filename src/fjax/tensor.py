@@ -103,12 +103,13 @@ class Tensor:
     )
     __array_priority__ = 1000
 
-    def __init__(self, *args, dtype=None, device=None):
+    def __init__(self, *args, dtype=None, device=None, placement=None, sbp=None):
         creation = _Above.creation
+        kw = dict(dtype=dtype or _dt.float32, device=device, placement=placement, sbp=sbp)
         if len(args) == 1 and not isinstance(args[0], int):
-            src = creation.tensor(args[0], dtype=dtype or _dt.float32, device=device)
+            src = creation.tensor(args[0], **kw)
         else:
-            src = creation.zeros(*args, dtype=dtype or _dt.float32, device=device)
+            src = creation.zeros(*args, **kw)
         Tensor._init(self, src._data)
 
     def _init(self, data, node=None, idx=0):

@@ -6,6 +6,7 @@ jacobian, hessian) is imported by ``fjax/__init__.py`` once dispatch exists (it 
 
 from __future__ import annotations
 
+from . import graph
 from .api import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -17,6 +18,7 @@ __all__ = [
     "backward",
     "enable_grad",
     "grad",
+    "graph",
     "inference_mode",
     "is_grad_enabled",
     "no_grad",

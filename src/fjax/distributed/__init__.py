@@ -1,15 +1,18 @@
 """Global tensors and mesh configurations over jax.sharding (OneFlow's placement + sbp), and torch's
 process-group API.
 
-- ``placement``, ``split``/``broadcast``/``partial_sum``, ``Tensor.to_global``/``to_local``;
+- ``placement``, ``split``/``broadcast``/``partial_sum``, ``Tensor.to_global``/``to_local``, and the
+  creation ops' OneFlow keywords ``placement=``/``sbp=`` (``global_tensor.created``; the global mode of
+  ``fjax.utils.global_view.global_mode`` lives in ``global_tensor`` too);
 - ``mesh.MeshConfig``: axis names and parameter-name rules for nn.Graph (DP, ZeRO, TP);
 - ``checkpoint``: sharded save/load with orbax (no gathering on one host, reshard on load);
 - ``launch``: ``python -m fjax.distributed.launch --nproc_per_node N script.py``;
 - torch.distributed's ``init_process_group``, ``get_rank``/``get_world_size``, ``all_reduce``,
   ``broadcast``, ``all_gather``, ``reduce_scatter``, ``barrier`` (``process_group``, ``collectives``).
 
-``broadcast`` is both: OneFlow's sbp value (``x.to_global(p, dist.broadcast)``) and, called with a
-tensor, torch's collective ``broadcast(tensor, src)``.
+``broadcast`` is both: OneFlow's sbp value (``x.to_global(p, dist.broadcast)``; ``broadcast()`` with no
+arguments is the same value, as in OneFlow) and, called with a tensor, torch's collective
+``broadcast(tensor, src)``.
 """
 
 from . import checkpoint, mesh

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -52,7 +54,7 @@ class placement:  # noqa: N801 - OneFlow's name
         if len(names) != grid.ndim:
             raise OpError(f"placement: {len(names)} axis names {names} for a {grid.ndim}-d ranks list")
         self.type = type
-        self.ranks = grid.tolist()
+        self._ranks = grid.tolist()
         self.mesh = Mesh(np.asarray(devices, dtype=object)[grid], names)
 
     @classmethod
@@ -67,25 +69,50 @@ class placement:  # noqa: N801 - OneFlow's name
         p.type = "cpu" if mesh.devices.flat[0].platform == "cpu" else "cuda"
         all_devices = _backend_devices(p.type)
         index = {d.id: i for i, d in enumerate(all_devices)}
-        p.ranks = np.vectorize(lambda d: index[d.id])(mesh.devices).tolist()
+        p._ranks = np.vectorize(lambda d: index[d.id])(mesh.devices).tolist()
         p.mesh = mesh
         return p
 
     @property
+    def ranks(self) -> np.ndarray:
+        """The device indices as a numpy array shaped like the mesh (OneFlow's ``placement.ranks``).
+
+        Example::
+
+            >>> fjax.placement("cpu", [0]).ranks
+            array([0])
+        """
+        return np.asarray(self._ranks, dtype=np.int64)
+
+    @property
     def hierarchy(self) -> tuple:
+        """The mesh's shape (OneFlow deprecates it for ``ranks.shape``)."""
         return tuple(self.mesh.devices.shape)
 
     def __eq__(self, other):
-        return isinstance(other, placement) and (self.type, self.ranks) == (other.type, other.ranks)
+        return isinstance(other, placement) and (self.type, self._ranks) == (other.type, other._ranks)
 
     def __hash__(self):
-        return hash((self.type, str(self.ranks)))
+        return hash((self.type, str(self._ranks)))
 
     def __repr__(self):
-        return f'fjax.placement(type="{self.type}", ranks={self.ranks})'
+        return f'fjax.placement(type="{self.type}", ranks={self._ranks})'
 
 
-class _SbpBase:
+class sbp:  # noqa: N801 - OneFlow's name (``fjax.sbp.sbp``)
+    """The type of every sbp value: ``isinstance(s, fjax.sbp.sbp)``.
+
+    An sbp value called with no arguments is itself, as in OneFlow (``fjax.sbp.broadcast()``
+    is ``fjax.sbp.broadcast``, ``fjax.sbp.split(0)()`` equals ``fjax.sbp.split(0)``).
+
+    Example::
+
+        >>> isinstance(fjax.sbp.split(1), fjax.sbp.sbp)
+        True
+        >>> fjax.sbp.split(0)() == fjax.sbp.split(0)
+        True
+    """
+
     __slots__ = ()
 
     def __eq__(self, other):
@@ -94,14 +121,37 @@ class _SbpBase:
     def __hash__(self):
         return hash(type(self).__name__)
 
+    def __call__(self):
+        return self
+
+
+_SbpBase = sbp
+
 
 class split(_SbpBase):  # noqa: N801 - OneFlow's name
-    """The tensor's dim ``dim`` is cut into equal pieces along this mesh axis."""
+    """The tensor's dim ``dim`` is cut into equal pieces along this mesh axis.
+
+    ``axis=`` is OneFlow's old name of ``dim`` (before 0.8), accepted with a warning.
+
+    Example::
+
+        >>> fjax.sbp.split(1)
+        fjax.sbp.split(dim=1)
+    """
 
     __slots__ = ("dim",)
 
-    def __init__(self, dim: int):
-        if not isinstance(dim, int) or dim < 0:
+    def __init__(self, dim: int | None = None, **kwargs):
+        if set(kwargs) - {"axis"}:
+            raise TypeError(f"sbp.split: unexpected keyword argument(s) {sorted(set(kwargs) - {'axis'})}")
+        if "axis" in kwargs:
+            if dim is not None:
+                raise TypeError("sbp.split: got both dim and axis (axis is the old name of dim)")
+            warnings.warn("sbp.split: 'axis' is OneFlow's old name of 'dim'; use dim", stacklevel=2)
+            dim = kwargs["axis"]
+        if dim is None:
+            raise TypeError("sbp.split: missing the required argument 'dim'")
+        if not isinstance(dim, int) or isinstance(dim, bool) or dim < 0:
             raise ValueError(f"sbp.split: dim must be a non-negative int, got {dim!r}")
         self.dim = dim
 
@@ -116,15 +166,17 @@ class split(_SbpBase):  # noqa: N801 - OneFlow's name
 
 
 class _Broadcast(_SbpBase):
-    """OneFlow's sbp value ``broadcast``; called with a tensor it is torch's collective
-    ``torch.distributed.broadcast(tensor, src)`` (``collectives.broadcast``)."""
+    """OneFlow's sbp value ``broadcast`` (``broadcast()`` is the same value); called with a tensor
+    it is torch's collective ``torch.distributed.broadcast(tensor, src)`` (``collectives.broadcast``)."""
 
     __slots__ = ()
 
     def __repr__(self):
         return "fjax.sbp.broadcast"
 
-    def __call__(self, tensor, src=None, group=None, async_op: bool = False, group_src=None):
+    def __call__(self, tensor=None, src=None, group=None, async_op: bool = False, group_src=None):
+        if tensor is None and src is None and group is None and group_src is None and not async_op:
+            return self
         from .collectives import broadcast as collective
 
         return collective(tensor, src, group, async_op, group_src)
@@ -141,29 +193,32 @@ broadcast = _Broadcast()
 partial_sum = _PartialSum()
 
 
-def as_sbp_tuple(sbp, p: placement) -> tuple:
+def as_sbp_tuple(sbp, p: placement, op: str = "to_global") -> tuple:
     """One sbp per mesh axis (a single sbp is allowed for a 1-D placement)."""
     if isinstance(sbp, _SbpBase):
         sbp = (sbp,)
-    sbp = tuple(sbp)
+    try:
+        sbp = tuple(sbp)
+    except TypeError:
+        raise OpError(f"{op}: expected fjax.sbp.split(d), broadcast or partial_sum (or a tuple), got {sbp!r}") from None
     if len(sbp) != p.mesh.devices.ndim:
-        raise OpError(f"to_global: {p!r} has {p.mesh.devices.ndim} mesh axes but sbp {sbp} has {len(sbp)} entries")
+        raise OpError(f"{op}: {p!r} has {p.mesh.devices.ndim} mesh axes but sbp {sbp} has {len(sbp)} entries")
     for s in sbp:
         if not isinstance(s, _SbpBase):
-            raise OpError(f"to_global: expected fjax.sbp.split(d), broadcast or partial_sum, got {s!r}")
+            raise OpError(f"{op}: expected fjax.sbp.split(d), broadcast or partial_sum, got {s!r}")
     return sbp
 
 
-def partition_spec(sbp: tuple, p: placement, shape: tuple) -> PartitionSpec:
+def partition_spec(sbp: tuple, p: placement, shape: tuple, op: str = "to_global") -> PartitionSpec:
     """The PartitionSpec of an sbp tuple for a tensor of ``shape`` (partial_sum: not split)."""
     dims: list = [None] * len(shape)
     for axis_name, size, s in zip(p.mesh.axis_names, p.mesh.devices.shape, sbp):
         if isinstance(s, split):
             if s.dim >= len(shape):
-                raise OpError(f"to_global: {s!r} on a tensor of shape {tuple(shape)}")
+                raise OpError(f"{op}: {s!r} on a tensor of shape {tuple(shape)}")
             if shape[s.dim] % size:
                 raise OpError(
-                    f"to_global: dim {s.dim} of shape {tuple(shape)} is not divisible by the {size} devices of mesh "
+                    f"{op}: dim {s.dim} of shape {tuple(shape)} is not divisible by the {size} devices of mesh "
                     f"axis {axis_name!r}"
                 )
             prev = dims[s.dim]

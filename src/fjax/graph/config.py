@@ -29,7 +29,9 @@ class GraphConfig:
 
     def set_gradient_accumulation_steps(self, value: int) -> None:
         """Split inputs on dim 0 into ``value`` micro-batches; one optimizer step per call on the
-        mean of the micro-batch gradients; outputs gain a leading dim of size ``value``."""
+        mean of the micro-batch gradients (OneFlow scales each by ``1/value``); outputs are
+        packed on dim 0 as OneFlow's are (a scalar becomes shape ``(value,)``, ``(b, ...)``
+        becomes ``(value * b, ...)``)."""
         if int(value) < 1:
             raise ValueError(f"set_gradient_accumulation_steps: expected a positive int, got {value}")
         self.grad_acc_steps = int(value)

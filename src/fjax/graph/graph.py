@@ -16,6 +16,7 @@ elsewhere in ``fjax.graph``:
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 
 import numpy as np
@@ -26,7 +27,47 @@ from ..tensor import Tensor
 from . import compile as _compile
 from .config import GraphConfig
 from .executable import Executables
-from .modules import GraphModule, _ModuleProxy
+from .modules import GraphModule, ProxyModule, _check_debug_args
+
+
+class _DynamicInputShape:
+    """``nn.Graph.with_dynamic_input_shape``: on the class, OneFlow's decorator of ``__init__``
+    (``@nn.Graph.with_dynamic_input_shape(size=4)``); on an instance, a method returning it.
+    Either way the graph keeps up to ``size`` compiled input signatures (an LRU; the first is
+    never evicted), so inputs of changing shapes compile once per shape. ``enable_shared``
+    (OneFlow's sharing of one plan between shapes) is accepted: every signature's step reads
+    the same state tensors."""
+
+    def __get__(self, graph, cls=None):
+        if graph is None:
+            return _dynamic_input_shape_decorator
+
+        def with_dynamic_input_shape(size: int = 10, enable_shared: bool = True):
+            _set_cache_size(graph, size)
+            return graph
+
+        return with_dynamic_input_shape
+
+
+def _set_cache_size(graph, size) -> None:
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"nn.Graph.with_dynamic_input_shape: size must be an int >= 1, got {size!r}")
+    graph.config.cache_size = size
+
+
+def _dynamic_input_shape_decorator(*, size: int = 10, enable_shared: bool = True):
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"nn.Graph.with_dynamic_input_shape: size must be an int >= 1, got {size!r}")
+
+    def decorate(init):
+        @functools.wraps(init)
+        def graph_init(self, *args, **kwargs):
+            init(self, *args, **kwargs)
+            _set_cache_size(self, size)
+
+        return graph_init
+
+    return decorate
 
 
 class Graph:
@@ -57,15 +98,60 @@ class Graph:
         (True, True, 1)
     """
 
-    def __init__(self):
+    _child_init_cnt: dict = {}  # per class name: how many graphs of it were made (OneFlow's graph names)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_fjax_marks_building", False):
+
+            @functools.wraps(build)
+            def marked_build(self, *args, **kwargs):
+                # inside build (traced, or called directly) module proxies give tensors, as OneFlow's do
+                object.__setattr__(self, "_building", self._building + 1)
+                try:
+                    return build(self, *args, **kwargs)
+                finally:
+                    object.__setattr__(self, "_building", self._building - 1)
+
+            marked_build._fjax_marks_building = True
+            cls.build = marked_build
+
+    def __init__(
+        self,
+        *,
+        enable_get_runtime_state_dict: bool = False,
+        debug_v_level: int = -1,
+        debug_ranks=None,
+        debug_max_py_stack_depth: int = 2,
+        debug_only_user_py_stack: bool = True,
+        debug_op_repr_with_py_stack: bool = False,
+    ):
+        if enable_get_runtime_state_dict:
+            raise NotImplementedError(
+                "nn.Graph: enable_get_runtime_state_dict=True is not supported (runtime_state_dict is OneFlow's "
+                "compiled-plan format); use graph.save(path) / nn.Graph.load(path) instead"
+            )
+        cls_name = type(self).__name__
+        count = Graph._child_init_cnt.get(cls_name, 0)
+        Graph._child_init_cnt[cls_name] = count + 1
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_optimizers", [])
         object.__setattr__(self, "_lr_schedulers", [])
         object.__setattr__(self, "config", GraphConfig())
-        object.__setattr__(self, "name", f"{type(self).__name__}_{id(self) & 0xFFFF:x}")
+        object.__setattr__(self, "name", f"{cls_name}_{count}")
         object.__setattr__(self, "_debug_level", _compile.debug_level_from_env())
+        object.__setattr__(self, "_building", 0)  # > 0 while ``build`` is traced: proxies give tensors
         object.__setattr__(self, "_module_options", {})
         object.__setattr__(self, "_executables", Executables(self))
+        if debug_v_level != -1:
+            self.debug(
+                debug_v_level,
+                ranks=debug_ranks,
+                max_py_stack_depth=debug_max_py_stack_depth,
+                only_user_py_stack=debug_only_user_py_stack,
+                op_repr_with_py_stack=debug_op_repr_with_py_stack,
+            )
 
     # -- construction -------------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -74,7 +160,7 @@ class Graph:
 
         if isinstance(value, Module):
             self._modules[name] = value
-            object.__setattr__(self, name, _ModuleProxy(value, self, name))
+            object.__setattr__(self, name, ProxyModule(value, self, name))
         elif isinstance(value, Optimizer):
             raise AttributeError(
                 f"nn.Graph: '{name}' is an optimizer; register it with self.add_optimizer({name}) instead"
@@ -89,8 +175,18 @@ class Graph:
 
     def add_optimizer(self, optimizer, *, lr_sch=None, is_sparse: bool = False) -> None:
         """Run ``optimizer`` (and step ``lr_sch``) after ``build`` on every call of this graph."""
+        from ..optim.lr_scheduler import LRScheduler
+        from ..optim.optimizer import Optimizer
+
         if is_sparse:
             raise NotImplementedError("nn.Graph.add_optimizer: is_sparse=True is not supported")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"nn.Graph.add_optimizer: expected an fjax.optim.Optimizer, got {type(optimizer).__name__}")
+        if lr_sch is not None:
+            if not isinstance(lr_sch, LRScheduler):
+                raise TypeError(f"nn.Graph.add_optimizer: lr_sch must be an LRScheduler, got {type(lr_sch).__name__}")
+            if lr_sch.optimizer is not optimizer:
+                raise ValueError("nn.Graph.add_optimizer: lr_sch's optimizer must be the optimizer added with it")
         self._optimizers.append(optimizer)
         if lr_sch is not None:
             self._lr_schedulers.append(lr_sch)
@@ -99,6 +195,8 @@ class Graph:
         entry = self._module_options.get(id(module))
         if entry is None:
             entry = self._module_options[id(module)] = (module, GraphModule(name))
+            if self._debug_level >= 0:
+                entry[1].debug(min(self._debug_level, 3))
         return entry[1]
 
     def build(self, *args, **kwargs):
@@ -112,17 +210,60 @@ class Graph:
     def is_compiled(self) -> bool:
         return bool(self._executables.cache)
 
-    def debug(self, v_level: int = 0, *, ranks=None, max_py_stack_depth: int = 2) -> None:
-        """Log one line per compile stage (trace, lower, compile, first run) with seconds and RSS;
-        ``v_level=-1`` turns it off."""
-        object.__setattr__(self, "_debug_level", v_level)
+    def debug(
+        self,
+        v_level: int = 0,
+        *,
+        ranks=None,
+        max_py_stack_depth: int = 2,
+        only_user_py_stack: bool = True,
+        op_repr_with_py_stack: bool = False,
+    ) -> None:
+        """Log one line per compile stage (trace, lower, compile, first run) with seconds and RSS
+        for ``v_level`` 0 to 3; ``v_level=-1`` turns it off. The level is also set on every
+        module's ``GraphModule``. ``ranks``: the process ranks that log (an int, a list, ``-1``
+        for all; default rank 0)."""
+        _check_debug_args(v_level, max_py_stack_depth)
+        if ranks is None:
+            ranks = [0]
+        elif isinstance(ranks, int) and not isinstance(ranks, bool):
+            ranks = [ranks]
+        elif not isinstance(ranks, list):
+            raise ValueError(f"nn.Graph.debug: ranks must be an int or a list of ints, got {ranks!r}")
+        import jax
 
-    def with_dynamic_input_shape(self, size: int = 9) -> "Graph":
-        """Keep up to ``size`` compiled input signatures (LRU; the first is never evicted)."""
-        if size < 1:
-            raise ValueError(f"nn.Graph.with_dynamic_input_shape: size must be >= 1, got {size}")
-        self.config.cache_size = size
-        return self
+        if -1 in ranks or jax.process_index() in ranks:
+            object.__setattr__(self, "_debug_level", v_level)
+            for name, module in self._modules.items():
+                for sub_name, sub in module.named_modules():
+                    path = f"{name}.{sub_name}" if sub_name else name
+                    self._options_for(sub, path).debug(v_level, max_py_stack_depth=max_py_stack_depth)
+
+    with_dynamic_input_shape = _DynamicInputShape()
+
+    @staticmethod
+    def trace(func):
+        """Turn a function of tensors into a graph (OneFlow's ``nn.Graph.trace``): calling the
+        result runs ``func`` compiled, once per input signature.
+
+        Example::
+
+            >>> @fjax.nn.Graph.trace
+            ... def double(x):
+            ...     return x * 2
+            >>> double(fjax.tensor([1.0, 2.0]))
+            tensor([2., 4.], dtype=fjax.float32)
+        """
+        import inspect
+
+        if not inspect.isfunction(func):
+            raise TypeError(f"nn.Graph.trace: expected a function, got {type(func).__name__}")
+
+        def build(self, *args, **kwargs):
+            return func(*args, **kwargs)
+
+        cls = type(f"{func.__name__}_graph", (Graph,), {"build": build, "__doc__": func.__doc__})
+        return cls()
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -13,62 +13,225 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-class GraphModule:
-    """Per-module options inside a Graph: ``self.m.to(GraphModule).activation_checkpointing = True``
-    recomputes that module's activations in the backward pass (``jax.checkpoint``).
+class _GraphBlock:
+    """What ``proxy.to(GraphModule)`` / ``proxy.to(GraphTensor)`` returns: a graph member's name
+    (``name_prefix + name`` is its dotted path in the graph), its ``type`` and its stage."""
+
+    def __init__(self, path: str, kind: str):
+        prefix, _, name = path.rpartition(".")
+        self._name, self._name_prefix, self._type = name, f"{prefix}." if prefix else "", kind
+        self._stage_id, self._stage_placement = None, None
+
+    name = property(lambda self: self._name, doc="The member's attribute name.")
+    name_prefix = property(lambda self: self._name_prefix, doc="The dotted path of its parent, ending in '.'.")
+    type = property(lambda self: self._type, doc="``'MODULE'``, ``'PARAMETER'`` or ``'BUFFER'``.")
+
+    def set_stage(self, stage_id: int | None = None, placement=None) -> None:
+        """Record a pipeline stage (OneFlow's pipeline parallelism). A graph runs as one XLA program
+        on its devices, so the stage is kept for inspection and does not change the step."""
+        self._stage_id, self._stage_placement = stage_id, placement
+
+    @property
+    def stage_id(self):
+        """The pipeline stage given with ``set_stage`` (or None)."""
+        return self._stage_id
+
+    @stage_id.setter
+    def stage_id(self, value):
+        self.set_stage(value, self._stage_placement)
+
+    @property
+    def stage_placement(self):
+        """The placement given with ``set_stage`` (or None)."""
+        return self._stage_placement
+
+
+class GraphModule(_GraphBlock):
+    """Per-module options inside a Graph (``graph.m.to(GraphModule)``): ``name``/``name_prefix``,
+    ``type`` (``"MODULE"``), ``set_stage``, ``debug``, and ``activation_checkpointing = True``,
+    which recomputes that module's activations in the backward pass (``jax.checkpoint``).
 
     On CPU, XLA's default concurrency-optimized scheduler hoists the recomputation next to the
     forward pass, which gives the memory back; run with
     ``XLA_FLAGS=--xla_cpu_enable_concurrency_optimized_scheduler=false`` to keep the savings
     there (GPU schedulers are memory-aware).
+
+    Example::
+
+        >>> class G(fjax.nn.Graph):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.m = nn.Sequential(nn.Linear(2, 2))
+        ...
+        ...     def build(self, x):
+        ...         return self.m(x)
+        >>> block = G().m[0].to(fjax.nn.graph.GraphModule)
+        >>> block.name, block.name_prefix, block.type, block.activation_checkpointing
+        ('0', 'm.', 'MODULE', False)
     """
 
     def __init__(self, name: str):
-        self.name = name
+        super().__init__(name, "MODULE")
         self.activation_checkpointing = False
+        self._debug_level = -1
+
+    @property
+    def path(self) -> str:
+        return self._name_prefix + self._name
+
+    def debug(
+        self,
+        v_level: int = 0,
+        *,
+        ranks=None,
+        max_py_stack_depth: int = 2,
+        only_user_py_stack: bool = True,
+        op_repr_with_py_stack: bool = False,
+    ) -> None:
+        """OneFlow's per-module debug switch: the level is kept (``graph.debug`` sets it on every
+        module); fjax logs compile stages per graph, not per module."""
+        _check_debug_args(v_level, max_py_stack_depth)
+        self._debug_level = v_level
 
     def __repr__(self):
-        return f"GraphModule({self.name}, activation_checkpointing={self.activation_checkpointing})"
+        return f"GraphModule({self.path}, activation_checkpointing={self.activation_checkpointing})"
 
 
-class _ModuleProxy:
-    """What ``graph.<name>`` (and its submodules, items) return: module access plus graph options."""
+class GraphTensor(_GraphBlock):
+    """A parameter's or buffer's graph view (``graph.m.weight.to(GraphTensor)``): ``name``,
+    ``name_prefix``, ``type`` (``"PARAMETER"`` or ``"BUFFER"``) and ``set_stage``.
+
+    Example::
+
+        >>> class G(fjax.nn.Graph):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.m = nn.BatchNorm1d(2)
+        ...
+        ...     def build(self, x):
+        ...         return self.m(x)
+        >>> g = G()
+        >>> g.m.weight.to(fjax.nn.graph.GraphTensor).type, g.m.running_mean.to(fjax.nn.graph.GraphTensor).type
+        ('PARAMETER', 'BUFFER')
+    """
+
+    def __repr__(self):
+        return f"GraphTensor({self._name_prefix}{self._name}, type={self._type})"
+
+
+def _check_debug_args(v_level, max_py_stack_depth) -> None:
+    if not isinstance(v_level, int) or isinstance(v_level, bool) or not -1 <= v_level <= 3:
+        raise ValueError(f"nn.Graph.debug: v_level must be an int from -1 (off) to 3, got {v_level!r}")
+    if not isinstance(max_py_stack_depth, int) or max_py_stack_depth < 0:
+        raise ValueError(f"nn.Graph.debug: max_py_stack_depth must be an int >= 0, got {max_py_stack_depth!r}")
+
+
+class Proxy:
+    """OneFlow's ``nn.graph.Proxy``: what a graph's module attributes (and their submodules,
+    parameters and buffers) are outside ``build``. ``proxy.to(GraphModule)`` /
+    ``proxy.to(GraphTensor)`` gives the graph options, ``proxy.to(nn.Module)`` /
+    ``proxy.to(Tensor)`` the object itself; any other ``to(...)`` is the object's own.
+
+    Example::
+
+        >>> class G(fjax.nn.Graph):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.m = nn.Linear(2, 2)
+        ...
+        ...     def build(self, x):
+        ...         return self.m(x)
+        >>> g = G()
+        >>> isinstance(g.m, fjax.nn.graph.Proxy), isinstance(g.m.weight, fjax.nn.graph.Proxy)
+        (True, True)
+        >>> g.m.to(nn.Module).in_features, tuple(g.m.weight.to(fjax.Tensor).shape)
+        (2, (2, 2))
+    """
+
+    __slots__ = ("_origin", "_block", "_graph")
+
+    def __init__(self, origin, block, graph):
+        object.__setattr__(self, "_origin", origin)
+        object.__setattr__(self, "_block", block)
+        object.__setattr__(self, "_graph", graph)
+
+    def to(self, *args, **kwargs):
+        from ..nn.module import Module
+
+        if len(args) == 1 and not kwargs and isinstance(args[0], type):
+            if issubclass(args[0], _GraphBlock):
+                if not isinstance(self._block, args[0]):
+                    raise TypeError(
+                        f"nn.Graph: {self._block.path if isinstance(self._block, GraphModule) else self._block!r} "
+                        f"is a {self._block.type}, not a {args[0].__name__}"
+                    )
+                return self._block
+            if args[0] is Module or args[0] is Tensor:
+                return self._origin
+        return self._origin.to(*args, **kwargs)
+
+    def __repr__(self):
+        return repr(self._origin)
+
+
+class ProxyModule(Proxy):
+    """A module of a Graph outside ``build`` (see ``Proxy``): calls and attributes reach the module;
+    submodules, parameters and buffers come back as proxies; inside ``build`` parameters and
+    buffers are the tensors and ``__class__`` is the module's class (as in OneFlow)."""
+
+    __slots__ = ()
 
     def __init__(self, module, graph, name):
-        object.__setattr__(self, "_module", module)
-        object.__setattr__(self, "_graph", graph)
-        object.__setattr__(self, "_name", name)
+        super().__init__(module, graph._options_for(module, name), graph)
 
-    def to(self, target, *args, **kwargs):
-        if target is GraphModule:
-            return self._graph._options_for(self._module, self._name)
-        return self._module.to(target, *args, **kwargs)
+    @property
+    def __class__(self):
+        return type(self._origin) if getattr(self._graph, "_building", 0) else type(self)
 
     def _wrap(self, value, name):
         from ..nn.module import Module
 
-        return _ModuleProxy(value, self._graph, f"{self._name}.{name}") if isinstance(value, Module) else value
+        path = f"{self._block.path}.{name}"
+        if isinstance(value, Module):
+            return ProxyModule(value, self._graph, path)
+        if isinstance(value, Tensor) and not getattr(self._graph, "_building", 0):
+            module = self._origin
+            if name in module.__dict__.get("_parameters", {}):
+                return ProxyTensor(value, GraphTensor(path, "PARAMETER"), self._graph)
+            if name in module.__dict__.get("_buffers", {}):
+                return ProxyTensor(value, GraphTensor(path, "BUFFER"), self._graph)
+        return value
 
     def __call__(self, *args, **kwargs):
-        return self._module(*args, **kwargs)
+        return self._origin(*args, **kwargs)
 
     def __getattr__(self, name):
-        return self._wrap(getattr(self._module, name), name)
+        return self._wrap(getattr(self._origin, name), name)
 
     def __getitem__(self, index):
-        return self._wrap(self._module[index], index)
+        return self._wrap(self._origin[index], index)
 
     def __iter__(self):
-        return (self._wrap(m, i) for i, m in enumerate(self._module))
+        return (self._wrap(m, i) for i, m in enumerate(self._origin))
 
     def __len__(self):
-        return len(self._module)
+        return len(self._origin)
 
     def __setattr__(self, name, value):
-        setattr(self._module, name, value)
+        setattr(self._origin, name, value)
 
-    def __repr__(self):
-        return repr(self._module)
+
+class ProxyTensor(Proxy):
+    """A parameter or buffer of a Graph's module, outside ``build`` (see ``Proxy``): attributes
+    and methods reach the tensor (``proxy.numpy()``, ``proxy.shape``); ``to(Tensor)`` gives it."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        return getattr(self._origin, name)
+
+    def numpy(self):
+        return self._origin.numpy()
 
 
 def _checkpointer(name):
@@ -105,8 +268,8 @@ def _checkpointed_call(module, name, args, kwargs):
             with no_grad():
                 out = module(*a2, **k2)
             flat, otree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
-            out_tree.append(otree)
-            return tuple(x._data for x in flat) + tuple(b._data for b in buffers)
+            out_tree.append((otree, [None if isinstance(x, Tensor) else x for x in flat]))  # non-Tensors pass as-is
+            return tuple(x._data for x in flat if isinstance(x, Tensor)) + tuple(b._data for b in buffers)
         finally:
             for t, data, node, rg in saved:
                 t._data, t._node, t._requires_grad = data, node, rg
@@ -116,4 +279,6 @@ def _checkpointed_call(module, name, args, kwargs):
     n_out = len(results) - len(buffers)
     for b, r in zip(buffers, results[n_out:]):
         b._data = r._data
-    return jax.tree_util.tree_unflatten(out_tree[-1], list(results[:n_out]))
+    otree, statics = out_tree[-1]
+    tensors = iter(results[:n_out])
+    return jax.tree_util.tree_unflatten(otree, [next(tensors) if s is None else s for s in statics])

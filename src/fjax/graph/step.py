@@ -66,7 +66,7 @@ class Step:
                 outputs = self._run_build(self._cast_inputs(inputs))
                 grads = [None if t.grad is None else t.grad._data for t in self.state.tensors]
             else:
-                grads, outputs = self._accumulate(inputs)
+                grads, outputs = self._accumulate(inputs, state)
             self.record["draws"] = default_generator._counter
             new_state = self._new_state(state)
             new_state, new_opt_states = self._update(new_state, self._constrain_grads(grads), opt_states, hyper)
@@ -78,7 +78,7 @@ class Step:
         state tensor's data, grad and tape node as before."""
         saved = [(t, t._data, t.grad, t._node) for t in self.state.tensors]
         options = self.graph._module_options.values()
-        checkpointed = [(m, o.name) for m, o in options if o.activation_checkpointing]
+        checkpointed = [(m, o.path) for m, o in options if o.activation_checkpointing]
         checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
         try:
             for m, name in checkpointed:
@@ -125,8 +125,14 @@ class Step:
             return arrays
         return [a.astype(self.amp.dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a for a in arrays]
 
-    def _accumulate(self, inputs):
-        """Gradient accumulation: ``lax.scan`` over ``n`` micro-batches (compile time flat in n)."""
+    def _accumulate(self, inputs, masters):
+        """Gradient accumulation as OneFlow runs it: ``lax.scan`` over ``n`` micro-batches (dim 0 of
+        every input split in ``n``; compile time flat in n). Each micro-batch's gradients are scaled
+        by ``1/n`` and summed in the dtype of ``masters`` (the state as the step got it: float32
+        under AMP), buffers carry from one micro-batch to the next, random numbers continue the
+        stream in order (micro-batch ``i`` draws where ``i - 1`` stopped, as an eager loop over the
+        micro-batches does), and every output is packed on dim 0 (OneFlow's ``pack``: a scalar
+        becomes shape ``(n,)``, shape ``(b, ...)`` becomes ``(n * b, ...)``)."""
         n, tensors = self.n_acc, self.state.tensors
         for a in inputs:
             if a.ndim == 0 or a.shape[0] % n:
@@ -137,26 +143,31 @@ class Step:
         micro = [a.reshape((n, a.shape[0] // n) + a.shape[1:]) for a in inputs]
         params = [t._data for t in tensors]
         grad_mask = [t.requires_grad and jnp.issubdtype(t._data.dtype, jnp.inexact) for t in tensors]
-        base_key = default_generator._key
+        gen = default_generator
+        offset = gen._offset  # the traced position of this step's first draw in the eager stream
 
         def reset(bufs):
             for t, p, b, m in zip(tensors, params, bufs, grad_mask):
                 t._data, t.grad, t._node = (p if m else b), None, None
 
         def body(carry, xs):
-            i, bufs, acc = carry
+            position, bufs, acc = carry
             reset(bufs)
-            default_generator._key = jax.random.fold_in(base_key, i)
+            gen._counter, gen._offset = 0, position
             outs = self._run_build(self._cast_inputs(list(xs)))
+            self.record["micro_draws"] = gen._counter
             new_acc = [
                 a + (t.grad._data.astype(a.dtype) / n if t.grad is not None else 0) for t, a in zip(tensors, acc)
             ]
-            return (i + 1, [t._data for t in tensors], new_acc), outs
+            return (position + gen._counter, [t._data for t in tensors], new_acc), outs
 
-        zeros = [jnp.zeros_like(p) for p in params]
-        (_, bufs, acc), outs = jax.lax.scan(body, (jnp.asarray(0), params, zeros), micro)
+        # gradients add up in the master dtype (float32 under AMP), not in the compute dtype
+        zeros = [jnp.zeros(a.shape, a.dtype) for a in masters]
+        (_, bufs, acc), outs = jax.lax.scan(body, (offset, params, zeros), micro)
         reset(bufs)
-        return [a if m else None for a, m in zip(acc, grad_mask)], outs
+        gen._counter, gen._offset = n * self.record["micro_draws"], offset
+        packed = [o.reshape((-1,) + o.shape[2:]) if o.ndim > 1 else o for o in outs]
+        return [a if m else None for a, m in zip(acc, grad_mask)], packed
 
     def _update(self, new_state, grads, opt_states, hyper):
         """Clip and apply each optimizer group's functional step to the parameters with a gradient."""

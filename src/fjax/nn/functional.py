@@ -18,7 +18,9 @@ import jax.numpy as jnp
 
 from ..autograd.grad_mode import no_grad
 from ..creation import full as _full
+from ..creation import tensor as _tensor
 from ..dispatch import functions as _F
+from ..dtypes import int64
 from ..ops.nn import batch_norm_stats
 from ..random import bernoulli as _bernoulli
 from ..random import default_generator
@@ -47,6 +49,10 @@ adaptive_avg_pool2d = _F.adaptive_avg_pool2d
 adaptive_avg_pool3d = _F.adaptive_avg_pool3d
 adaptive_max_pool1d = _F.adaptive_max_pool1d
 adaptive_max_pool2d = _F.adaptive_max_pool2d
+adaptive_max_pool3d = _F.adaptive_max_pool3d
+max_unpool1d = _F.max_unpool1d
+max_unpool2d = _F.max_unpool2d
+max_unpool3d = _F.max_unpool3d
 layer_norm = _F.layer_norm
 group_norm = _F.group_norm
 rms_norm = _F.rms_norm
@@ -55,14 +61,84 @@ rms_norm = _F.rms_norm
 embedding = _F.embedding
 
 
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sum, mean or max of bags of embeddings without materializing ``embedding``'s output: each
+    row of a 2-d ``input`` is a bag, or a 1-d ``input`` is cut into bags starting at ``offsets``
+    (with ``include_last_offset`` the last offset ends the last bag).
+
+    ``per_sample_weights`` scales each looked-up row (``mode="sum"`` only); ``padding_idx``
+    entries are skipped. ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are not supported.
+
+    Example::
+
+        >>> w = fjax.tensor([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
+        >>> F.embedding_bag(fjax.tensor([[0, 1], [2, 2]]), w)
+        tensor([[0.5000, 1.0000],
+                [4.0000, 4.0000]], dtype=fjax.float32)
+        >>> F.embedding_bag(fjax.tensor([0, 1, 2]), w, fjax.tensor([0, 1]), mode="max")
+        tensor([[1., 0.],
+                [4., 4.]], dtype=fjax.float32)
+    """
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag: max_norm (renormalizes weight in place)")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq=True")
+    if sparse:
+        raise NotImplementedError("embedding_bag: sparse=True (sparse gradients)")
+    return _F._embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
+
+
 pad = _F.pad
 interpolate = _F.interpolate
+
+
+def grid_sample(
+    input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros", align_corners: bool | None = None
+) -> Tensor:
+    """Sample ``input`` (``(N, C, H, W)`` or ``(N, C, D, H, W)``) at the points of ``grid``
+    (``(N, H_out, W_out, 2)`` or ``(N, D_out, H_out, W_out, 3)``, ``(x, y[, z])`` in ``[-1, 1]``).
+
+    ``mode``: ``"bilinear"``, ``"nearest"`` or ``"bicubic"`` (4-d only); ``padding_mode`` says
+    what lies outside: ``"zeros"``, ``"border"`` (the edge pixels) or ``"reflection"``.
+    ``align_corners=True`` puts -1 and 1 at the centres of the corner pixels (default False:
+    at their outer edges). Gradients flow to ``input`` and ``grid``.
+
+    Example::
+
+        >>> x = fjax.arange(4.0).reshape(1, 1, 2, 2)
+        >>> F.grid_sample(x, fjax.tensor([[[[0.0, 0.0], [1.0, 1.0]]]]), align_corners=True)
+        tensor([[[[1.5000, 3.0000]]]], dtype=fjax.float32)
+    """
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
+    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    paddings = {"zeros": 0, "border": 1, "reflection": 2}
+    return _F.grid_sampler(input, grid, modes[mode], paddings[padding_mode], bool(align_corners))
+
+
 pixel_shuffle = _F.pixel_shuffle
+channel_shuffle = _F.channel_shuffle
+native_channel_shuffle = _F.native_channel_shuffle
+local_response_norm = _F.local_response_norm
+pdist = _F.pdist
 pixel_unshuffle = _F.pixel_unshuffle
 normalize = _F.normalize
 cosine_similarity = _F.cosine_similarity
 pairwise_distance = _F.pairwise_distance
-scaled_dot_product_attention = _F.scaled_dot_product_attention
 
 sigmoid = _F.sigmoid
 tanh = _F.tanh
@@ -93,6 +169,110 @@ multilabel_soft_margin_loss = _F.multilabel_soft_margin_loss
 poisson_nll_loss = _F.poisson_nll_loss
 gaussian_nll_loss = _F.gaussian_nll_loss
 triplet_margin_loss = _F.triplet_margin_loss
+multi_margin_loss = _F.multi_margin_loss
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist temporal classification loss (see ``fjax.ctc_loss``); ``input_lengths`` and
+    ``target_lengths`` may be Tensors or sequences of ints.
+
+    Example::
+
+        >>> lp = fjax.tensor([[[0.5, 0.5]], [[0.5, 0.5]]]).log()
+        >>> F.ctc_loss(lp, fjax.tensor([[1]]), [2], [1])
+        tensor(0.2877, dtype=fjax.float32)
+    """
+    if not isinstance(input_lengths, Tensor):
+        input_lengths = _tensor(input_lengths, dtype=int64)
+    if not isinstance(target_lengths, Tensor):
+        target_lengths = _tensor(target_lengths, dtype=int64)
+    return _F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options=None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` for an input
+    ``(N, in)`` or ``(in,)`` and a weight ``(C, d_1, ..., d_K, in)``: the logits are
+    ``(N, C, d_1, ..., d_K)``. ``ignore_index=None`` means -100.
+
+    ``options`` (torch's ``LinearCrossEntropyOptions``) only choose how torch chunks the batch to
+    save memory; fjax computes the same values in one XLA computation and ignores them.
+
+    Example::
+
+        >>> x = fjax.tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> w = fjax.tensor([[2.0, 0.0], [0.0, 2.0]])
+        >>> F.linear_cross_entropy(x, w, fjax.tensor([0, 0]), reduction="none")
+        tensor([0.1269, 2.1269], dtype=fjax.float32)
+    """
+    if input.ndim not in (1, 2) or linear_weight.ndim < 2 or input.shape[-1] != linear_weight.shape[-1]:
+        raise ValueError(
+            f"linear_cross_entropy: expected input (N, in) or (in,) and linear_weight (C, ..., in), "
+            f"got {tuple(input.shape)} and {tuple(linear_weight.shape)}"
+        )
+    logits = _F.matmul(linear_weight, input.unsqueeze(-1) if input.ndim == 1 else input.t())
+    logits = logits.squeeze(-1) if input.ndim == 1 else logits.movedim(-1, 0)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    ignore = -100 if ignore_index is None else ignore_index
+    return _F.cross_entropy(
+        logits, target, weight, ignore_index=ignore, reduction=reduction, label_smoothing=label_smoothing
+    )
+
+
+multilabel_margin_loss = _F.multilabel_margin_loss
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
+    """torch's deprecated ``F.upsample``: ``F.interpolate`` with the same arguments.
+
+    Example::
+
+        >>> F.upsample(fjax.tensor([[[1.0, 2.0]]]), scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]], dtype=fjax.float32)
+    """
+    return _F.interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """torch's deprecated ``F.upsample_nearest``: ``F.interpolate(..., mode="nearest")``.
+
+    Example::
+
+        >>> F.upsample_nearest(fjax.tensor([[[1.0, 2.0]]]), size=3)
+        tensor([[[1., 1., 2.]]], dtype=fjax.float32)
+    """
+    return _F.interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """torch's deprecated ``F.upsample_bilinear``: bilinear ``F.interpolate`` with
+    ``align_corners=True`` (corner pixels map onto corner pixels).
+
+    Example::
+
+        >>> F.upsample_bilinear(fjax.tensor([[[[0.0, 3.0]]]]), size=(1, 4))
+        tensor([[[[0., 1., 2., 3.]]]], dtype=fjax.float32)
+    """
+    return _F.interpolate(input, size, scale_factor, "bilinear", True)
 
 
 # -- activations with torch's ``inplace`` flag ------------------------------------------------
@@ -304,13 +484,16 @@ def _check_p(name: str, p: float) -> None:
         raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, generator=None, *, addend=None
+) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     Scaling keeps the expected value of each element unchanged. The mask is drawn from
-    ``fjax.random.default_generator`` (``fjax.manual_seed`` fixes it). ``training`` defaults to
-    True in this functional form: pass ``training=False`` (``nn.Dropout`` passes ``self.training``)
-    to get ``input`` back unchanged.
+    ``generator``, by default ``fjax.random.default_generator`` (``fjax.manual_seed`` fixes it).
+    ``training`` defaults to True in this functional form: pass ``training=False`` (``nn.Dropout``
+    passes ``self.training``) to get ``input`` back unchanged. OneFlow's ``addend`` is added to the
+    result (its fused residual connection).
 
     Example::
 
@@ -323,9 +506,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """
     _check_p("dropout", p)
     if not training or p == 0.0:
-        return input
-    out = _F.dropout(input, default_generator.next_key(), p, True)
-    return input._set_(out, "dropout_") if inplace else out
+        return input if addend is None else input + addend
+    out = _F.dropout(input, (generator or default_generator).next_key(), p, True)
+    out = input._set_(out, "dropout_") if inplace else out
+    return out if addend is None else out + addend
 
 
 def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
@@ -446,6 +630,89 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, True)
 
 
+# -- pooling with torch's functional-only signatures ------------------------------------------------
+_WITH_INDICES_EXAMPLES = {
+    "max_pool1d": "F.max_pool1d_with_indices(fjax.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)[1]",
+    "max_pool2d": "F.max_pool2d_with_indices(fjax.tensor([[[[1.0, 3.0], [2.0, 0.0]]]]), 2)[1]",
+    "max_pool3d": "F.max_pool3d_with_indices(fjax.arange(8.0).reshape(1, 1, 2, 2, 2), 2)[1].flatten()",
+}
+_WITH_INDICES_RESULTS = {
+    "max_pool1d": "tensor([[[1, 2]]], dtype=fjax.int64)",
+    "max_pool2d": "tensor([[[[1]]]], dtype=fjax.int64)",
+    "max_pool3d": "tensor([7], dtype=fjax.int64)",
+}
+
+
+def _with_indices(name: str):
+    """torch's ``max_pool*d_with_indices``: ``max_pool*d`` with ``return_indices=True`` by default."""
+    op = getattr(_F, name)
+
+    def fn(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True):
+        return op(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+    fn.__name__ = fn.__qualname__ = f"{name}_with_indices"
+    fn.__doc__ = (
+        f"``{name}`` that returns ``(output, indices)`` unless ``return_indices=False``.\n\nExample::\n\n"
+        f"    >>> {_WITH_INDICES_EXAMPLES[name]}\n    {_WITH_INDICES_RESULTS[name]}\n"
+    )
+    return fn
+
+
+max_pool1d_with_indices = _with_indices("max_pool1d")
+max_pool2d_with_indices = _with_indices("max_pool2d")
+max_pool3d_with_indices = _with_indices("max_pool3d")
+
+
+def _fractional(nd: int):
+    name = f"fractional_max_pool{nd}d"
+    op = getattr(_F, name)
+
+    def fn(input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        if _random_samples is None:
+            batch = tuple(input.shape[:-nd]) if input.ndim == nd + 2 else (1, input.shape[0])
+            _random_samples = _rand(*batch, nd, dtype=input.dtype)
+        return op(input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = op.__doc__
+    return fn
+
+
+fractional_max_pool2d = _fractional(2)
+fractional_max_pool3d = _fractional(3)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """Attention ``softmax(q @ k^T * scale + mask) @ v`` (see ``fjax.scaled_dot_product_attention``);
+    with ``dropout_p > 0`` the attention weights are dropped with a mask drawn from the default
+    generator, as torch applies dropout whatever the module's mode.
+
+    Example::
+
+        >>> q = fjax.zeros(1, 4)
+        >>> v = fjax.tensor([[1.0], [3.0]])
+        >>> F.scaled_dot_product_attention(q, fjax.zeros(2, 4), v)
+        tensor([[2.]], dtype=fjax.float32)
+        >>> _ = fjax.manual_seed(0)
+        >>> F.scaled_dot_product_attention(q, fjax.zeros(2, 4), v, dropout_p=0.5).item() in (0.0, 1.0, 3.0, 4.0)
+        True
+    """
+    _check_p("scaled_dot_product_attention", dropout_p)
+    dropout_key = default_generator.next_key() if dropout_p > 0 else None
+    return _F.scaled_dot_product_attention(
+        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, dropout_key
+    )
+
+
 # -- normalization with running statistics -------------------------------------------------------
 _batch_stats = jax.jit(batch_norm_stats)
 
@@ -497,7 +764,7 @@ def batch_norm(
     """
     if training:
         out = _F.batch_norm(input, None, None, weight, bias, True, momentum, eps)
-        if running_mean is not None and running_var is not None:
+        if running_mean is not None and running_var is not None and input.numel():
             _update_running("batch_norm", _batch_stats, input, running_mean, running_var, momentum)
         return out
     return _F.batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
 from .. import dtypes as _dt
-from .._tracing import modules_changed
-from ..autograd.grad_mode import no_grad
+from .._tracing import modules_changed, trace_state
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor as _tensor
+from ..creation import zeros_like as _zeros_like
 from ..device import device as _device
 from ..errors import OpError
 from ..tensor import Tensor
@@ -78,16 +81,21 @@ class Module:
         set_(self, "_forward_pre_hooks_with_kwargs", set())
         set_(self, "_forward_hooks", OrderedDict())
         set_(self, "_forward_hooks_with_kwargs", set())
+        set_(self, "_backward_hooks", OrderedDict())
+        set_(self, "_backward_pre_hooks", OrderedDict())
+        set_(self, "_is_full_backward_hook", None)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        graph_call = self.__dict__.get("_graph_call")  # set by nn.Graph while tracing (checkpointing)
+        d = self.__dict__
+        graph_call = d.get("_graph_call")  # set by nn.Graph while tracing (checkpointing)
         if graph_call is not None:
             return graph_call(self, args, kwargs)
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
+        if not (self._forward_pre_hooks or self._forward_hooks or backward):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -103,6 +111,10 @@ class Module:
                 out = hook(self, args)
                 if out is not None:
                     args = out if isinstance(out, tuple) else (out,)
+        bw = None
+        if backward and is_grad_enabled() and not trace_state.depth:
+            bw = _BackwardHook(self, list(d["_backward_hooks"].values()), list(d["_backward_pre_hooks"].values()))
+            args = bw.setup_inputs(args)
         result = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -111,6 +123,8 @@ class Module:
                 out = hook(self, args, result)
             if out is not None:
                 result = out
+        if bw is not None:
+            result = bw.setup_outputs(result)
         return result
 
     def register_forward_pre_hook(
@@ -143,6 +157,98 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         if with_kwargs:
             self._forward_hooks_with_kwargs.add(handle.id)
+        return handle
+
+    def _backward_hook_kind(self, full: bool) -> None:
+        kind = self.__dict__.get("_is_full_backward_hook")
+        if kind is not None and kind != full and self._backward_hooks:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module "
+                f"({type(self).__name__}). Please use only one of them."
+            )
+        object.__setattr__(self, "_is_full_backward_hook", full)
+
+    def _ensure_backward_dicts(self) -> None:
+        d = self.__dict__
+        if "_backward_hooks" not in d:  # a module unpickled from an older fjax
+            object.__setattr__(self, "_backward_hooks", OrderedDict())
+            object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+            object.__setattr__(self, "_is_full_backward_hook", None)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` once the gradients of the module's inputs
+        are computed (torch's ``register_full_backward_hook``).
+
+        ``grad_input`` and ``grad_output`` are tuples with one entry per positional argument and
+        per output: the gradient, or None for a non-Tensor, for a tensor that does not require
+        grad, and for an output no gradient reached. The hook may return a tuple of the same
+        length to replace ``grad_input``. Keyword arguments are not seen. The forward receives
+        (and the caller gets back) new tensors standing for its inputs (and outputs): write them
+        in place at your peril, as in torch. Inside a functional transform or an nn.Graph trace
+        the hooks are not called. If no input requires grad, the hook is called when the output
+        gradients are known, with ``grad_input`` all None, and must return None.
+
+        Example::
+
+            >>> lin = nn.Linear(3, 2)
+            >>> seen = []
+            >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append((gi[0].shape, go[0].shape)))
+            >>> lin(fjax.ones(4, 3, requires_grad=True)).sum().backward()
+            >>> seen
+            [(fjax.Size([4, 3]), fjax.Size([4, 2]))]
+            >>> h.remove()
+        """
+        self._ensure_backward_dicts()
+        self._backward_hook_kind(True)
+        return self._add_backward(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are known,
+        before the module's backward (torch's ``register_full_backward_pre_hook``).
+
+        ``grad_output`` is a tuple with one entry per output (None where none reached it). The
+        hook may return a tuple of the same length that replaces it for the module's backward.
+
+        Example::
+
+            >>> lin = nn.Linear(3, 2)
+            >>> h = lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 0,))
+            >>> x = fjax.ones(1, 3, requires_grad=True)
+            >>> lin(x).sum().backward()
+            >>> x.grad.tolist()
+            [[0.0, 0.0, 0.0]]
+        """
+        self._ensure_backward_dicts()
+        return self._add_backward(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The deprecated module backward hook, ``hook(module, grad_input, grad_output)``.
+
+        fjax calls it as :meth:`register_full_backward_hook` does: ``grad_input`` holds the
+        gradients of the module's inputs. (torch's deprecated form passes the gradients of the
+        inputs of the module's last autograd node instead, which for a module of several ops, or
+        with parameters, holds other tensors; torch warns about that difference.) A module takes
+        either kind of backward hook, not both, as in torch and OneFlow.
+
+        Example::
+
+            >>> act = nn.Sigmoid()
+            >>> seen = []
+            >>> _ = act.register_backward_hook(lambda m, gi, go: seen.append(len(gi)))
+            >>> act(fjax.zeros(2, requires_grad=True)).sum().backward()
+            >>> seen
+            [1]
+        """
+        self._ensure_backward_dicts()
+        self._backward_hook_kind(False)
+        return self._add_backward(self._backward_hooks, hook, False)
+
+    def _add_backward(self, hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+        modules_changed[0] += 1
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
         return handle
 
     # -- registration -------------------------------------------------------------------
@@ -597,6 +703,129 @@ class Module:
             else:
                 body = "\n  " + "\n  ".join(lines) + "\n"
         return f"{self._get_name()}({body})"
+
+
+class _HookIdentity(Function):
+    """An identity over the tensors of a module's inputs (or outputs) whose backward hands their
+    gradients to a ``_BackwardHook``: the tape node where torch's module backward hooks fire."""
+
+    @staticmethod
+    def forward(ctx, state, side, *tensors):
+        ctx.state, ctx.side = state, side
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if ctx.side == "outputs":
+            return (None, None, *ctx.state.on_outputs(grads))
+        return (None, None, *ctx.state.on_inputs(grads))
+
+
+class _BackwardHook:
+    """One module call's backward hooks (torch's ``BackwardHook``): the gradients reaching the
+    module's outputs go through the pre-hooks, and once those of its inputs are computed the
+    hooks get ``(module, grad_input, grad_output)`` and may replace ``grad_input``."""
+
+    def __init__(self, module: Module, hooks: list, pre_hooks: list):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = self.n_outputs = 0
+        self.input_idx = self.output_idx = None
+        self.reached: set = set()
+        self.plain_inputs: list = []
+
+    def _wrap(self, values: tuple, side: str):
+        idx = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
+        if not idx:
+            return values, None
+        new = _HookIdentity.apply(self, side, *[values[i] for i in idx])
+        out = list(values)
+        for k, (i, t) in enumerate(zip(idx, new)):
+            out[i] = t
+            if side == "outputs":
+                t.register_hook(lambda g, k=k: self.reached.add(k))  # an output's gradient arrived
+        return tuple(out), idx
+
+    def setup_inputs(self, args: tuple) -> tuple:
+        self.n_inputs = len(args)
+        args, self.input_idx = self._wrap(args, "inputs")
+        if self.input_idx is not None:
+            self.plain_inputs = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor) and not a.requires_grad]
+        return args
+
+    def setup_outputs(self, result):
+        single = not isinstance(result, tuple)
+        if single and not isinstance(result, Tensor):
+            warnings.warn(
+                f"{type(self.module).__name__}: backward hooks are called only for a module whose output is "
+                f"a Tensor or a tuple of Tensors, got {type(result).__name__}",
+                stacklevel=3,
+            )
+            return result
+        values = (result,) if single else result
+        self.n_outputs = len(values)
+        values, self.output_idx = self._wrap(values, "outputs")
+        return values[0] if single else values
+
+    @staticmethod
+    def _pack(idx: list, values, n: int) -> tuple:
+        full = [None] * n
+        for i, v in zip(idx, values):
+            full[i] = v
+        return tuple(full)
+
+    def on_outputs(self, grads: tuple) -> tuple:
+        grads = tuple(g if k in self.reached else None for k, g in enumerate(grads))
+        self.reached = set()
+        grad_outputs = self._pack(self.output_idx, grads, self.n_outputs)
+        name = type(self.module).__name__
+        for hook in self.pre_hooks:
+            out = hook(self.module, grad_outputs)
+            if out is None:
+                continue
+            out = (out,) if isinstance(out, Tensor) else tuple(out)
+            if len(out) != len(grad_outputs):
+                raise RuntimeError(
+                    f"{name}: a backward pre-hook returned {len(out)} grad_output entries, expected {len(grad_outputs)}"
+                )
+            grad_outputs = out
+        if self.input_idx is None:  # no input requires grad: the hooks fire now
+            warnings.warn(
+                f"{name}: full backward hook fired with the output gradients because no input requires grad",
+                stacklevel=2,
+            )
+            nothing = (None,) * self.n_inputs
+            for hook in self.hooks:
+                out = hook(self.module, nothing, grad_outputs)
+                if out is not None and not all(g is None for g in out):
+                    raise RuntimeError(
+                        f"{name}: a backward hook of a module none of whose inputs requires grad "
+                        "must return None (or all None)"
+                    )
+        else:
+            self.grad_outputs = grad_outputs
+        return tuple(grad_outputs[i] for i in self.output_idx)
+
+    def on_inputs(self, grads: tuple) -> tuple:
+        if self.grad_outputs is None:  # the gradient reached the inputs without passing the outputs
+            return grads
+        grad_inputs = list(self._pack(self.input_idx, grads, self.n_inputs))
+        for i, t in self.plain_inputs:  # a tensor input that does not require grad: zeros, as torch
+            grad_inputs[i] = _zeros_like(t)
+        grad_inputs = tuple(grad_inputs)
+        for hook in self.hooks:
+            out = hook(self.module, grad_inputs, self.grad_outputs)
+            if out is None:
+                continue
+            out = (out,) if isinstance(out, Tensor) else tuple(out)
+            if len(out) != len(grad_inputs):
+                raise RuntimeError(
+                    f"{type(self.module).__name__}: a backward hook returned {len(out)} grad_input entries, "
+                    f"expected {len(grad_inputs)}"
+                )
+            grad_inputs = out
+        self.grad_outputs = None
+        return tuple(grad_inputs[i] for i in self.input_idx)
 
 
 def _load_one(module: Module, registry: str, name: str, current: Tensor, value, assign: bool) -> None:

@@ -1,5 +1,7 @@
-"""``fjax.utils``: input pipelines (``fjax.utils.data``), as ``torch.utils``."""
+"""``fjax.utils``: input pipelines (``fjax.utils.data``) and activation checkpointing
+(``fjax.utils.checkpoint``), as ``torch.utils``, and OneFlow's ``global_view`` (``to_global``/``to_local``
+of nested inputs, ``global_mode``)."""
 
-from . import data
+from . import checkpoint, data, global_view
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data", "global_view"]

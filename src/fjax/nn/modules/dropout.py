@@ -28,7 +28,10 @@ class Dropout(_DropoutNd):
     """Zero each element with probability ``p`` while training; scale the rest by ``1 / (1 - p)``.
 
     The expected value is unchanged. In eval mode (``.eval()``) the layer returns its input
-    untouched. ``p`` must lie in ``[0, 1]`` (default ``0.5``).
+    untouched. ``p`` must lie in ``[0, 1]`` (default ``0.5``). Input of any shape, 1-D included.
+    OneFlow's extras: ``generator`` (a ``fjax.Generator`` to draw the masks from instead of the
+    default one) and ``forward(x, addend=None)``, which adds ``addend`` to the result (OneFlow's
+    fused residual connection; in eval mode ``x + addend``).
 
     Example::
 
@@ -40,9 +43,18 @@ class Dropout(_DropoutNd):
         True
         >>> drop.eval()(x) is x
         True
+        >>> a = nn.Dropout(0.5, generator=fjax.Generator().manual_seed(1))(x)
+        >>> b = nn.Dropout(0.5, generator=fjax.Generator().manual_seed(1))(x)
+        >>> bool((a == b).all())
+        True
     """
 
-    _fn = staticmethod(F.dropout)
+    def __init__(self, p: float = 0.5, inplace: bool = False, generator=None):
+        super().__init__(p, inplace)
+        self.generator = generator
+
+    def forward(self, input: Tensor, addend: Tensor | None = None) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace, self.generator, addend=addend)
 
 
 class Dropout1d(_DropoutNd):
