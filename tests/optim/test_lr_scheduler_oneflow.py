@@ -73,6 +73,10 @@ TORCH_CASES = {
         ),
         lambda o: ts.SequentialLR(o, [ts.ConstantLR(o, 0.2, 4), ts.StepLR(o, 3, 0.5)], milestones=[4]),
     ),
+    "Sequential-interval_rescaling-positional": (  # OneFlow's 4th parameter; torch's is last_epoch
+        lambda o: fs.SequentialLR(o, [fs.ConstantLR(o, 0.2, 4), fs.StepLR(o, 3, 0.5)], [4], True),
+        lambda o: ts.SequentialLR(o, [ts.ConstantLR(o, 0.2, 4), ts.StepLR(o, 3, 0.5)], milestones=[4]),
+    ),
     "Sequential-3-interval_rescaling=True": (
         lambda o: fs.SequentialLR(
             o,

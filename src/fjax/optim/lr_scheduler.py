@@ -517,6 +517,10 @@ class SequentialLR(_Composite):
         interval_rescaling: bool | Sequence[bool] | None = None,
         last_step: int | None = None,
     ):
+        if isinstance(last_epoch, (bool, list, tuple)):  # OneFlow's 4th parameter: interval_rescaling
+            if interval_rescaling is not None:
+                raise TypeError("SequentialLR: got interval_rescaling both positionally and by keyword")
+            interval_rescaling, last_epoch = last_epoch, -1
         last_epoch = _resolve_last("SequentialLR", last_epoch, last_step)
         _check_schedulers("SequentialLR", optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
