@@ -85,10 +85,11 @@ def main(steps=10, seed=0):
 
     # the per-sample gradients agree with a loop of ordinary backward passes
     model.zero_grad()
-    F.cross_entropy(model(images[0][:1]), labels[0][:1]).backward()
+    x0, y0 = images[0].to(device), labels[0].to(device)
+    F.cross_entropy(model(x0[:1]), y0[:1]).backward()
     params = {k: v.detach() for k, v in model.named_parameters()}
     buffers = {k: v.detach() for k, v in model.named_buffers()}
-    first = ft_compute_sample_grad(params, buffers, images[0], labels[0])["fc1.weight"][0]
+    first = ft_compute_sample_grad(params, buffers, x0, y0)["fc1.weight"][0]
     losses.append((first - model.fc1.weight.grad).abs().max().item() < 1e-6)
     return losses
 
