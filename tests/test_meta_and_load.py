@@ -378,3 +378,16 @@ def test_new_tensors_of_a_meta_tensor_are_meta():
         assert made.is_meta and made.dtype == fjax.float32
     assert x.new_zeros(4, 5).shape == (4, 5)
     assert not fjax.ones(2).new_zeros(2).is_meta
+
+
+def test_random_ops_and_init_on_meta_draw_nothing():
+    state = fjax.random.default_generator.get_state()
+    huge = fjax.randn(100_000, 100_000, device="meta")  # 40 GB if it were drawn
+    assert huge.is_meta and huge.shape == (100_000, 100_000)
+    for t in (fjax.rand(2, device="meta"), fjax.randint(0, 5, (3,), device="meta"), fjax.randperm(4, device="meta")):
+        assert t.is_meta
+    layer = fjax.nn.Linear(50_000, 50_000, device="meta")
+    fjax.nn.init.kaiming_uniform_(layer.weight)
+    fjax.nn.init.normal_(layer.bias)
+    assert layer.weight.is_meta and layer.bias.is_meta
+    assert bool((fjax.random.default_generator.get_state() == state).all())  # the generator did not advance

@@ -25,7 +25,7 @@ from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state
 from .amp import _state as _amp
-from .autograd.engine import Node
+from .autograd.engine import Node, _apply_vjp
 from .autograd.grad_mode import _state as _grad_state
 from .device import MetaArray
 from .errors import OpError
@@ -450,7 +450,37 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         if any(type(a) is MetaArray for a in arrays):
             return _meta_run(name, entry, leaves, arrays, diff_idx)
         raise _error(name, err, leaves) from None
-    return _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, entry.jit is entry.pure, saved)
+    eager = entry.jit is entry.pure
+    if _grad_state.saved_hooks and not trace_state.depth:
+        vjp, eager = _hooked_vjp(entry, diff_idx, leaves, arrays, saved), True
+    return _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, eager, saved)
+
+
+def _hooked_vjp(entry, diff_idx, leaves, arrays, saved):
+    """The VJP under ``autograd.graph.saved_tensors_hooks``: each input tensor the backward reads
+    goes through ``pack_hook`` now and is dropped; the backward unpacks it and rebuilds the VJP."""
+    pack, unpack = _grad_state.saved_hooks[-1]
+    positions = range(len(leaves)) if saved is None else saved
+    packed = {i: pack(Tensor._wrap(arrays[i])) for i in positions if isinstance(leaves[i], Tensor)}
+    kept = [None if i in packed else a for i, a in enumerate(arrays)]
+    make = entry.vjp(diff_idx)
+
+    def vjp(ct):
+        values = list(kept)
+        for i, p in packed.items():
+            t = unpack(p)
+            if not isinstance(t, Tensor) or tuple(t.shape) != tuple(arrays[i].shape):
+                raise RuntimeError(
+                    f"saved_tensors_hooks: unpack_hook must return the saved tensor's value, a Tensor of shape "
+                    f"{tuple(arrays[i].shape)}; got {t!r:.80}"
+                )
+            values[i] = t._data.astype(arrays[i].dtype)
+        _, real = make(*values)
+        if isinstance(real, _Residuals):
+            real = real.rebuild(values)
+        return _apply_vjp(real, ct)
+
+    return vjp
 
 
 def _meta_run(name, entry, leaves, arrays, diff_idx=None):

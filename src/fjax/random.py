@@ -13,9 +13,20 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import dtypes as _dt
-from .creation import _check_global_device, _check_layout, _global, _like_global, _np_dtype, _place, _size
+from .creation import (
+    _check_global_device,
+    _check_layout,
+    _global,
+    _is_meta_device,
+    _like_global,
+    _np_dtype,
+    _place,
+    _size,
+)
+from .device import MetaArray
 from .errors import OpError
 from .tensor import Tensor
 
@@ -182,6 +193,12 @@ def _key(generator):
     return (generator or default_generator).next_key()
 
 
+def _drawn(device, shape, dtype, draw):
+    """``draw()``, or on the meta device an array of that shape and dtype with no values (nothing
+    is drawn or allocated, and the generator does not advance)."""
+    return MetaArray(tuple(shape), np.dtype(dtype)) if _is_meta_device(device) else draw()
+
+
 def _float_dtype(dtype, op):
     dt = _np_dtype(dtype) or _dt.float32.dtype
     if not jnp.issubdtype(dt, jnp.floating):
@@ -211,7 +228,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pl
         >>> bool(((x >= 0) & (x < 1)).all())
         True
     """
-    arr = jax.random.uniform(_key(generator), _size(size, "rand"), _float_dtype(dtype, "rand"))
+    shape, dt = _size(size, "rand"), _float_dtype(dtype, "rand")
+    arr = _drawn(device, shape, dt, lambda: jax.random.uniform(_key(generator), shape, dt))
     return _random_global("rand", arr, device, requires_grad, placement, sbp)
 
 
@@ -228,7 +246,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, p
         >>> fjax.randn(2, 3, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.split(0)).sbp
         (fjax.sbp.split(dim=0),)
     """
-    arr = jax.random.normal(_key(generator), _size(size, "randn"), _float_dtype(dtype, "randn"))
+    shape, dt = _size(size, "randn"), _float_dtype(dtype, "randn")
+    arr = _drawn(device, shape, dt, lambda: jax.random.normal(_key(generator), shape, dt))
     return _random_global("randn", arr, device, requires_grad, placement, sbp)
 
 
@@ -264,7 +283,8 @@ def randint(
     if high <= low:
         raise OpError(f"randint: expected low < high, got low={low}, high={high}")
     dt = _np_dtype(dtype) or _dt.int64.dtype
-    arr = jax.random.randint(_key(generator), _size((size,), "randint"), low, high, jnp.int64).astype(dt)
+    shape = _size((size,), "randint")
+    arr = _drawn(device, shape, dt, lambda: jax.random.randint(_key(generator), shape, low, high, jnp.int64).astype(dt))
     return _random_global("randint", arr, device, requires_grad, placement, sbp)
 
 
@@ -301,7 +321,11 @@ def normal(
     shape = _size((size,), "normal") if size is not None else jnp.broadcast_shapes(jnp.shape(m), jnp.shape(s))
     dt = _np_dtype(dtype) or jnp.result_type(*(x.dtype for x in (mean, std) if isinstance(x, Tensor)), jnp.float32)
     _check_layout("normal", layout)
-    arr = jnp.asarray(m, dt) + jnp.asarray(s, dt) * jax.random.normal(_key(generator), shape, dt)
+
+    def draw():
+        return jnp.asarray(m, dt) + jnp.asarray(s, dt) * jax.random.normal(_key(generator), shape, dt)
+
+    arr = _drawn(device, shape, dt, draw)
     return _random_global("normal", arr, device, requires_grad, placement, sbp)
 
 
@@ -334,7 +358,7 @@ def randperm(
         [0, 1, 2, 3, 4]
     """
     dt = _np_dtype(dtype) or _dt.int64.dtype
-    arr = jax.random.permutation(_key(generator), n).astype(dt)
+    arr = _drawn(device, (n,), dt, lambda: jax.random.permutation(_key(generator), n).astype(dt))
     return _random_global("randperm", arr, device, requires_grad, placement, sbp)
 
 
@@ -419,6 +443,8 @@ def _refill(tensor: Tensor, op: str, generator, draw, floating=True) -> Tensor:
     dt = tensor._data.dtype
     if floating and not jnp.issubdtype(dt, jnp.floating):
         raise OpError(f"{op}: expected a floating point tensor, got {tensor.dtype}")
+    if tensor.is_meta:  # no values to fill (nn.init on a model built on the meta device)
+        return tensor
     return tensor._set_(Tensor._wrap(draw(_key(generator), tuple(tensor.shape), dt).astype(dt)), op)
 
 

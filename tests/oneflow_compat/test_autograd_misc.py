@@ -20,10 +20,30 @@ def test_grad_fn_is_a_graph_node():
     assert x.grad_fn is None
 
 
-def test_saved_tensors_hooks_raise_not_implemented():
-    with pytest.raises(NotImplementedError, match="saved_tensors_hooks"):
-        with flow.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-            pass
+def test_saved_tensors_hooks_pack_and_unpack_like_torch():
+    """pack sees every tensor a backward reads (here the same shapes as torch's) and the backward
+    uses what unpack gives back: a round trip through numpy, as an offloading hook would do. Which
+    tensors an op saves follows its JAX VJP (inputs), so a hook that changes values can differ
+    from torch where torch saves an output (tanh)."""
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(4, 2)).astype(np.float32)
+    results = []
+    for lib in (flow, torch):
+        shapes = []
+
+        def pack(t, shapes=shapes):
+            shapes.append(tuple(t.shape))
+            return t.detach().numpy().copy()
+
+        x, w = lib.tensor(x0, requires_grad=True), lib.tensor(w0, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(pack, lib.from_numpy):
+            y = (x @ w).tanh().sum()
+        y.backward()
+        results.append((sorted(shapes), x.grad.detach().numpy(), w.grad.detach().numpy()))
+    (fs, fx, fw), (ts, tx, tw) = results
+    assert fs == ts
+    np.testing.assert_allclose(fx, tx, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fw, tw, rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="callables"):
         flow.autograd.graph.saved_tensors_hooks(1, lambda t: t)
 

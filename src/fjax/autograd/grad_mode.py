@@ -8,6 +8,7 @@ import threading
 
 class _State(threading.local):
     enabled = True
+    saved_hooks = ()  # (pack_hook, unpack_hook) pairs, innermost last (autograd.graph.saved_tensors_hooks)
 
 
 _state = _State()

@@ -1,9 +1,8 @@
 """``fjax.autograd.graph``: torch.autograd.graph's (and oneflow.autograd.graph's) public pieces.
 
-``Node`` is the type of ``Tensor.grad_fn``. The tape keeps each op's backward residuals inside
-its JAX VJP, not as saved Tensors, so hooks on saved tensors (``saved_tensors_hooks``) cannot
-run: entering one raises NotImplementedError. ``save_on_cpu`` is the identity where arrays
-already live in host memory (the CPU backend) and raises elsewhere.
+``Node`` is the type of ``Tensor.grad_fn``. ``saved_tensors_hooks`` packs the input tensors an
+op's backward reads when the op is recorded and unpacks them (rebuilding the op's VJP) when the
+backward runs; ``save_on_cpu`` is such a pair that parks them in host memory.
 """
 
 from __future__ import annotations
@@ -11,9 +10,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-import jax
-
 from .engine import Node
+from .grad_mode import _state as _grad_state
 
 __all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
 
@@ -28,19 +26,25 @@ def _disabled_message():
 class saved_tensors_hooks:
     """Pack/unpack hooks for the tensors a backward saves (torch's and OneFlow's context manager).
 
-    fjax's tape stores each op's residuals inside the op's JAX VJP rather than as saved Tensors,
-    so there is nothing to hand ``pack_hook``: entering the context raises NotImplementedError
-    (inside ``disable_saved_tensors_hooks`` a RuntimeError with its message, as torch).
+    While it is active, every op recorded for backward hands each input tensor its gradient reads
+    to ``pack_hook`` (whatever that returns is kept instead of the tensor), and the backward gives
+    it back through ``unpack_hook``, which must return a tensor with the saved value. The innermost
+    active pair applies. Which tensors an op saves follows its JAX VJP (inputs), which can differ
+    from torch's choice (torch's tanh saves its output). Not applied inside nn.Graph and functional transforms (XLA keeps what it
+    needs there) nor to ``ctx.save_for_backward`` of a custom ``autograd.Function``.
 
     Example::
 
-        >>> hooks = fjax.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
-        >>> try:
-        ...     with hooks:
-        ...         pass
-        ... except NotImplementedError as e:
-        ...     print(str(e)[:44])
-        saved_tensors_hooks: fjax's tape keeps an op
+        >>> packed = []
+        >>> def pack(t):
+        ...     packed.append(t.shape)
+        ...     return t.numpy()
+        >>> x = fjax.tensor([1.0, 2.0], requires_grad=True)
+        >>> with fjax.autograd.graph.saved_tensors_hooks(pack, fjax.from_numpy):
+        ...     y = (x * x).sum()
+        >>> y.backward()
+        >>> x.grad.tolist(), len(packed) > 0
+        ([2.0, 4.0], True)
     """
 
     def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]):
@@ -56,23 +60,17 @@ class saved_tensors_hooks:
         message = _disabled_message()
         if message is not None:
             raise RuntimeError(message)
-        raise NotImplementedError(
-            "saved_tensors_hooks: fjax's tape keeps an op's backward residuals inside its JAX VJP, "
-            "not as saved Tensors, so pack/unpack hooks cannot be applied to them; for activation "
-            "checkpointing use fjax.utils.checkpoint.checkpoint"
-        )
+        _grad_state.saved_hooks = (*_grad_state.saved_hooks, (self.pack_hook, self.unpack_hook))
+        return self
 
     def __exit__(self, *exc) -> None:
-        return None
+        _grad_state.saved_hooks = _grad_state.saved_hooks[:-1]
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Keep the tensors a backward saves in host memory (torch's ``save_on_cpu``).
-
-    On the CPU backend every array already lives in host memory, so this is the identity:
-    values and gradients are those of running without it. On an accelerator it would need
-    hooks on saved tensors, which fjax's tape does not have: entering raises NotImplementedError.
-    ``pin_memory`` and ``device_type`` are accepted.
+    """Keep the tensors a backward saves in host memory until the backward needs them (torch's
+    ``save_on_cpu``): each is copied to the CPU when saved and back to its device when used.
+    ``pin_memory`` is accepted (JAX manages host buffers).
 
     Example::
 
@@ -86,19 +84,7 @@ class save_on_cpu(saved_tensors_hooks):
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
         self.pin_memory, self.device_type = pin_memory, device_type
-        super().__init__(lambda t: t, lambda t: t)
-
-    def __enter__(self):
-        message = _disabled_message()
-        if message is not None:
-            raise RuntimeError(message)
-        if jax.default_backend() != "cpu":
-            raise NotImplementedError(
-                f"save_on_cpu: on the {jax.default_backend()} backend moving saved tensors to host memory "
-                "needs hooks on saved tensors, which fjax's tape does not have (its residuals live inside "
-                "JAX VJPs); use fjax.utils.checkpoint.checkpoint(..., use_reentrant=True) to save memory"
-            )
-        return self
+        super().__init__(lambda t: (t.device, t.cpu()), lambda saved: saved[1].to(saved[0]))
 
 
 class disable_saved_tensors_hooks:

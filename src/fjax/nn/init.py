@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -93,6 +94,20 @@ def _fill(tensor: Tensor, array, name: str) -> Tensor:
     return tensor
 
 
+def _skips_meta(fill):
+    """A random fill that leaves a meta tensor as it is: no values, nothing drawn, the generator
+    untouched (torch's init on a model built on the meta device)."""
+
+    @functools.wraps(fill)
+    def wrapper(tensor, *args, **kwargs):
+        if isinstance(tensor, Tensor) and tensor.is_meta:
+            _float(tensor, fill.__name__)
+            return tensor
+        return fill(tensor, *args, **kwargs)
+
+    return wrapper
+
+
 def _float(tensor: Tensor, name: str):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"init.{name}: expected a fjax Tensor, got {type(tensor).__name__}")
@@ -101,12 +116,14 @@ def _float(tensor: Tensor, name: str):
     return tensor._data.dtype
 
 
+@_skips_meta
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with samples from U(a, b)."""
     dt = _float(tensor, "uniform_")
     return _fill(tensor, jax.random.uniform(_key(generator), tensor._data.shape, dt, a, b), "uniform_")
 
 
+@_skips_meta
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with samples from N(mean, std**2)."""
     dt = _float(tensor, "normal_")
@@ -114,6 +131,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Gene
     return _fill(tensor, mean + std * z, "normal_")
 
 
+@_skips_meta
 def trunc_normal_(
     tensor: Tensor,
     mean: float = 0.0,
@@ -227,6 +245,7 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
+@_skips_meta
 def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, times ``gain``.
 
@@ -251,6 +270,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
     return _fill(tensor, (gain * q).reshape(tensor.shape).astype(dt), "orthogonal_")
 
 
+@_skips_meta
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
     """N(0, std**2) in a 2-d tensor with a ``sparsity`` fraction of each column set to zero."""
     if tensor.ndim != 2:
