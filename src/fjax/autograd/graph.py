@@ -30,8 +30,9 @@ class saved_tensors_hooks:
     to ``pack_hook`` (whatever that returns is kept instead of the tensor), and the backward gives
     it back through ``unpack_hook``, which must return a tensor with the saved value. The innermost
     active pair applies. Which tensors an op saves follows its JAX VJP (inputs), which can differ
-    from torch's choice (torch's tanh saves its output). Not applied inside nn.Graph and functional transforms (XLA keeps what it
-    needs there) nor to ``ctx.save_for_backward`` of a custom ``autograd.Function``.
+    from torch's choice (torch's tanh saves its output). Not applied inside nn.Graph and functional
+    transforms (XLA keeps what it needs there) nor to ``ctx.save_for_backward`` of a custom
+    ``autograd.Function``.
 
     Example::
 
