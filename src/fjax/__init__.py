@@ -91,6 +91,9 @@ einsum = _methods.einsum
 broadcast_shapes = _methods.broadcast_shapes  # takes shapes, not tensors: no op
 zero_, resize_as_ = _methods.zero_, _methods.resize_as_  # in place: Tensor methods
 histogram, histogramdd = _methods.histogram, _methods.histogramdd  # shapes from Python values: no ops
+# OneFlow's top-level casts: the Tensor methods as functions
+to_global, to_local = Tensor.to_global, Tensor.to_local
+local_to_global, global_to_global = Tensor.local_to_global, Tensor.global_to_global
 # ATen-level ops torch exposes under a leading underscore
 _safe_softmax, _softmax_backward_data = _functions._safe_softmax, _functions._softmax_backward_data
 _upsample_bilinear2d_aa = _functions._upsample_bilinear2d_aa

@@ -729,9 +729,24 @@ class Tensor:
         """This tensor on ``placement`` with ``sbp`` (see fjax.distributed)."""
         return _Above.global_tensor.to_global(self, placement, sbp, **kwargs)
 
-    def to_local(self) -> "Tensor":
-        """This process's piece of a global tensor."""
-        return _Above.global_tensor.to_local(self)
+    def to_local(self, *, copy: bool = False) -> "Tensor":
+        """This process's piece of a global tensor (``copy``: never sharing its storage)."""
+        out = _Above.global_tensor.to_local(self)
+        return out.clone() if copy and out is self else out
+
+    def local_to_global(self, placement=None, sbp=None, *, check_meta: bool = True, copy: bool = False) -> "Tensor":
+        """OneFlow's ``to_global`` for a local tensor (raises on a global one)."""
+        if self.is_global:
+            raise RuntimeError("local_to_global: the input is a global tensor; use global_to_global")
+        return self.to_global(placement, sbp, check_meta=check_meta, copy=copy)
+
+    def global_to_global(
+        self, placement=None, sbp=None, *, grad_sbp=None, check_meta: bool = False, copy: bool = False
+    ) -> "Tensor":
+        """OneFlow's ``to_global`` between two global layouts (raises on a local tensor)."""
+        if not self.is_global:
+            raise RuntimeError("global_to_global: the input is a local tensor; use local_to_global")
+        return self.to_global(placement, sbp, grad_sbp=grad_sbp, check_meta=check_meta, copy=copy)
 
     @property
     def is_global(self) -> bool:
@@ -965,6 +980,8 @@ def _repr(t: Tensor) -> str:
                 floatmode="maxprec_equal" if whole else "fixed",
             )
     extra = f", dtype={t.dtype}"
+    if not isinstance(data, (jax.core.Tracer, MetaArray)) and t.is_global:  # as OneFlow prints one
+        extra = f", placement={t.placement}, sbp={t.sbp}" + extra
     if t._node is not None:
         extra += f", grad_fn={t._node!r}"
     elif t._requires_grad:

@@ -91,3 +91,26 @@ def test_tensor_constructor_takes_placement_and_sbp():
     t = flow.Tensor([[1.0, 2.0]], placement=p, sbp=flow.sbp.split(0))
     assert t.is_global and t.sbp == (flow.sbp.split(0),) and t.tolist() == [[1.0, 2.0]]
     assert not flow.Tensor(2, 3).is_global
+
+
+def test_oneflow_cast_functions_and_methods():
+    x = flow.tensor(np.arange(4.0, dtype=np.float32), requires_grad=True)
+    g = flow.local_to_global(x, P0, B)
+    assert g.is_global and g.sbp == (B,)
+    h = g.global_to_global(sbp=S0)
+    assert h.sbp == (S0,) and h.tolist() == [0.0, 1.0, 2.0, 3.0]
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, 4.0, 6.0])
+    local = flow.to_local(h)
+    assert not local.is_global and flow.to_global(local, P0, B).is_global
+    assert not h.to_local(copy=True).is_global
+    with pytest.raises(RuntimeError, match="local_to_global"):
+        x.global_to_global(P0, B)
+    with pytest.raises(RuntimeError, match="global_to_global"):
+        g.local_to_global(P0, B)
+
+
+def test_global_tensor_repr_shows_placement_and_sbp():
+    text = repr(flow.ones(2, placement=P0, sbp=B))
+    assert 'placement=fjax.placement(type="cpu", ranks=[0])' in text and "sbp=(fjax.sbp.broadcast,)" in text
+    assert "placement" not in repr(flow.ones(2))
