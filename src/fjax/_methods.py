@@ -403,6 +403,8 @@ def _histogram_edges(x, bins, lo_hi):
     side when they are equal, [0, 1] when there is no data)."""
     import jax.numpy as jnp
 
+    from .creation import linspace_array
+
     if isinstance(bins, Tensor):
         return bins._data.astype(x.dtype), False
     if lo_hi is None:
@@ -411,7 +413,7 @@ def _histogram_edges(x, bins, lo_hi):
         lo, hi = (jnp.asarray(v, x.dtype) for v in lo_hi)
     same = lo == hi
     lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-    return jnp.linspace(lo, hi, int(bins) + 1).astype(x.dtype), True
+    return linspace_array(lo, hi, int(bins) + 1, x.dtype), True
 
 
 def _histogram_index(x, edges, linear):

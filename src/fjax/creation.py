@@ -393,6 +393,25 @@ def _scalars(op, **values):
     return out
 
 
+def linspace_array(start, end, steps: int, dtype):
+    """torch's linspace values: in a floating ``dtype``, ``start + i * step`` for the first half and
+    ``end - (steps - 1 - i) * step`` for the rest, so both ends are exact (``jnp.linspace`` rounds
+    differently, which moves values that sit on bin edges in ``histogram``)."""
+    steps = int(steps)
+    if steps < 0:
+        raise OpError(f"linspace: number of steps must be non-negative, got {steps}")
+    if not np.issubdtype(np.dtype(dtype), np.floating) or steps < 2:
+        return jnp.linspace(start, end, steps, dtype=dtype)
+    start, end = jnp.asarray(start, dtype), jnp.asarray(end, dtype)
+    step = (end - start) / (steps - 1)
+    # torch's kernel computes each value with one fused multiply-add (one rounding): float64 arithmetic
+    # on the float32 operands rounds the same way
+    wide = jnp.float64 if np.dtype(dtype).itemsize < 8 else dtype
+    i = jnp.arange(steps, dtype=wide)
+    start, end, step = start.astype(wide), end.astype(wide), step.astype(wide)
+    return jnp.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)).astype(dtype)
+
+
 def linspace(
     start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False, placement=None, sbp=None
 ) -> Tensor:
@@ -408,7 +427,7 @@ def linspace(
     start, end, steps = _scalars("linspace", start=start, end=end, steps=steps)
     dt = _np_dtype(dtype) or _dt.float32.dtype
     device = _check_global_device("linspace", device, placement)
-    return _global("linspace", _place(jnp.linspace(start, end, steps, dtype=dt), device, requires_grad), placement, sbp)
+    return _global("linspace", _place(linspace_array(start, end, steps, dt), device, requires_grad), placement, sbp)
 
 
 def logspace(
