@@ -81,7 +81,7 @@ def main(steps=10, seed=0):
         losses.append(meta_loss.item())
 
     # adaptation at test time: the loss before and after a few inner steps on a new task
-    x_spt, y_spt, x_qry, y_qry = sample_tasks(rng, 1, k_shot)
+    x_spt, y_spt, x_qry, y_qry = (t.to(device) for t in sample_tasks(rng, 1, k_shot))
     params = {k: v.detach() for k, v in model.named_parameters()}
     before = F.mse_loss(functional_call(model, params, (x_qry[0],)), y_qry[0])
     fast = inner_adapt_func(model, params, x_spt[0], y_spt[0], inner_lr, 5)
