@@ -726,16 +726,36 @@ class Tensor:
 
     # -- global tensors (fjax.distributed) ------------------------------------------------
     def to_global(self, placement=None, sbp=None, **kwargs) -> "Tensor":
-        """This tensor on ``placement`` with ``sbp`` (see fjax.distributed)."""
+        """This tensor on ``placement`` with ``sbp`` (see fjax.distributed).
+
+        Example::
+
+            >>> g = fjax.ones(4).to_global(fjax.placement("cpu", [0]), fjax.sbp.split(0))
+            >>> g.is_global, g.sbp
+            (True, (fjax.sbp.split(dim=0),))
+        """
         return _Above.global_tensor.to_global(self, placement, sbp, **kwargs)
 
     def to_local(self, *, copy: bool = False) -> "Tensor":
-        """This process's piece of a global tensor (``copy``: never sharing its storage)."""
+        """This process's piece of a global tensor (``copy``: never sharing its storage).
+
+        Example::
+
+            >>> g = fjax.ones(2, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.broadcast)
+            >>> g.to_local().is_global
+            False
+        """
         out = _Above.global_tensor.to_local(self)
         return out.clone() if copy and out is self else out
 
     def local_to_global(self, placement=None, sbp=None, *, check_meta: bool = True, copy: bool = False) -> "Tensor":
-        """OneFlow's ``to_global`` for a local tensor (raises on a global one)."""
+        """OneFlow's ``to_global`` for a local tensor (raises on a global one).
+
+        Example::
+
+            >>> fjax.ones(2).local_to_global(fjax.placement("cpu", [0]), fjax.sbp.broadcast).is_global
+            True
+        """
         if self.is_global:
             raise RuntimeError("local_to_global: the input is a global tensor; use global_to_global")
         return self.to_global(placement, sbp, check_meta=check_meta, copy=copy)
@@ -743,7 +763,14 @@ class Tensor:
     def global_to_global(
         self, placement=None, sbp=None, *, grad_sbp=None, check_meta: bool = False, copy: bool = False
     ) -> "Tensor":
-        """OneFlow's ``to_global`` between two global layouts (raises on a local tensor)."""
+        """OneFlow's ``to_global`` between two global layouts (raises on a local tensor).
+
+        Example::
+
+            >>> g = fjax.ones(4, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.broadcast)
+            >>> g.global_to_global(sbp=fjax.sbp.split(0)).sbp
+            (fjax.sbp.split(dim=0),)
+        """
         if not self.is_global:
             raise RuntimeError("global_to_global: the input is a local tensor; use local_to_global")
         return self.to_global(placement, sbp, grad_sbp=grad_sbp, check_meta=check_meta, copy=copy)
