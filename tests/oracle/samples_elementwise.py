@@ -193,7 +193,9 @@ SAMPLES.update(
             S((3, 4), F((3, 4), -2, 2)),
             S(I((5,), -3, 3), I((5,), -2, 4), **INT),
             S(D((3,), "float16"), I((3,), 0, 4), _dtypes=("float32",)),
-            S((2, 3), D(F((), -2, 2), "float64")),
+            # a float64 0-dim exponent does not promote the float32 result: its gradient is a float32
+            # sum of six terms, rounded differently by torch and XLA (~2e-6 relative)
+            S((2, 3), D(F((), -2, 2), "float64"), _rtol=1e-5, _atol=1e-6),
         ],
     }
 )
