@@ -199,6 +199,14 @@ def prod(input: Tensor, dim=None, *, keepdim: bool | None = False, dtype=None, m
     return result
 
 
+def _along_dim(name: str, input: Tensor, dim: int, dtype, mask) -> Tensor:
+    """``_f.<name>(input, dim, dtype=dtype)`` with the masked-out elements replaced by ``name``'s
+    identity (the scans and the softmax family)."""
+    _check_input(name, input)
+    (d,) = _dims(name, dim, input.ndim)
+    return getattr(_f, name)(_combine(name, input, mask), d, dtype=input.dtype if dtype is None else dtype)
+
+
 def cumsum(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:
     """The cumulative sum along ``dim``, masked-out elements counting as 0.
 
@@ -208,11 +216,7 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -
         >>> fjax.masked.cumsum(x, 0, mask=fjax.tensor([True, False, True]))
         tensor([1., 1., 4.], dtype=fjax.float32)
     """
-    _check_input("cumsum", input)
-    if dtype is None:
-        dtype = input.dtype
-    (d,) = _dims("cumsum", dim, input.ndim)
-    return _f.cumsum(_combine("cumsum", input, mask), d, dtype=dtype)
+    return _along_dim("cumsum", input, dim, dtype, mask)
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:
@@ -224,11 +228,7 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) 
         >>> fjax.masked.cumprod(x, 0, mask=fjax.tensor([True, False, True]))
         tensor([2., 2., 8.], dtype=fjax.float32)
     """
-    _check_input("cumprod", input)
-    if dtype is None:
-        dtype = input.dtype
-    (d,) = _dims("cumprod", dim, input.ndim)
-    return _f.cumprod(_combine("cumprod", input, mask), d, dtype=dtype)
+    return _along_dim("cumprod", input, dim, dtype, mask)
 
 
 def amax(input: Tensor, dim=None, *, keepdim: bool | None = False, dtype=None, mask: Tensor | None = None) -> Tensor:
@@ -500,11 +500,7 @@ def softmax(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) 
         >>> fjax.masked.softmax(x, 0, mask=fjax.tensor([True, False, True]))
         tensor([0.5000, 0.0000, 0.5000], dtype=fjax.float32)
     """
-    _check_input("softmax", input)
-    if dtype is None:
-        dtype = input.dtype
-    (d,) = _dims("softmax", dim, input.ndim)
-    return _f.softmax(_combine("softmax", input, mask), d, dtype=dtype)
+    return _along_dim("softmax", input, dim, dtype, mask)
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:
@@ -516,11 +512,7 @@ def log_softmax(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = No
         >>> fjax.masked.log_softmax(x, 0, mask=fjax.tensor([True, False, True]))
         tensor([-0.6931,    -inf, -0.6931], dtype=fjax.float32)
     """
-    _check_input("log_softmax", input)
-    if dtype is None:
-        dtype = input.dtype
-    (d,) = _dims("log_softmax", dim, input.ndim)
-    return _f.log_softmax(_combine("log_softmax", input, mask), d, dtype=dtype)
+    return _along_dim("log_softmax", input, dim, dtype, mask)
 
 
 def softmin(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:
@@ -532,11 +524,7 @@ def softmin(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) 
         >>> fjax.masked.softmin(x, 0, mask=fjax.tensor([True, False, True]))
         tensor([0.5000, 0.0000, 0.5000], dtype=fjax.float32)
     """
-    _check_input("softmin", input)
-    if dtype is None:
-        dtype = input.dtype
-    (d,) = _dims("softmin", dim, input.ndim)
-    return _f.softmin(_combine("softmin", input, mask), d, dtype=dtype)
+    return _along_dim("softmin", input, dim, dtype, mask)
 
 
 def normalize(
