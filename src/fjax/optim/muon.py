@@ -41,6 +41,11 @@ def _lr_ratio(adjust_lr_fn, shape) -> float:
     return 0.2 * math.sqrt(max(rows, cols))
 
 
+def _lerp(start, end, weight):
+    """``torch.lerp`` with its rounding: the formula is anchored at the nearer end."""
+    return jnp.where(weight < 0.5, start + weight * (end - start), end - (end - start) * (1.0 - weight))
+
+
 def muon_update(lr, weight_decay, momentum, nesterov, coefficients, eps, steps, adjust_lr_fn):
     """torch's Muon step as an optax transform: ``buf`` is an EMA of the gradient (``buf +=
     (1 - momentum) * (g - buf)``); the Nesterov direction is ``g + momentum * (buf - g)``; its
@@ -52,8 +57,8 @@ def muon_update(lr, weight_decay, momentum, nesterov, coefficients, eps, steps, 
         return optax.TraceState(trace=jnp.zeros_like(params))
 
     def update(g, state, p):
-        buf = state.trace + (1.0 - momentum) * (g - state.trace)
-        direction = g + momentum * (buf - g) if nesterov else buf
+        buf = _lerp(state.trace, g, 1.0 - momentum)
+        direction = _lerp(g, buf, momentum) if nesterov else buf
         ortho = newton_schulz(direction, coefficients, steps, eps).astype(p.dtype)
         out = -(lr * _lr_ratio(adjust_lr_fn, p.shape)) * ortho - (lr * weight_decay) * p
         return out.astype(p.dtype), optax.TraceState(trace=buf.astype(state.trace.dtype))
