@@ -19,31 +19,160 @@ def _shape_args(args):
 
 def _varargs_methods():
     def view(self, *shape):
+        """A view with another shape (sizes as arguments or one tuple), or ``view(dtype)``: a cast.
+
+        Args:
+            shape: the new sizes; one of them may be -1.
+
+        Example:
+            >>> fjax.arange(6).view(2, 3).shape, fjax.arange(6).view((3, -1)).shape
+            (fjax.Size([2, 3]), fjax.Size([3, 2]))
+        """
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
             return self.to(shape[0])  # view(dtype)
         return F.view(self, _shape_args(shape))
 
     def reshape(self, *shape):
+        """The same values in another shape: a view where the strides allow, else a copy.
+
+        Args:
+            shape: the new sizes, as arguments or one tuple; one of them may be -1.
+
+        Example:
+            >>> fjax.arange(6).reshape(3, -1).shape
+            fjax.Size([3, 2])
+        """
         return F.reshape(self, _shape_args(shape))
 
     def permute(self, *dims):
+        """A view with the dimensions reordered.
+
+        Args:
+            dims: the new order of the dimensions, as arguments or one tuple.
+
+        Example:
+            >>> fjax.ones(2, 3, 4).permute(2, 0, 1).shape
+            fjax.Size([4, 2, 3])
+        """
         return F.permute(self, _shape_args(dims))
 
     def expand(self, *size):
+        """A view with size-1 dimensions broadcast to ``size`` (-1 keeps a size), without copying.
+
+        Args:
+            size: the new sizes, as arguments or one tuple.
+
+        Example:
+            >>> fjax.arange(3).expand(2, -1)
+            tensor([[0, 1, 2],
+                    [0, 1, 2]], dtype=fjax.int64)
+        """
         return F.expand(self, _shape_args(size))
 
     def repeat(self, *repeats):
+        """The tensor tiled ``repeats`` times along each dimension (a copy).
+
+        Args:
+            repeats: the number of copies per dimension, as arguments or one tuple.
+
+        Example:
+            >>> fjax.arange(3).repeat(2)
+            tensor([0, 1, 2, 0, 1, 2], dtype=fjax.int64)
+        """
         return F.repeat(self, _shape_args(repeats))
 
     def tile(self, *dims):
+        """The tensor tiled along each dimension, like ``repeat`` (``dims`` shorter than ``ndim`` pads with 1s).
+
+        Args:
+            dims: the number of copies per dimension, as arguments or one tuple.
+
+        Example:
+            >>> fjax.arange(2).tile(2, 2)
+            tensor([[0, 1, 0, 1],
+                    [0, 1, 0, 1]], dtype=fjax.int64)
+        """
         return F.tile(self, _shape_args(dims))
 
     def flip(self, *dims, **kwargs):
+        """The values reversed along the given dimensions (as arguments, one tuple or ``dims=``).
+
+        Args:
+            dims: the dimensions to reverse.
+
+        Example:
+            >>> fjax.arange(4).flip(0)
+            tensor([3, 2, 1, 0], dtype=fjax.int64)
+        """
         if kwargs.keys() - {"dims"} or (dims and kwargs):
             raise TypeError(f"flip() takes the dims positionally or as dims=, got {dims} and {sorted(kwargs)}")
         return F.flip(self, _shape_args(dims) if dims else tuple(kwargs["dims"]))
 
     return dict(view=view, reshape=reshape, permute=permute, expand=expand, repeat=repeat, tile=tile, flip=flip)
+
+
+# The arguments of the example in an in-place method's docstring, run on ``x = fjax.tensor([0.25, 0.5])``
+# or on the input ``_INPLACE_EXAMPLE_INPUTS`` gives; the in-place methods of other ops point at the op's own
+# example.
+_INPLACE_EXAMPLE_ARGS = {
+    **dict.fromkeys(
+        (
+            "abs acos asin asinh atan atanh ceil conj_physical cos cosh deg2rad digamma erf erfc erfinv exp exp2 expm1 "
+            "floor frac i0 lgamma log log10 log1p log2 logical_not logit nan_to_num neg rad2deg reciprocal relu round "
+            "rsqrt sgn sigmoid sign sin sinc sinh sqrt square tan tanh trunc"
+        ).split(),
+        "",
+    ),
+    **dict.fromkeys(
+        (
+            "add atan2 clamp clamp_max clamp_min clip copysign div eq floor_divide fmod ge gt heaviside hypot "
+            "igamma igammac ldexp le logical_and logical_or logical_xor lt mul ne nextafter pow remainder sub "
+            "true_divide xlogy"
+        ).split(),
+        "fjax.tensor([2.0, 0.75])",
+    ),
+    **dict.fromkeys(("cumsum", "cumprod"), "0"),
+    **dict.fromkeys(("addcmul", "addcdiv"), "fjax.ones(2), fjax.ones(2)"),
+    **dict.fromkeys(("index_add", "index_copy", "scatter", "scatter_add"), "0, fjax.tensor([1]), fjax.ones(1)"),
+    "float_power": "2",
+    "index_fill": "0, fjax.tensor([1]), 0.0",
+    "index_put": "(fjax.tensor([1]),), fjax.ones(1)",
+    "lerp": "fjax.ones(2), 0.5",
+    "masked_fill": "fjax.tensor([True, False]), 0.0",
+    "mvlgamma": "1",
+    "renorm": "2, 0, 1.0",
+    **dict.fromkeys(("acosh", "bitwise_not", "tril", "triu"), ""),
+    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm"), "fjax.tensor([8, 4])"),
+    "addmm": "fjax.ones(2, 3), fjax.ones(3, 2)",
+    "addmv": "fjax.ones(2, 3), fjax.ones(3)",
+    "addr": "fjax.ones(2), fjax.ones(2)",
+    "addbmm": "fjax.ones(4, 2, 3), fjax.ones(4, 3, 2)",
+    "baddbmm": "fjax.ones(4, 2, 3), fjax.ones(4, 3, 2)",
+    "index_reduce": "0, fjax.tensor([1]), fjax.ones(1), 'prod'",
+    "scatter_reduce": "0, fjax.tensor([1]), fjax.ones(1), 'sum'",
+}
+_INPLACE_EXAMPLE_INPUTS = {
+    "acosh": "fjax.tensor([1.0, 2.0])",
+    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "gcd", "lcm"), "fjax.tensor([12, 10])"),
+    **dict.fromkeys(("tril", "triu", "addmm", "addr", "addbmm"), "fjax.ones(2, 2)"),
+    "addmv": "fjax.ones(2)",
+    "baddbmm": "fjax.ones(4, 2, 2)",
+}
+
+
+def _inplace_doc(name: str) -> str:
+    """The docstring of ``Tensor.<name>_``: what it does, and an example where one is listed above."""
+    doc = f"In-place :func:`fjax.{name}`: ``x.{name}_(...)`` writes ``x.{name}(...)`` into ``x`` and returns ``x``."
+    args = _INPLACE_EXAMPLE_ARGS.get(name)
+    if args is None:
+        return doc + f"\n\nSee :func:`fjax.{name}` for the arguments and an example."
+    return (
+        doc + f"\n\nSee :func:`fjax.{name}` for the arguments.\n\nExample:\n"
+        f"    >>> x = {_INPLACE_EXAMPLE_INPUTS.get(name, 'fjax.tensor([0.25, 0.5])')}\n"
+        f"    >>> expected = x.{name}({args})\n"
+        f"    >>> x.{name}_({args}) is x, bool((x == expected).all())\n"
+        "    (True, True)"
+    )
 
 
 def _operators():
@@ -64,6 +193,7 @@ def _operators():
             return self._set_(result, name + "_")
 
         method.__signature__ = inspect.signature(fn)  # the op's parameters, ``input`` as self
+        method.__doc__ = _inplace_doc(name)
         return method
 
     ops = {
@@ -173,12 +303,31 @@ def einsum(equation: str, *operands):
 
 
 def _where_method(self, condition, other):
-    """``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+    """``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``.
+
+    Args:
+        condition: a boolean tensor, broadcast with ``self``.
+        other: the values where ``condition`` is false.
+
+    Example:
+        >>> x = fjax.arange(4.)
+        >>> x.where(x > 1, 0.0)
+        tensor([0., 0., 2., 3.], dtype=fjax.float32)
+    """
     return F.where(condition, self, other)
 
 
 def _split_method(self, split_size, dim=0):
-    """``x.split(split_size, dim=0)``: ``fjax.split`` under torch's method parameter name."""
+    """``x.split(split_size, dim=0)``: ``fjax.split`` under torch's method parameter name.
+
+    Args:
+        split_size: the size of each piece, or a list of sizes.
+        dim: the dimension to split.
+
+    Example:
+        >>> fjax.arange(5).split(2)
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3], dtype=fjax.int64), tensor([4], dtype=fjax.int64))
+    """
     return F.split(self, split_size, dim)
 
 
@@ -604,7 +753,14 @@ cfloat, cdouble = _caster("cfloat", "complex64"), _caster("cdouble", "complex128
 
 
 def chalf(self, memory_format=None) -> Tensor:
-    """``self.to(torch.complex32)``: fjax has no complex32."""
+    """``self.to(torch.complex32)``: fjax has no complex32.
+
+    Example:
+        >>> fjax.ones(2).chalf()
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: Tensor.chalf: fjax has no complex32 dtype
+    """
     raise NotImplementedError("Tensor.chalf: fjax has no complex32 dtype")
 
 
@@ -639,11 +795,26 @@ def install() -> None:
     Tensor.split = _split_method
 
     def fill_(self, value):
+        """Fill this tensor with ``value`` in place and return it.
+
+        Args:
+            value: a number, or a one-element tensor.
+
+        Example:
+            >>> fjax.zeros(3).fill_(2)
+            tensor([2., 2., 2.], dtype=fjax.float32)
+        """
         from .creation import full_like
 
         return self._set_(full_like(self, value.item() if isinstance(value, Tensor) else value), "fill_")
 
     def zero_(self):
+        """Fill this tensor with zeros in place and return it.
+
+        Example:
+            >>> fjax.ones(3).zero_()
+            tensor([0., 0., 0.], dtype=fjax.float32)
+        """
         return fill_(self, 0)
 
     Tensor.fill_ = fill_

@@ -43,7 +43,12 @@ class device:  # noqa: N801 - torch's name
         self.index = index
 
     def jax_device(self) -> jax.Device:
-        """The jax device this names; raises when it does not exist on this machine (or is ``meta``)."""
+        """The jax device this names; raises when it does not exist on this machine (or is ``meta``).
+
+        Example:
+            >>> fjax.device("cpu").jax_device().platform
+            'cpu'
+        """
         if self.type == "meta":
             raise RuntimeError("device: the meta device has no jax device; meta tensors hold no data")
         platform = "cpu" if self.type == "cpu" else "gpu"

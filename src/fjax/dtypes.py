@@ -9,7 +9,12 @@ import numpy as np
 
 
 class dtype:  # noqa: N801 - torch's name
-    """A tensor element type, e.g. ``fjax.float32``. ``np.dtype(fjax.float32)`` works."""
+    """A tensor element type, e.g. ``fjax.float32``. ``np.dtype(fjax.float32)`` works.
+
+    Example:
+        >>> fjax.float32, fjax.float32 == fjax.float, fjax.ones(1).dtype is fjax.float32
+        (fjax.float32, True, True)
+    """
 
     __slots__ = ("name", "dtype")
 
@@ -19,18 +24,42 @@ class dtype:  # noqa: N801 - torch's name
 
     @property
     def is_floating_point(self) -> bool:
+        """Whether this is a floating-point type.
+
+        Example:
+            >>> fjax.float16.is_floating_point, fjax.int32.is_floating_point
+            (True, False)
+        """
         return builtins.bool(jnp.issubdtype(self.dtype, jnp.floating))
 
     @property
     def is_complex(self) -> bool:
+        """Whether this is a complex type.
+
+        Example:
+            >>> fjax.complex64.is_complex, fjax.float32.is_complex
+            (True, False)
+        """
         return builtins.bool(jnp.issubdtype(self.dtype, jnp.complexfloating))
 
     @property
     def is_signed(self) -> bool:
+        """Whether the type holds negative values.
+
+        Example:
+            >>> fjax.int8.is_signed, fjax.uint8.is_signed
+            (True, False)
+        """
         return self.dtype.kind in "fic" or self.dtype == jnp.bfloat16
 
     @property
     def itemsize(self) -> int:
+        """The size of one element in bytes.
+
+        Example:
+            >>> fjax.float16.itemsize, fjax.float64.itemsize
+            (2, 8)
+        """
         return self.dtype.itemsize
 
     def __repr__(self):

@@ -87,6 +87,10 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
 
     With ``has_aux`` the function returns ``(output, aux)`` and the result is
     ``(grad, (value, aux))``. ``grad`` has the structure of the ``argnums`` arguments.
+
+    Example:
+        >>> fjax.func.grad_and_value(lambda x: (x ** 3).sum())(fjax.tensor([1.0, 2.0]))
+        (tensor([ 3., 12.], dtype=fjax.float32), tensor(9., dtype=fjax.float32))
     """
 
     def wrapper(*args, **kwargs):
@@ -121,9 +125,9 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
 def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """``f -> (args -> grad)`` of a scalar function (torch.func.grad); ``(grad, aux)`` with has_aux.
 
-    Example::
-
-        >>> fjax.func.grad(lambda x: (x**3).sum())(fjax.tensor([1.0, 2.0]))   # [3., 12.]
+    Example:
+        >>> fjax.func.grad(lambda x: (x**3).sum())(fjax.tensor([1.0, 2.0]))
+        tensor([ 3., 12.], dtype=fjax.float32)
     """
     gv = grad_and_value(func, argnums, has_aux)
 
@@ -138,10 +142,11 @@ def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = Fal
 def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn[, aux])``; ``vjp_fn(cotangents)`` is a tuple shaped like primals.
 
-    Example::
-
+    Example:
+        >>> x = fjax.zeros(2)
         >>> out, vjp_fn = fjax.func.vjp(fjax.sin, x)
-        >>> (g,) = vjp_fn(fjax.ones_like(out))   # cos(x)
+        >>> vjp_fn(fjax.ones_like(out))  # (cos(x),)
+        (tensor([1., 1.], dtype=fjax.float32),)
     """
     api = "vjp(f, *primals)"
     call = Call(api, func, primals, {}, tuple(range(len(primals))), has_aux)
@@ -183,7 +188,19 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
 
 
 def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
-    """``(func(*primals), J @ tangents[, aux])`` by forward mode (torch.func.jvp)."""
+    """``(func(*primals), J @ tangents[, aux])`` by forward mode (torch.func.jvp).
+
+    Args:
+        func: a function of tensors.
+        primals: the arguments, a tuple.
+        tangents: one tangent per primal, a tuple.
+        strict: accepted for torch's signature.
+        has_aux: ``func`` returns ``(output, aux)``; ``aux`` is returned last.
+
+    Example:
+        >>> fjax.func.jvp(lambda x: x ** 2, (fjax.tensor([1.0, 2.0]),), (fjax.ones(2),))
+        (tensor([1., 4.], dtype=fjax.float32), tensor([2., 4.], dtype=fjax.float32))
+    """
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
@@ -320,7 +337,19 @@ def _chunked_jacrev(f, n_diff: int, chunk_size: int):
 
 
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False, chunk_size: int | None = None):
-    """``f -> (args -> J)`` by reverse mode (torch.func.jacrev); ``chunk_size`` rows per vectorized pass."""
+    """``f -> (args -> J)`` by reverse mode (torch.func.jacrev); ``chunk_size`` rows per vectorized pass.
+
+    Args:
+        func: a function of tensors.
+        argnums: the argument (or arguments) to differentiate.
+        has_aux: ``func`` returns ``(output, aux)``; the result is ``(J, aux)``.
+        chunk_size: how many rows of J each vectorized pass computes (all by default).
+
+    Example:
+        >>> fjax.func.jacrev(lambda x: x ** 2)(fjax.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]], dtype=fjax.float32)
+    """
     if chunk_size is not None and chunk_size <= 0:
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
@@ -336,6 +365,11 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     """``f -> (args -> J)`` by forward mode (torch.func.jacfwd).
 
     ``randomness``: ``"error"`` (random draws inside raise, torch's default) or ``"same"``.
+
+    Example:
+        >>> fjax.func.jacfwd(lambda x: x ** 2)(fjax.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]], dtype=fjax.float32)
     """
     _check_randomness(randomness)
     if randomness == "different":
@@ -354,7 +388,17 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
 
 
 def hessian(func: Callable, argnums: int | tuple[int, ...] = 0):
-    """``f -> (args -> H)``: forward-over-reverse Hessian (torch.func.hessian)."""
+    """``f -> (args -> H)``: forward-over-reverse Hessian (torch.func.hessian).
+
+    Args:
+        func: a function of tensors returning a scalar tensor.
+        argnums: the argument (or arguments) to differentiate.
+
+    Example:
+        >>> fjax.func.hessian(lambda x: (x ** 3).sum())(fjax.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]], dtype=fjax.float32)
+    """
 
     def transform_of(f, n_diff):
         nums = tuple(range(n_diff))

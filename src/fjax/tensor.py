@@ -248,33 +248,101 @@ class Tensor:
         return self._base is not None
 
     def stride(self, dim: int | None = None):
-        """Elements to step in the storage per index of each dim (torch's strides)."""
+        """Elements to step in the storage per index of each dim (torch's strides).
+
+        Args:
+            dim: one dimension; all of them by default.
+
+        Example:
+            >>> x = fjax.ones(2, 3)
+            >>> x.stride(), x.t().stride(), x.stride(0)
+            ((3, 1), (1, 3), 3)
+        """
         strides = self._geometry()[1]
         return strides if dim is None else strides[self._dim(dim, "stride")]
 
     def storage_offset(self) -> int:
+        """The offset of this tensor's first element in its storage, in elements.
+
+        Example:
+            >>> x = fjax.ones(2, 3)
+            >>> x.storage_offset(), x[:, 1].storage_offset()
+            (0, 1)
+        """
         return self._geometry()[2]
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements lie in the storage in row-major order without gaps.
+
+        Args:
+            memory_format: accepted for torch's signature; the row-major layout is checked.
+
+        Example:
+            >>> x = fjax.ones(2, 3)
+            >>> x.is_contiguous(), x.t().is_contiguous()
+            (True, False)
+        """
         shape, strides, _ = self._geometry()
         return _views.is_contiguous(shape, strides)
 
     def contiguous(self, memory_format=None) -> "Tensor":
-        """This tensor if it is contiguous, else a contiguous copy."""
+        """This tensor if it is contiguous, else a contiguous copy.
+
+        Args:
+            memory_format: accepted for torch's signature.
+
+        Example:
+            >>> x = fjax.ones(2, 3).t()
+            >>> x.is_contiguous(), x.contiguous().is_contiguous()
+            (False, True)
+        """
         return self if self.is_contiguous() else self.clone()
 
     def data_ptr(self) -> int:
+        """The address of the first element: the storage's address plus the offset in bytes.
+
+        Example:
+            >>> x = fjax.arange(4)
+            >>> x[1:].data_ptr() - x.data_ptr()
+            8
+        """
         return self._storage().data_ptr() + self.storage_offset() * self.element_size()
 
     def untyped_storage(self) -> Storage:
+        """The storage this tensor is a view of, shared by all its aliases.
+
+        Example:
+            >>> fjax.arange(3).untyped_storage()
+            fjax.Storage(nbytes=24, dtype=int64)
+        """
         return self._storage()
 
     def is_set_to(self, tensor: "Tensor") -> bool:
-        """Whether both tensors are the same storage, offset, sizes and strides."""
+        """Whether both tensors are the same storage, offset, sizes and strides.
+
+        Args:
+            tensor: the tensor to compare with.
+
+        Example:
+            >>> x = fjax.ones(2)
+            >>> x.is_set_to(x.detach()), x.is_set_to(x.clone())
+            (True, False)
+        """
         return self._storage() is tensor._storage() and self._geometry() == tensor._geometry()
 
     def as_strided(self, size, stride, storage_offset=None) -> "Tensor":
-        """A view of this tensor's storage with the given sizes, strides and offset."""
+        """A view of this tensor's storage with the given sizes, strides and offset.
+
+        Args:
+            size: the sizes of the view.
+            stride: the strides of the view, in elements.
+            storage_offset: the first element's offset in the storage; this tensor's by default.
+
+        Example:
+            >>> fjax.arange(4).as_strided((2, 2), (1, 2))
+            tensor([[0, 2],
+                    [1, 3]], dtype=fjax.int64)
+        """
         base_geom = self._geometry()
         geom = (tuple(size), tuple(stride), base_geom[2] if storage_offset is None else int(storage_offset))
         numel = int(np.prod(geom[0], dtype=np.int64))
@@ -292,7 +360,14 @@ class Tensor:
     # -- metadata -----------------------------------------------------------------------
     @property
     def data(self) -> "Tensor":
-        """The same storage, detached from the tape, with its own version counter (torch's)."""
+        """The same storage, detached from the tape, with its own version counter (torch's).
+
+        Example:
+            >>> w = fjax.ones(2, requires_grad=True)
+            >>> d = w.data
+            >>> d.requires_grad, d.fill_(3).tolist(), w.tolist()
+            (False, [3.0, 3.0], [3.0, 3.0])
+        """
         t = self._alias()
         t._vc = [0]
         return t
@@ -304,14 +379,35 @@ class Tensor:
 
     @property
     def dtype(self) -> _dt.dtype:
+        """The data type of the elements.
+
+        Example:
+            >>> fjax.ones(2).dtype, fjax.arange(2).dtype
+            (fjax.float32, fjax.int64)
+        """
         return _dt._BY_NP[self._data.dtype]
 
     @property
     def shape(self) -> "Size":
+        """The size of each dimension, as a :class:`fjax.Size`.
+
+        Example:
+            >>> fjax.ones(2, 3).shape
+            fjax.Size([2, 3])
+        """
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        """The shape, or the length of one dimension."""
+        """The shape, or the length of one dimension.
+
+        Args:
+            dim: one dimension; the whole shape by default.
+
+        Example:
+            >>> x = fjax.ones(2, 3)
+            >>> x.size(), x.size(1), x.size(-1)
+            (fjax.Size([2, 3]), 3, 3)
+        """
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[self._dim(dim, "size")]
@@ -324,53 +420,115 @@ class Tensor:
 
     @property
     def T(self) -> "Tensor":  # noqa: N802 - torch's name
-        """Dimensions reversed."""
+        """Dimensions reversed.
+
+        Example:
+            >>> fjax.ones(2, 3, 4).T.shape
+            fjax.Size([4, 3, 2])
+        """
         return self.permute(*reversed(range(self.ndim)))
 
     @property
     def mT(self) -> "Tensor":  # noqa: N802 - torch's name
-        """The last two dimensions swapped (batched matrix transpose)."""
+        """The last two dimensions swapped (batched matrix transpose).
+
+        Example:
+            >>> fjax.ones(5, 2, 3).mT.shape
+            fjax.Size([5, 3, 2])
+        """
         return self.transpose(-2, -1)
 
     @property
     def mH(self) -> "Tensor":  # noqa: N802 - torch's name
-        """The last two dimensions swapped and conjugated (batched conjugate transpose)."""
+        """The last two dimensions swapped and conjugated (batched conjugate transpose).
+
+        Example:
+            >>> fjax.tensor([[1 + 1j, 2j]]).mH
+            tensor([[1.-1.j],
+                    [0.-2.j]], dtype=fjax.complex64)
+        """
         return _f().adjoint(self)
 
     @property
     def H(self) -> "Tensor":  # noqa: N802 - torch's name
-        """The conjugate transpose of a matrix (0-D or 2-D only, as torch)."""
+        """The conjugate transpose of a matrix (0-D or 2-D only, as torch).
+
+        Example:
+            >>> fjax.tensor([[1 + 1j, 2j]]).H
+            tensor([[1.-1.j],
+                    [0.-2.j]], dtype=fjax.complex64)
+        """
         if self.ndim not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D")
         return _f().conj(self) if self.ndim == 0 else _f().adjoint(self)
 
     @property
     def real(self) -> "Tensor":
-        """The real part (fjax.real): a copy in fjax, a view in torch."""
+        """The real part (fjax.real): a copy in fjax, a view in torch.
+
+        Example:
+            >>> fjax.tensor([1 + 2j]).real
+            tensor([1.], dtype=fjax.float32)
+        """
         return _f().real(self)
 
     @property
     def imag(self) -> "Tensor":
-        """The imaginary part of a complex tensor (fjax.imag): a copy in fjax, a view in torch."""
+        """The imaginary part of a complex tensor (fjax.imag): a copy in fjax, a view in torch.
+
+        Example:
+            >>> fjax.tensor([1 + 2j]).imag
+            tensor([2.], dtype=fjax.float32)
+        """
         return _f().imag(self)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions.
+
+        Example:
+            >>> fjax.ones(2, 3).ndim
+            2
+        """
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions (same as ``ndim``).
+
+        Example:
+            >>> fjax.ones(2, 3).dim()
+            2
+        """
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements (``nelement`` is the same method).
+
+        Example:
+            >>> fjax.ones(2, 3).numel(), fjax.ones(2, 3).nelement()
+            (6, 6)
+        """
         return int(np.prod(self._data.shape, dtype=np.int64))
 
     nelement = numel
 
     def element_size(self) -> int:
+        """The size of one element in bytes.
+
+        Example:
+            >>> fjax.ones(2).element_size(), fjax.ones(2).double().element_size()
+            (4, 8)
+        """
         return self._data.dtype.itemsize
 
     @property
     def device(self) -> _device:
+        """The device the values live on (``meta`` for a tensor without values).
+
+        Example:
+            >>> fjax.ones(2).cpu().device
+            device(type='cpu')
+        """
         data = self._data
         if isinstance(data, jax.core.Tracer):
             return _device("cpu") if jax.default_backend() == "cpu" else _device("cuda", 0)
@@ -391,24 +549,60 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor lives on a CUDA (GPU) device.
+
+        Example:
+            >>> fjax.ones(2).cpu().is_cuda
+            False
+        """
         return self.device.type == "cuda"
 
     is_sparse = False  # fjax.sparse's COO tensors say True
     layout = _dt.strided
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> "Tensor":
-        """The tensor itself (a dense tensor is its own dense form), cast to ``dtype`` if given."""
+        """The tensor itself (a dense tensor is its own dense form), cast to ``dtype`` if given.
+
+        Args:
+            dtype: the dtype of the result; this tensor's by default.
+            masked_grad: accepted for torch's signature.
+
+        Example:
+            >>> fjax.eye(2).to_dense()
+            tensor([[1., 0.],
+                    [0., 1.]], dtype=fjax.float32)
+        """
         return self if dtype is None else self.to(dtype)
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point type.
+
+        Example:
+            >>> fjax.ones(2).is_floating_point(), fjax.arange(2).is_floating_point()
+            (True, False)
+        """
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
+        """Whether the dtype is a complex type.
+
+        Example:
+            >>> fjax.ones(2).is_complex(), fjax.ones(2, dtype=fjax.complex64).is_complex()
+            (False, True)
+        """
         return self.dtype.is_complex
 
     # -- autograd -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Whether autograd records operations on this tensor; settable on leaf tensors.
+
+        Example:
+            >>> w = fjax.ones(2)
+            >>> w.requires_grad = True
+            >>> w.requires_grad, (w * 2).requires_grad
+            (True, True)
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -428,23 +622,74 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place and return this tensor.
+
+        Args:
+            requires_grad: whether autograd records operations on this tensor.
+
+        Example:
+            >>> fjax.ones(2).requires_grad_().requires_grad
+            True
+        """
         self.requires_grad = requires_grad
         return self
 
     @property
     def grad_fn(self):
+        """The tape node that made this tensor (``None`` for a leaf).
+
+        Example:
+            >>> w = fjax.ones(2, requires_grad=True)
+            >>> w.grad_fn is None, (w * 2).grad_fn is None
+            (True, False)
+        """
         return self._node
 
     @property
     def is_leaf(self) -> bool:
+        """Whether this tensor was not made by a recorded operation (its ``.grad`` fills in backward).
+
+        Example:
+            >>> w = fjax.ones(2, requires_grad=True)
+            >>> w.is_leaf, (w * 2).is_leaf
+            (True, False)
+        """
         return self._node is None
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics)."""
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics).
+
+        Args:
+            gradient: d(loss)/d(self), needed unless ``self`` has one element.
+            retain_graph: keep the tape for another backward.
+            create_graph: record the backward pass, for higher derivatives.
+            inputs: accumulate only into these leaves.
+
+        Example:
+            >>> x = fjax.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([2., 4.], dtype=fjax.float32)
+        """
         _Above.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad.
+
+        Args:
+            hook: a function of the gradient, returning a replacement or None.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
+        Example:
+            >>> w = fjax.ones(2, requires_grad=True)
+            >>> handle = w.register_hook(lambda grad: grad * 10)
+            >>> (w * 3).sum().backward()
+            >>> w.grad
+            tensor([30., 30.], dtype=fjax.float32)
+            >>> handle.remove()
+        """
         if not self._requires_grad:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
         if self._node is None:
@@ -456,7 +701,15 @@ class Tensor:
         return _RemovableHandle(hooks, hook)
 
     def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        """Keep ``.grad`` for this non-leaf tensor after backward.
+
+        Example:
+            >>> y = fjax.ones(2, requires_grad=True) * 2
+            >>> y.retain_grad()
+            >>> (y * y).sum().backward()
+            >>> y.grad
+            tensor([4., 4.], dtype=fjax.float32)
+        """
         if self._node is None:
             return
         retained = self._node.retained = self._node.retained or {}
@@ -464,15 +717,37 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """Whether this non-leaf tensor keeps its ``.grad`` after backward (see ``retain_grad``).
+
+        Example:
+            >>> y = fjax.ones(2, requires_grad=True) * 2
+            >>> y.retain_grad()
+            >>> y.retains_grad
+            True
+        """
         r = self._node.retained if self._node is not None else None
         return bool(r) and self._idx in r
 
     def detach(self) -> "Tensor":
         """The same storage without history (a new leaf sharing the version counter); inside
-        transforms too."""
+        transforms too.
+
+        Example:
+            >>> w = fjax.ones(2, requires_grad=True)
+            >>> d = (w * 2).detach()
+            >>> d.requires_grad, d.is_leaf
+            (False, True)
+        """
         return self._alias()
 
     def detach_(self) -> "Tensor":
+        """Detach this tensor from the tape in place: it becomes a leaf that does not require grad.
+
+        Example:
+            >>> y = fjax.ones(2, requires_grad=True) * 2
+            >>> y.detach_().is_leaf, y.requires_grad
+            (True, False)
+        """
         if self._base is not None:
             raise RuntimeError("detach_: can't detach views in-place; use detach() instead")
         self._node = None
@@ -483,7 +758,12 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array. A tensor that requires grad gives its values too, as
         OneFlow does (torch raises and asks for ``detach().numpy()``; both give the same array).
-        ``force`` is accepted for torch's signature."""
+        ``force`` is accepted for torch's signature.
+
+        Example:
+            >>> fjax.arange(3).numpy()
+            array([0, 1, 2])
+        """
         data = self._data
         if type(data) is MetaArray:
             raise TypeError(_META_NUMPY)
@@ -498,6 +778,12 @@ class Tensor:
         return np.array(data, dtype=dtype)  # writable, as numpy expects
 
     def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Example:
+            >>> fjax.tensor([1.5]).item()
+            1.5
+        """
         if self.numel() != 1:
             raise OpError(f"item: a Tensor with {self.numel()} elements cannot be converted to a Python scalar")
         data = self._data
@@ -506,6 +792,12 @@ class Tensor:
         return np.asarray(data).reshape(()).item()
 
     def tolist(self):
+        """The values as (nested) Python lists.
+
+        Example:
+            >>> fjax.tensor([[1, 2], [3, 4]]).tolist()
+            [[1, 2], [3, 4]]
+        """
         return np.asarray(self._data).tolist()
 
     def __bool__(self):
@@ -574,7 +866,13 @@ class Tensor:
     def to(self, *args, **kwargs) -> "Tensor":
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``, each with
         ``non_blocking=``, ``copy=`` (a new tensor even when nothing changes) and ``memory_format=``
-        (accepted; see :class:`fjax.memory_format`)."""
+        (accepted; see :class:`fjax.memory_format`).
+
+        Example:
+            >>> x = fjax.arange(3)
+            >>> x.to(fjax.float32).dtype, x.to("cpu").device, x.to(fjax.ones(1)).dtype
+            (fjax.float32, device(type='cpu'), fjax.float32)
+        """
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         copy = kwargs.pop("copy", False)
@@ -612,34 +910,126 @@ class Tensor:
         return out.clone() if copy and out is self else out
 
     def float(self, memory_format=None):
+        """This tensor cast to ``fjax.float32`` (``self.to(fjax.float32)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).float().dtype
+            fjax.float32
+        """
         return self.to(_dt.float32, memory_format=memory_format)
 
     def double(self, memory_format=None):
+        """This tensor cast to ``fjax.float64`` (``self.to(fjax.float64)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).double().dtype
+            fjax.float64
+        """
         return self.to(_dt.float64, memory_format=memory_format)
 
     def half(self, memory_format=None):
+        """This tensor cast to ``fjax.float16`` (``self.to(fjax.float16)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).half().dtype
+            fjax.float16
+        """
         return self.to(_dt.float16, memory_format=memory_format)
 
     def bfloat16(self, memory_format=None):
+        """This tensor cast to ``fjax.bfloat16`` (``self.to(fjax.bfloat16)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).bfloat16().dtype
+            fjax.bfloat16
+        """
         return self.to(_dt.bfloat16, memory_format=memory_format)
 
     def int(self, memory_format=None):
+        """This tensor cast to ``fjax.int32`` (``self.to(fjax.int32)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).int().dtype
+            fjax.int32
+        """
         return self.to(_dt.int32, memory_format=memory_format)
 
     def long(self, memory_format=None):
+        """This tensor cast to ``fjax.int64`` (``self.to(fjax.int64)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).long().dtype
+            fjax.int64
+        """
         return self.to(_dt.int64, memory_format=memory_format)
 
     def bool(self, memory_format=None):
+        """This tensor cast to ``fjax.bool`` (``self.to(fjax.bool)``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> fjax.arange(3).bool().dtype
+            fjax.bool
+        """
         return self.to(_dt.bool, memory_format=memory_format)
 
     def cpu(self):
+        """This tensor on the CPU (itself when it is there already).
+
+        Example:
+            >>> fjax.ones(2).cpu().device
+            device(type='cpu')
+        """
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
+        """This tensor on a CUDA device (``self.to("cuda")``).
+
+        Args:
+            device: the CUDA device or its index; the current one by default.
+            non_blocking: accepted for torch's signature.
+
+        Example:
+            >>> fjax.ones(2).cuda().is_cuda  # doctest: +SKIP
+            True
+        """
         device = _device("cuda", device) if isinstance(device, int) else device or "cuda"
         return self.to(device, non_blocking=non_blocking)
 
     def clone(self, *, memory_format=None):
+        """A copy with its own storage, recorded on the tape (gradients flow back to ``self``).
+
+        Args:
+            memory_format: accepted for torch's signature (see :class:`fjax.memory_format`).
+
+        Example:
+            >>> x = fjax.zeros(2)
+            >>> y = x.clone()
+            >>> y.add_(1)
+            tensor([1., 1.], dtype=fjax.float32)
+            >>> x
+            tensor([0., 0.], dtype=fjax.float32)
+        """
         _dt.check_memory_format("Tensor.clone", memory_format)
         return _f()._copy(self)
 
@@ -714,7 +1104,17 @@ class Tensor:
         return self
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
-        """Overwrite with ``src``, broadcast to this shape and cast to this dtype (in place)."""
+        """Overwrite with ``src``, broadcast to this shape and cast to this dtype (in place).
+
+        Args:
+            src: a tensor (or anything ``fjax.tensor`` accepts) broadcastable to this shape.
+            non_blocking: accepted for torch's signature.
+
+        Example:
+            >>> fjax.zeros(2, 3).copy_(fjax.tensor([1, 2, 3]))
+            tensor([[1., 2., 3.],
+                    [1., 2., 3.]], dtype=fjax.float32)
+        """
         src = _Above.creation.as_tensor(src) if not isinstance(src, Tensor) else src
         result = _f().broadcast_to(_f()._cast(src, dtype=self._data.dtype), tuple(self.shape))
         return self._set_(result, "copy_")
@@ -777,18 +1177,42 @@ class Tensor:
 
     @property
     def is_global(self) -> bool:
+        """Whether this is a global tensor (OneFlow's: placed over devices with an SBP signature).
+
+        Example:
+            >>> fjax.ones(2).is_global
+            False
+        """
         return _Above.global_tensor.is_global(self)
 
     @property
     def is_local(self) -> bool:
+        """Whether this is a local tensor (the opposite of ``is_global``).
+
+        Example:
+            >>> fjax.ones(2).is_local
+            True
+        """
         return not self.is_global
 
     @property
     def placement(self):
+        """The placement of a global tensor (``None`` for a local one).
+
+        Example:
+            >>> fjax.ones(2, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.broadcast).placement
+            fjax.placement(type="cpu", ranks=[0])
+        """
         return _Above.global_tensor.get_placement(self)
 
     @property
     def sbp(self):
+        """The SBP signature of a global tensor (``None`` for a local one).
+
+        Example:
+            >>> fjax.ones(2, placement=fjax.placement("cpu", [0]), sbp=fjax.sbp.broadcast).sbp
+            (fjax.sbp.broadcast,)
+        """
         return _Above.global_tensor.get_sbp(self)
 
     def __setitem__(self, index, value):
@@ -884,12 +1308,23 @@ def _view_kernel(name: str, base: Tensor, geom: tuple, *src: Tensor) -> Tensor:
 
 
 class Size(tuple):
-    """``Tensor.shape``: a tuple that prints like torch's ``Size``."""
+    """``Tensor.shape``: a tuple that prints like torch's ``Size``.
+
+    Example:
+        >>> fjax.ones(2, 3).shape, fjax.Size([2, 3]) == (2, 3)
+        (fjax.Size([2, 3]), True)
+    """
 
     def __repr__(self):
         return f"fjax.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements of a tensor of this shape.
+
+        Example:
+            >>> fjax.Size([2, 3]).numel()
+            6
+        """
         return int(np.prod(self, dtype=np.int64))
 
 

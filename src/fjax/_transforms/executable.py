@@ -83,7 +83,16 @@ _cache = _Cache(maxsize=512)
 
 
 def cache_info() -> CacheInfo:
-    """Hits, misses and size of the functional-transform compile cache (like functools.lru_cache)."""
+    """Hits, misses and size of the functional-transform compile cache (like functools.lru_cache).
+
+    Example:
+        >>> from fjax.autograd import functional
+        >>> functional.cache_clear()
+        >>> _ = functional.vjp(lambda x: x * 2, fjax.ones(2), fjax.ones(2))
+        >>> _ = functional.vjp(lambda x: x * 2, fjax.ones(2), fjax.ones(2))  # the same program: a hit
+        >>> functional.cache_info()
+        CacheInfo(hits=1, misses=1, maxsize=512, currsize=1)
+    """
     return CacheInfo(_cache.hits, _cache.misses, _cache.maxsize, len(_cache.entries))
 
 

@@ -197,7 +197,15 @@ def _match(template, obj, tensors: list) -> bool:
 
 def cache_clear() -> None:
     """Drop every cached executable, traced program and repeat plan of the functional
-    transforms (the next call of each function traces it again)."""
+    transforms (the next call of each function traces it again).
+
+    Example:
+        >>> from fjax.autograd import functional
+        >>> _ = functional.vjp(lambda x: x * 2, fjax.ones(2), fjax.ones(2))
+        >>> functional.cache_clear()
+        >>> functional.cache_info().currsize
+        0
+    """
     guards.clear()
     plans.clear()
     executable.clear()

@@ -82,10 +82,11 @@ def functional_call(
         tie_weights: a value given for one of several tied names replaces all of them.
         strict: the names must be exactly the module's parameters and buffers.
 
-    Example::
-
-        >>> params = {k: v.detach() for k, v in model.named_parameters()}
-        >>> out = fjax.func.functional_call(model, params, (x,))
+    Example:
+        >>> model = nn.Linear(2, 1)
+        >>> params = {"weight": fjax.ones(1, 2), "bias": fjax.zeros(1)}
+        >>> fjax.func.functional_call(model, params, (fjax.tensor([[1.0, 2.0]]),))
+        tensor([[3.]], dtype=fjax.float32)
     """
     if isinstance(parameter_and_buffer_dicts, Mapping):
         values = dict(parameter_and_buffer_dicts)

@@ -50,7 +50,21 @@ def _seed(outputs, grad_outputs, create_graph):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (torch.autograd.backward)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (torch.autograd.backward).
+
+    Args:
+        tensors: the tensors to differentiate (scalars, or with ``grad_tensors``).
+        grad_tensors: the gradient of each tensor (``None`` for a scalar).
+        retain_graph: keep the tape for another backward.
+        create_graph: record the backward pass, for higher derivatives.
+        inputs: accumulate only into these leaves.
+
+    Example:
+        >>> x = fjax.tensor([1.0, 2.0], requires_grad=True)
+        >>> fjax.autograd.backward([(x * x).sum()])
+        >>> x.grad
+        tensor([2., 4.], dtype=fjax.float32)
+    """
     tensors = _as_tuple(tensors)
     grads = _seed(tensors, _as_tuple(grad_tensors), create_graph)
     inputs = _as_tuple(inputs)

@@ -13,13 +13,52 @@ from .grad_mode import is_grad_enabled, no_grad
 
 
 class FunctionCtx:
-    """The ``ctx`` passed to ``forward`` and ``backward``; attributes may be set freely."""
+    """The ``ctx`` passed to ``forward`` and ``backward``; attributes may be set freely.
+
+    Example:
+        >>> class Square(fjax.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         ctx.factor = 2
+        ...         return x * x
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return g * ctx.factor * x
+        >>> x = fjax.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).backward()
+        >>> x.grad
+        tensor([6.], dtype=fjax.float32)
+    """
 
     def __init__(self, needs_input_grad):
         self.needs_input_grad = needs_input_grad
         self.saved_tensors = ()
 
     def save_for_backward(self, *tensors):
+        """Keep ``tensors`` for ``backward``, which reads them as ``ctx.saved_tensors``.
+
+        Args:
+            tensors: the tensors ``backward`` needs.
+
+        Example:
+            >>> class Mul(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, a, b):
+            ...         ctx.save_for_backward(a, b)
+            ...         return a * b
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         a, b = ctx.saved_tensors
+            ...         return g * b, g * a
+            >>> a, b = fjax.tensor([2.0], requires_grad=True), fjax.tensor([5.0], requires_grad=True)
+            >>> Mul.apply(a, b).backward()
+            >>> a.grad, b.grad
+            (tensor([5.], dtype=fjax.float32), tensor([2.], dtype=fjax.float32))
+        """
         self.saved_tensors = tensors
 
 
@@ -58,31 +97,97 @@ class _FunctionNode(Node):
 class Function:
     """Subclass with ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``; call ``apply``.
 
-    Example::
-
-        class Exp(fjax.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                y = x.exp()
-                ctx.save_for_backward(y)
-                return y
-
-            @staticmethod
-            def backward(ctx, g):
-                (y,) = ctx.saved_tensors
-                return g * y
+    Example:
+        >>> class Exp(fjax.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         y = x.exp()
+        ...         ctx.save_for_backward(y)
+        ...         return y
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (y,) = ctx.saved_tensors
+        ...         return g * y
+        >>> x = fjax.zeros(2, requires_grad=True)
+        >>> Exp.apply(x).sum().backward()
+        >>> x.grad
+        tensor([1., 1.], dtype=fjax.float32)
     """
 
     @staticmethod
     def forward(ctx, *args):
+        """Compute the outputs from the inputs; a subclass defines it as a ``@staticmethod``.
+
+        Args:
+            ctx: a :class:`FunctionCtx` for saving what ``backward`` needs.
+            args: the arguments given to ``apply``.
+
+        Example:
+            >>> class Double(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         return x * 2
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return g * 2
+            >>> x = fjax.ones(2, requires_grad=True)
+            >>> y = Double.apply(x)
+            >>> y.sum().backward()
+            >>> y, x.grad
+            (tensor([2., 2.], dtype=fjax.float32, grad_fn=<DoubleBackward>), tensor([2., 2.], dtype=fjax.float32))
+        """
         raise NotImplementedError("Function subclasses must implement forward(ctx, *args)")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Compute the gradients of the inputs from those of the outputs; a subclass defines it as a
+        ``@staticmethod``, returning one gradient (or None) per argument of ``forward``.
+
+        Args:
+            ctx: the :class:`FunctionCtx` that ``forward`` filled.
+            grad_outputs: one gradient per output of ``forward``.
+
+        Example:
+            >>> class Double(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         return x * 2
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return g * 2
+            >>> x = fjax.ones(2, requires_grad=True)
+            >>> y = Double.apply(x)
+            >>> y.sum().backward()
+            >>> y, x.grad
+            (tensor([2., 2.], dtype=fjax.float32, grad_fn=<DoubleBackward>), tensor([2., 2.], dtype=fjax.float32))
+        """
         raise NotImplementedError("Function subclasses must implement backward(ctx, *grad_outputs)")
 
     @classmethod
     def apply(cls, *args):
+        """Run ``forward`` on ``args`` and record ``backward`` on the tape for the outputs.
+
+        Args:
+            args: the arguments of ``forward`` (after ``ctx``).
+
+        Example:
+            >>> class Double(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         return x * 2
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return g * 2
+            >>> x = fjax.ones(2, requires_grad=True)
+            >>> y = Double.apply(x)
+            >>> y.sum().backward()
+            >>> y, x.grad
+            (tensor([2., 2.], dtype=fjax.float32, grad_fn=<DoubleBackward>), tensor([2., 2.], dtype=fjax.float32))
+        """
         from ..tensor import Tensor
 
         record = is_grad_enabled()

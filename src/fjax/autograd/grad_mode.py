@@ -32,10 +32,15 @@ def is_grad_enabled() -> bool:
 class set_grad_enabled:  # noqa: N801 - torch's name
     """Turn recording on or off: as a function call, a context manager or a decorator.
 
-    Example::
+    Args:
+        mode: whether to record.
 
-        with fjax.set_grad_enabled(False):
-            y = model(x)  # not recorded
+    Example:
+        >>> x = fjax.ones(2, requires_grad=True)
+        >>> with fjax.set_grad_enabled(False):
+        ...     y = x * 2  # not recorded
+        >>> y.requires_grad, fjax.is_grad_enabled()
+        (False, True)
     """
 
     def __init__(self, mode: bool):
@@ -83,19 +88,43 @@ class _Mode:
 
 
 class no_grad(_Mode):  # noqa: N801
-    """Context manager and decorator that disables recording."""
+    """Context manager and decorator that disables recording.
+
+    Example:
+        >>> x = fjax.ones(2, requires_grad=True)
+        >>> with fjax.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
 
     mode = False
 
 
 class enable_grad(_Mode):  # noqa: N801
-    """Context manager and decorator that enables recording."""
+    """Context manager and decorator that enables recording.
+
+    Example:
+        >>> x = fjax.ones(2, requires_grad=True)
+        >>> with fjax.no_grad(), fjax.enable_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        True
+    """
 
     mode = True
 
 
 class inference_mode(_Mode):  # noqa: N801
-    """Like no_grad (fjax tensors carry no extra bookkeeping to skip)."""
+    """Like no_grad (fjax tensors carry no extra bookkeeping to skip).
+
+    Example:
+        >>> x = fjax.ones(2, requires_grad=True)
+        >>> with fjax.inference_mode():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
 
     def __init__(self, mode: bool = True):
         self.mode = not mode

@@ -30,10 +30,17 @@ class placement:  # noqa: N801 - OneFlow's name
     entry per mesh axis. Axis names are ``"p0"``, ``"p1"``, ... unless given (mesh configs name
     them ``data``, ``model``, ...).
 
-    Example::
+    Args:
+        type: ``"cuda"`` or ``"cpu"``.
+        ranks: the device indices, a list or a nested list for a mesh.
+        axis_names: the mesh axes' names.
 
-        >>> p = fjax.placement("cpu", [[0, 1], [2, 3]])
-        >>> x = fjax.randn(4, 6).to_global(p, (fjax.sbp.split(0), fjax.sbp.broadcast))
+    Example:
+        >>> p = fjax.placement("cpu", [0])
+        >>> x = fjax.ones(4, 6).to_global(p, fjax.sbp.split(0))
+        >>> x.placement == p, x.sbp
+        (True, (fjax.sbp.split(dim=0),))
+        >>> mesh = fjax.placement("cpu", [[0, 1], [2, 3]])  # a 2-D mesh on 4 devices  # doctest: +SKIP
     """
 
     def __init__(self, type: str = "cuda", ranks=None, axis_names=None):  # noqa: A002
@@ -59,12 +66,29 @@ class placement:  # noqa: N801 - OneFlow's name
 
     @classmethod
     def all(cls, type: str = "cuda") -> "placement":  # noqa: A002
-        """Every device of that type."""
+        """Every device of that type.
+
+        Args:
+            type: the device type, ``"cuda"`` or ``"cpu"``.
+
+        Example:
+            >>> fjax.placement.all("cpu").type
+            'cpu'
+        """
         return cls(type, list(range(len(_backend_devices(type)))))
 
     @classmethod
     def from_mesh(cls, mesh: Mesh) -> "placement":
-        """The placement of an existing jax Mesh."""
+        """The placement of an existing jax Mesh.
+
+        Args:
+            mesh: a ``jax.sharding.Mesh``.
+
+        Example:
+            >>> p = fjax.placement("cpu", [0])
+            >>> fjax.placement.from_mesh(p.mesh) == p
+            True
+        """
         p = object.__new__(cls)
         p.type = "cpu" if mesh.devices.flat[0].platform == "cpu" else "cuda"
         all_devices = _backend_devices(p.type)
@@ -86,7 +110,12 @@ class placement:  # noqa: N801 - OneFlow's name
 
     @property
     def hierarchy(self) -> tuple:
-        """The mesh's shape (OneFlow deprecates it for ``ranks.shape``)."""
+        """The mesh's shape (OneFlow deprecates it for ``ranks.shape``).
+
+        Example:
+            >>> fjax.placement("cpu", [0]).hierarchy
+            (1,)
+        """
         return tuple(self.mesh.devices.shape)
 
     def __eq__(self, other):

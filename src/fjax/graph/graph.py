@@ -36,7 +36,13 @@ class _DynamicInputShape:
     Either way the graph keeps up to ``size`` compiled input signatures (an LRU; the first is
     never evicted), so inputs of changing shapes compile once per shape. ``enable_shared``
     (OneFlow's sharing of one plan between shapes) is accepted: every signature's step reads
-    the same state tensors."""
+    the same state tensors.
+
+    Example:
+        >>> graph = nn.Graph.trace(lambda x: x.sum())
+        >>> graph.with_dynamic_input_shape(size=2) is graph, graph.config.cache_size
+        (True, 2)
+    """
 
     def __get__(self, graph, cls=None):
         if graph is None:
@@ -174,7 +180,31 @@ class Graph:
             object.__setattr__(self, name, value)
 
     def add_optimizer(self, optimizer, *, lr_sch=None, is_sparse: bool = False) -> None:
-        """Run ``optimizer`` (and step ``lr_sch``) after ``build`` on every call of this graph."""
+        """Run ``optimizer`` (and step ``lr_sch``) after ``build`` on every call of this graph.
+
+        Args:
+            optimizer: an ``fjax.optim.Optimizer`` over the graph's modules' parameters.
+            lr_sch: a scheduler of ``optimizer``, stepped after each call.
+            is_sparse: OneFlow's sparse updates; not supported (``True`` raises).
+
+        Example:
+            >>> model = nn.Linear(2, 1)
+            >>> opt = optim.SGD(model.parameters(), lr=0.1)
+            >>> class Train(nn.Graph):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.model = model
+            ...         self.add_optimizer(opt, lr_sch=optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5))
+            ...
+            ...     def build(self, x):
+            ...         loss = self.model(x).sum()
+            ...         loss.backward()
+            ...         return loss
+            >>> graph = Train()
+            >>> _ = graph(fjax.ones(3, 2))
+            >>> graph.training, opt.param_groups[0]["lr"]
+            (True, 0.05)
+        """
         from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
 
@@ -200,14 +230,42 @@ class Graph:
         return entry[1]
 
     def build(self, *args, **kwargs):
+        """The step each call runs; a subclass overrides it (calling ``loss.backward()`` when it trains).
+
+        Args:
+            args, kwargs: the arguments the graph is called with.
+
+        Example:
+            >>> class Double(nn.Graph):
+            ...     def build(self, x):
+            ...         return x * 2
+            >>> Double()(fjax.ones(2))
+            tensor([2., 2.], dtype=fjax.float32)
+        """
         raise NotImplementedError(f"nn.Graph {type(self).__name__} must override build(self, *args)")
 
     @property
     def training(self) -> bool:
+        """Whether the graph trains: ``True`` once an optimizer was added with ``add_optimizer``.
+
+        Example:
+            >>> nn.Graph.trace(lambda x: x * 2).training
+            False
+        """
         return bool(self._optimizers)
 
     @property
     def is_compiled(self) -> bool:
+        """Whether at least one input signature has been compiled.
+
+        Example:
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> graph.is_compiled
+            False
+            >>> _ = graph(fjax.ones(2))
+            >>> graph.is_compiled
+            True
+        """
         return bool(self._executables.cache)
 
     def debug(
@@ -222,7 +280,12 @@ class Graph:
         """Log one line per compile stage (trace, lower, compile, first run) with seconds and RSS
         for ``v_level`` 0 to 3; ``v_level=-1`` turns it off. The level is also set on every
         module's ``GraphModule``. ``ranks``: the process ranks that log (an int, a list, ``-1``
-        for all; default rank 0)."""
+        for all; default rank 0).
+
+        Example:
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> graph.debug(-1)  # off; 0 to 3 log each compile stage
+        """
         _check_debug_args(v_level, max_py_stack_depth)
         if ranks is None:
             ranks = [0]
@@ -267,13 +330,44 @@ class Graph:
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """Modules' and optimizers' state dicts, keyed by attribute name / ``optimizer{i}``."""
+        """Modules' and optimizers' state dicts, keyed by attribute name / ``optimizer{i}``.
+
+        Example:
+            >>> class Eval(nn.Graph):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.model = nn.Linear(2, 2)
+            ...
+            ...     def build(self, x):
+            ...         return self.model(x)
+            >>> {name: list(sd) for name, sd in Eval().state_dict().items()}
+            {'model': ['weight', 'bias']}
+        """
         out = {name: m.state_dict() for name, m in self._modules.items()}
         for i, opt in enumerate(self._optimizers):
             out[f"optimizer{i}"] = opt.state_dict()
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> None:
+        """Load a ``state_dict()`` of this graph into its modules and optimizers.
+
+        Args:
+            state_dict: module state dicts by attribute name, optimizer ones as ``optimizer{i}``.
+            strict: whether a missing module or key raises.
+
+        Example:
+            >>> class Eval(nn.Graph):
+            ...     def __init__(self, model):
+            ...         super().__init__()
+            ...         self.model = model
+            ...
+            ...     def build(self, x):
+            ...         return self.model(x)
+            >>> m1, m2 = nn.Linear(2, 2), nn.Linear(2, 2)
+            >>> Eval(m2).load_state_dict(Eval(m1).state_dict())
+            >>> bool((m2.weight == m1.weight).all())
+            True
+        """
         for name, m in self._modules.items():
             if name in state_dict:
                 m.load_state_dict(state_dict[name], strict=strict)
@@ -294,32 +388,89 @@ class Graph:
         """Compile several input signatures ahead of use; XLA compiles run in parallel threads.
 
         Each example is a tuple of call arguments (Tensors; values are not used).
+
+        Args:
+            example_inputs: one tuple of call arguments per signature (a lone tensor is a 1-tuple).
+            threads: how many compiles run at once.
+
+        Example:
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> graph.warmup((fjax.ones(2),), (fjax.ones(3),))
+            >>> len(graph.compile_report())
+            2
         """
         examples = [example if isinstance(example, tuple) else (example,) for example in example_inputs]
         self._executables.warmup(examples, threads)
 
     # -- reports --------------------------------------------------------------------------
     def compile_report(self) -> list[dict]:
-        """Per compiled signature: seconds and RSS after trace, lower, compile and first run."""
+        """Per compiled signature: seconds and RSS after trace, lower, compile and first run.
+
+        Example:
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> _ = graph(fjax.ones(2))
+            >>> sorted(graph.compile_report()[0])
+            ['signature', 'stages']
+        """
         return [t.as_dict() for t in self._executables.reports]
 
     def memory_report(self) -> dict:
-        """XLA's memory analysis (bytes) of the most recently used compiled step."""
+        """XLA's memory analysis (bytes) of the most recently used compiled step.
+
+        Example:
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> _ = graph(fjax.ones(2))
+            >>> sorted(graph.memory_report())
+            ['alias_bytes', 'argument_bytes', 'generated_code_bytes', 'output_bytes', 'temp_bytes']
+        """
         return _compile.memory_report(self._executables.last("memory_report").compiled)
 
     def stablehlo(self) -> str:
-        """The StableHLO text of the most recently used compiled step."""
+        """The StableHLO text of the most recently used compiled step.
+
+        Example:
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> _ = graph(fjax.ones(2))
+            >>> graph.stablehlo().startswith("module")
+            True
+        """
         return self._executables.last("stablehlo").lowered.as_text()
 
     def save(self, path: str) -> None:
-        """Serialise the compiled step (``jax.export``) and its state, runnable without this code."""
+        """Serialise the compiled step (``jax.export``) and its state, runnable without this code.
+
+        Args:
+            path: the file to write; ``nn.Graph.load(path)`` reads it back.
+
+        Example:
+            >>> import os, tempfile
+            >>> graph = nn.Graph.trace(lambda x: x * 2)
+            >>> _ = graph(fjax.ones(2))
+            >>> path = os.path.join(tempfile.mkdtemp(), "double")
+            >>> graph.save(path)
+            >>> nn.Graph.load(path)(fjax.tensor([1.0, 3.0]))
+            tensor([2., 6.], dtype=fjax.float32)
+        """
         from .export import save_graph
 
         save_graph(self, path)
 
     @staticmethod
     def load(path: str):
-        """A callable that runs a graph saved with ``save`` (no model code needed)."""
+        """A callable that runs a graph saved with ``save`` (no model code needed).
+
+        Args:
+            path: a file written by ``Graph.save``.
+
+        Example:
+            >>> import os, tempfile
+            >>> graph = nn.Graph.trace(lambda x: x + 1)
+            >>> _ = graph(fjax.ones(2))
+            >>> path = os.path.join(tempfile.mkdtemp(), "add_one")
+            >>> graph.save(path)
+            >>> nn.Graph.load(path)(fjax.zeros(2))
+            tensor([1., 1.], dtype=fjax.float32)
+        """
         from .export import LoadedGraph
 
         return LoadedGraph(path)

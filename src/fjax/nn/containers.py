@@ -75,10 +75,29 @@ class Sequential(Module):
         return Sequential(*self, *other)
 
     def append(self, module: Module) -> "Sequential":
+        """Add ``module`` at the end; returns this Sequential.
+
+        Args:
+            module: the module to add.
+
+        Example:
+            >>> len(nn.Sequential(nn.ReLU()).append(nn.Tanh()))
+            2
+        """
         self.add_module(str(len(self)), module)
         return self
 
     def insert(self, index: int, module: Module) -> "Sequential":
+        """Insert ``module`` before position ``index``; returns this Sequential.
+
+        Args:
+            index: the position (negative counts from the end).
+            module: the module to insert.
+
+        Example:
+            >>> nn.Sequential(nn.ReLU()).insert(0, nn.Tanh())[0]
+            Tanh()
+        """
         if not isinstance(module, Module):
             raise AssertionError(f"Sequential.insert: module should be of type Module, got {type(module).__name__}")
         n = len(self)
@@ -90,16 +109,44 @@ class Sequential(Module):
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
+        """Append every module of ``sequential``; returns this Sequential.
+
+        Args:
+            sequential: an iterable of modules.
+
+        Example:
+            >>> len(nn.Sequential(nn.ReLU()).extend([nn.Tanh(), nn.ReLU()]))
+            3
+        """
         for module in sequential:
             self.append(module)
         return self
 
     def pop(self, key: int) -> Module:
+        """Remove the module at ``key`` and return it; later modules move down.
+
+        Args:
+            key: the position.
+
+        Example:
+            >>> net = nn.Sequential(nn.ReLU(), nn.Tanh())
+            >>> net.pop(0), len(net)
+            (ReLU(), 1)
+        """
         module = self[key]
         del self[key]
         return module
 
     def forward(self, input):
+        """Call each module in order on the previous one's output.
+
+        Args:
+            input: the input of the first module.
+
+        Example:
+            >>> nn.Sequential(nn.Linear(3, 2), nn.ReLU()).forward(fjax.ones(4, 3)).shape
+            fjax.Size([4, 2])
+        """
         for module in self._modules.values():
             input = module(input)
         return input
@@ -155,10 +202,28 @@ class ModuleList(Module):
         return ModuleList([*self, *other])
 
     def append(self, module: Module) -> "ModuleList":
+        """Add ``module`` at the end; returns this list.
+
+        Args:
+            module: the module to add.
+
+        Example:
+            >>> len(nn.ModuleList([nn.ReLU()]).append(nn.Tanh()))
+            2
+        """
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        """Append every module of ``modules``; returns this list.
+
+        Args:
+            modules: an iterable of modules.
+
+        Example:
+            >>> len(nn.ModuleList().extend([nn.ReLU(), nn.Tanh()]))
+            2
+        """
         if isinstance(modules, (Module, Tensor)) or not hasattr(modules, "__iter__"):
             raise TypeError(f"ModuleList.extend should be called with an iterable, got {type(modules).__name__}")
         for module in modules:
@@ -166,6 +231,18 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        """Insert ``module`` before position ``index``.
+
+        Args:
+            index: the position.
+            module: the module to insert.
+
+        Example:
+            >>> layers = nn.ModuleList([nn.ReLU()])
+            >>> layers.insert(0, nn.Tanh())
+            >>> layers[0]
+            Tanh()
+        """
         if not isinstance(module, Module):
             raise TypeError(f"ModuleList.insert: {type(module).__name__} is not a Module subclass")
         modules = list(self._modules.values())
@@ -173,6 +250,16 @@ class ModuleList(Module):
         self._modules = OrderedDict((str(i), m) for i, m in enumerate(modules))
 
     def pop(self, key: int) -> Module:
+        """Remove the module at ``key`` and return it; later modules move down.
+
+        Args:
+            key: the position.
+
+        Example:
+            >>> layers = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+            >>> layers.pop(0), len(layers)
+            (ReLU(), 1)
+        """
         module = self[key]
         del self[key]
         return module
@@ -230,24 +317,70 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self) -> None:
+        """Remove every module.
+
+        Example:
+            >>> acts = nn.ModuleDict({'relu': nn.ReLU()})
+            >>> acts.clear()
+            >>> len(acts)
+            0
+        """
         self._modules.clear()
 
     def pop(self, key: str) -> Module:
+        """Remove the module under ``key`` and return it.
+
+        Args:
+            key: the name.
+
+        Example:
+            >>> acts = nn.ModuleDict({'relu': nn.ReLU(), 'tanh': nn.Tanh()})
+            >>> acts.pop('relu'), list(acts)
+            (ReLU(), ['tanh'])
+        """
         module = self[key]
         del self[key]
         return module
 
     def keys(self):
+        """The names, in insertion order.
+
+        Example:
+            >>> list(nn.ModuleDict({'relu': nn.ReLU(), 'tanh': nn.Tanh()}).keys())
+            ['relu', 'tanh']
+        """
         return self._modules.keys()
 
     def items(self):
+        """The ``(name, module)`` pairs, in insertion order.
+
+        Example:
+            >>> list(nn.ModuleDict({'relu': nn.ReLU()}).items())
+            [('relu', ReLU())]
+        """
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order.
+
+        Example:
+            >>> list(nn.ModuleDict({'relu': nn.ReLU()}).values())
+            [ReLU()]
+        """
         return self._modules.values()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        """Add modules from a mapping or from ``(name, module)`` pairs."""
+        """Add modules from a mapping or from ``(name, module)`` pairs.
+
+        Args:
+            modules: a mapping of names to modules, or an iterable of ``(name, module)`` pairs.
+
+        Example:
+            >>> acts = nn.ModuleDict()
+            >>> acts.update([('relu', nn.ReLU())])
+            >>> list(acts)
+            ['relu']
+        """
         items = modules.items() if isinstance(modules, Mapping) else modules
         for i, item in enumerate(items):
             if not isinstance(item, (tuple, list)) or len(item) != 2:
@@ -314,11 +447,30 @@ class ParameterList(Module):
         return self.extend(parameters)
 
     def append(self, value: Any) -> "ParameterList":
+        """Add ``value`` at the end (a plain tensor becomes a Parameter); returns this list.
+
+        Args:
+            value: a Parameter or tensor.
+
+        Example:
+            >>> params = nn.ParameterList().append(fjax.ones(2))
+            >>> type(params[0]).__name__
+            'Parameter'
+        """
         object.__setattr__(self, "_size", self._size + 1)
         self[self._size - 1] = value
         return self
 
     def extend(self, values: Iterable[Any]) -> "ParameterList":
+        """Append every value of ``values``; returns this list.
+
+        Args:
+            values: an iterable of Parameters or tensors.
+
+        Example:
+            >>> len(nn.ParameterList().extend([fjax.ones(2), fjax.zeros(3)]))
+            2
+        """
         if isinstance(values, Tensor) or not hasattr(values, "__iter__"):
             raise TypeError(f"ParameterList.extend should be called with an iterable, got {type(values).__name__}")
         for value in values:
@@ -326,6 +478,12 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
+        """One line per parameter: its index, dtype and shape.
+
+        Example:
+            >>> print(nn.ParameterList([fjax.ones(2)]).extra_repr())
+            (0): Parameter containing: [fjax.float32 of size 2]
+        """
         return "\n".join(_param_line(i, p) for i, p in enumerate(self))
 
 
@@ -376,30 +534,93 @@ class ParameterDict(Module):
         return key in self._keys
 
     def keys(self):
+        """The names, in insertion order.
+
+        Example:
+            >>> list(nn.ParameterDict({'a': fjax.ones(1), 'b': fjax.ones(1)}).keys())
+            ['a', 'b']
+        """
         return self._keys.keys()
 
     def items(self):
+        """The ``(name, parameter)`` pairs, in insertion order.
+
+        Example:
+            >>> [(k, tuple(v.shape)) for k, v in nn.ParameterDict({'a': fjax.ones(2)}).items()]
+            [('a', (2,))]
+        """
         return [(k, self[k]) for k in self._keys]
 
     def values(self):
+        """The parameters, in insertion order.
+
+        Example:
+            >>> [tuple(v.shape) for v in nn.ParameterDict({'a': fjax.ones(2)}).values()]
+            [(2,)]
+        """
         return [self[k] for k in self._keys]
 
     def pop(self, key: str) -> Any:
+        """Remove the parameter under ``key`` and return it.
+
+        Args:
+            key: the name.
+
+        Example:
+            >>> params = nn.ParameterDict({'a': fjax.ones(2), 'b': fjax.ones(1)})
+            >>> params.pop('a').shape, list(params)
+            (fjax.Size([2]), ['b'])
+        """
         value = self[key]
         del self[key]
         return value
 
     def clear(self) -> None:
+        """Remove every parameter.
+
+        Example:
+            >>> params = nn.ParameterDict({'a': fjax.ones(2)})
+            >>> params.clear()
+            >>> len(params)
+            0
+        """
         for key in list(self._keys):
             del self[key]
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The parameter under ``key``, or ``default`` when there is none.
+
+        Args:
+            key: the name.
+            default: the value when ``key`` is absent.
+
+        Example:
+            >>> nn.ParameterDict({'a': fjax.ones(2)}).get('b') is None
+            True
+        """
         return self[key] if key in self else default
 
     def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add parameters from a mapping or from ``(name, value)`` pairs (tensors become Parameters).
+
+        Args:
+            parameters: a mapping of names to tensors, or an iterable of ``(name, tensor)`` pairs.
+
+        Example:
+            >>> params = nn.ParameterDict()
+            >>> params.update({'a': fjax.ones(2)})
+            >>> list(params)
+            ['a']
+        """
         items = parameters.items() if isinstance(parameters, Mapping) else parameters
         for key, value in items:
             self[key] = value
 
     def extra_repr(self) -> str:
+        """One line per parameter: its name, dtype and shape.
+
+        Example:
+            >>> print(nn.ParameterDict({'a': fjax.ones(2)}).extra_repr())
+            (a): Parameter containing: [fjax.float32 of size 2]
+        """
         return "\n".join(_param_line(k, p) for k, p in self.items())

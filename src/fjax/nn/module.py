@@ -86,6 +86,12 @@ class Module:
         set_(self, "_is_full_backward_hook", None)
 
     def forward(self, *args, **kwargs):
+        """The computation of the layer; subclasses define it, and calling the module runs it with hooks.
+
+        Example:
+            >>> nn.Linear(3, 2).forward(fjax.ones(4, 3)).shape
+            fjax.Size([4, 2])
+        """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # -- calling ------------------------------------------------------------------------
@@ -133,6 +139,21 @@ class Module:
         """Call ``hook(module, args)`` (or ``hook(module, args, kwargs)``) before ``forward``.
 
         The hook may return replacement ``args`` (or ``(args, kwargs)`` with ``with_kwargs``).
+
+        Args:
+            hook: the function to call.
+            prepend: run it before the hooks registered earlier.
+            with_kwargs: pass (and take back) the keyword arguments too.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
+        Example:
+            >>> m = nn.Identity()
+            >>> h = m.register_forward_pre_hook(lambda module, args: (args[0] * 2,))
+            >>> m(fjax.ones(2))
+            tensor([2., 2.], dtype=fjax.float32)
+            >>> h.remove()
         """
         modules_changed[0] += 1
         handle = RemovableHandle(self._forward_pre_hooks)
@@ -149,6 +170,21 @@ class Module:
         """Call ``hook(module, args, output)`` (or with ``kwargs`` before ``output``) after ``forward``.
 
         The hook may return a replacement output.
+
+        Args:
+            hook: the function to call.
+            prepend: run it before the hooks registered earlier.
+            with_kwargs: pass the keyword arguments too.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
+        Example:
+            >>> m = nn.Linear(3, 2)
+            >>> h = m.register_forward_hook(lambda module, args, out: print(tuple(out.shape)))
+            >>> _ = m(fjax.ones(4, 3))
+            (4, 2)
+            >>> h.remove()
         """
         modules_changed[0] += 1
         handle = RemovableHandle(self._forward_hooks)
@@ -261,7 +297,18 @@ class Module:
             raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
-        """Add a parameter (or None) under ``name``."""
+        """Add a parameter (or None) under ``name``.
+
+        Args:
+            name: the attribute name.
+            param: an ``nn.Parameter``, or None for an optional parameter that is absent.
+
+        Example:
+            >>> m = nn.Module()
+            >>> m.register_parameter("scale", nn.Parameter(fjax.ones(2)))
+            >>> [name for name, _ in m.named_parameters()]
+            ['scale']
+        """
         self._check_name("parameter", name)
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
@@ -274,7 +321,20 @@ class Module:
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
-        """Add a buffer: state saved in ``state_dict`` (unless not persistent), not trained."""
+        """Add a buffer: state saved in ``state_dict`` (unless not persistent), not trained.
+
+        Args:
+            name: the attribute name.
+            tensor: the buffer's value, or None.
+            persistent: whether ``state_dict`` includes it.
+
+        Example:
+            >>> m = nn.Module()
+            >>> m.register_buffer("steps", fjax.zeros(1))
+            >>> m.register_buffer("cache", fjax.zeros(1), persistent=False)
+            >>> list(m.state_dict())
+            ['steps']
+        """
         self._check_name("buffer", name)
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
@@ -290,7 +350,18 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name: str, module: "Module | None") -> None:
-        """Add a child module (or None) under ``name``."""
+        """Add a child module (or None) under ``name``.
+
+        Args:
+            name: the attribute name.
+            module: the child module, or None.
+
+        Example:
+            >>> m = nn.Module()
+            >>> m.add_module("fc", nn.Linear(2, 3))
+            >>> m.fc
+            Linear(in_features=2, out_features=3, bias=True)
+        """
         self._check_name("module", name)
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
@@ -379,25 +450,68 @@ class Module:
     def named_parameters(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Parameter]]:
-        """``(name, parameter)`` pairs, names dotted from this module (``'fc.weight'``)."""
+        """``(name, parameter)`` pairs, names dotted from this module (``'fc.weight'``).
+
+        Args:
+            prefix: prepended to every name.
+            recurse: include the parameters of descendants.
+            remove_duplicate: yield a shared parameter once.
+
+        Example:
+            >>> [(name, tuple(p.shape)) for name, p in nn.Sequential(nn.Linear(3, 2)).named_parameters()]
+            [('0.weight', (2, 3)), ('0.bias', (2,))]
+        """
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every parameter of this module (and its descendants when ``recurse``), once each."""
+        """Every parameter of this module (and its descendants when ``recurse``), once each.
+
+        Args:
+            recurse: include the parameters of descendants.
+
+        Example:
+            >>> sum(p.numel() for p in nn.Linear(3, 2).parameters())
+            8
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
-        """``(name, buffer)`` pairs, persistent or not."""
+        """``(name, buffer)`` pairs, persistent or not.
+
+        Args:
+            prefix: prepended to every name.
+            recurse: include the buffers of descendants.
+            remove_duplicate: yield a shared buffer once.
+
+        Example:
+            >>> [name for name, _ in nn.BatchNorm1d(3).named_buffers()]
+            ['running_mean', 'running_var', 'num_batches_tracked']
+        """
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of this module (and its descendants when ``recurse``), once each.
+
+        Args:
+            recurse: include the buffers of descendants.
+
+        Example:
+            >>> [b.shape for b in nn.BatchNorm1d(3).buffers()]
+            [fjax.Size([3]), fjax.Size([3]), fjax.Size([])]
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """``(name, module)`` for each direct child, once each.
+
+        Example:
+            >>> [name for name, _ in nn.Sequential(nn.Linear(2, 2), nn.ReLU()).named_children()]
+            ['0', '1']
+        """
         seen = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
@@ -405,13 +519,29 @@ class Module:
                 yield name, module
 
     def children(self) -> Iterator["Module"]:
+        """Each direct child module, once each.
+
+        Example:
+            >>> list(nn.Sequential(nn.Linear(2, 2), nn.ReLU()).children())
+            [Linear(in_features=2, out_features=2, bias=True), ReLU()]
+        """
         for _, m in self.named_children():
             yield m
 
     def named_modules(
         self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
     ) -> Iterator[tuple[str, "Module"]]:
-        """``(name, module)`` for this module (name ``prefix``) and every descendant, pre-order."""
+        """``(name, module)`` for this module (name ``prefix``) and every descendant, pre-order.
+
+        Args:
+            memo: modules already yielded (skipped).
+            prefix: the name of this module.
+            remove_duplicate: yield a shared module once.
+
+        Example:
+            >>> [name for name, _ in nn.Sequential(nn.Linear(2, 2), nn.ReLU()).named_modules()]
+            ['', '0', '1']
+        """
         if memo is None:
             memo = set()
         if remove_duplicate:
@@ -425,11 +555,25 @@ class Module:
             yield from module.named_modules(memo, prefix + "." + name if prefix else name, remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
+        """This module and every descendant, pre-order, once each.
+
+        Example:
+            >>> [type(m).__name__ for m in nn.Sequential(nn.Linear(2, 2), nn.ReLU()).modules()]
+            ['Sequential', 'Linear', 'ReLU']
+        """
         for _, m in self.named_modules():
             yield m
 
     def get_submodule(self, target: str) -> "Module":
-        """The descendant at dotted path ``target`` (``''`` is this module)."""
+        """The descendant at dotted path ``target`` (``''`` is this module).
+
+        Args:
+            target: the dotted path, as ``named_modules`` names it.
+
+        Example:
+            >>> nn.Sequential(nn.Sequential(nn.ReLU())).get_submodule("0.0")
+            ReLU()
+        """
         module = self
         for item in target.split(".") if target else ():
             child = module._modules.get(item)
@@ -447,14 +591,44 @@ class Module:
         return members[name]
 
     def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` (``'0.weight'``).
+
+        Args:
+            target: the parameter's name as ``named_parameters`` gives it.
+
+        Example:
+            >>> nn.Sequential(nn.Linear(3, 2)).get_parameter("0.weight").shape
+            fjax.Size([2, 3])
+        """
         return self._get_leaf(target, "_parameters", "parameter")
 
     def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (``'0.running_mean'``).
+
+        Args:
+            target: the buffer's name as ``named_buffers`` gives it.
+
+        Example:
+            >>> nn.Sequential(nn.BatchNorm1d(3)).get_buffer("0.running_mean")
+            tensor([0., 0., 0.], dtype=fjax.float32)
+        """
         return self._get_leaf(target, "_buffers", "buffer")
 
     # -- modes and gradients ------------------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
-        """Set training mode on this module and its descendants (Dropout, BatchNorm care)."""
+        """Set training mode on this module and its descendants (Dropout, BatchNorm care).
+
+        Args:
+            mode: ``True`` for training, ``False`` for evaluation.
+
+        Returns:
+            This module.
+
+        Example:
+            >>> m = nn.Sequential(nn.Dropout(0.5))
+            >>> m.eval().training, m.train().training
+            (False, True)
+        """
         if not isinstance(mode, bool):
             raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
         object.__setattr__(self, "training", mode)
@@ -464,15 +638,43 @@ class Module:
         return self
 
     def eval(self) -> "Module":
+        """Set evaluation mode (``train(False)``) on this module and its descendants; returns it.
+
+        Example:
+            >>> m = nn.Sequential(nn.Dropout(0.5)).eval()
+            >>> m.training, m[0].training
+            (False, False)
+        """
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` on every parameter (freeze with ``False``); returns the module.
+
+        Args:
+            requires_grad: whether autograd records operations on the parameters.
+
+        Example:
+            >>> m = nn.Linear(2, 2).requires_grad_(False)
+            >>> [p.requires_grad for p in m.parameters()]
+            [False, False]
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset parameter gradients: drop them (default) or fill them with zeros."""
+        """Reset parameter gradients: drop them (default) or fill them with zeros.
+
+        Args:
+            set_to_none: set each ``.grad`` to None instead of zeroing it.
+
+        Example:
+            >>> m = nn.Linear(2, 1)
+            >>> m(fjax.ones(1, 2)).sum().backward()
+            >>> m.zero_grad()
+            >>> m.weight.grad is None
+            True
+        """
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -483,7 +685,24 @@ class Module:
                 p.grad.zero_()
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
-        """Call ``fn`` on every descendant (children first), then on this module."""
+        """Call ``fn`` on every descendant (children first), then on this module.
+
+        Args:
+            fn: a function of one module, typically an initialiser.
+
+        Returns:
+            This module.
+
+        Example:
+            >>> def init(m):
+            ...     if isinstance(m, nn.Linear):
+            ...         nn.init.constant_(m.weight, 0.5)
+            >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU()).apply(init)
+            >>> net[0].weight
+            Parameter containing:
+            tensor([[0.5000, 0.5000],
+                    [0.5000, 0.5000]], dtype=fjax.float32, requires_grad=True)
+        """
         for module in self.children():
             module.apply(fn)
         fn(self)
@@ -527,7 +746,13 @@ class Module:
 
     def to_local(self) -> "Module":
         """OneFlow's ``Module.to_local``: every global parameter and buffer becomes this
-        process's local piece of it, in place. Returns the module."""
+        process's local piece of it, in place. Returns the module.
+
+        Example:
+            >>> m = nn.Linear(2, 3).to_global(fjax.placement("cpu", [0]), fjax.sbp.broadcast)
+            >>> m.to_local().weight.is_global
+            False
+        """
         for t in self._global_state():
             if t.is_global:
                 t._data = t.detach().to_local()._data
@@ -541,6 +766,18 @@ class Module:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``.
 
         A dtype converts only floating point parameters and buffers, as in torch.
+
+        Args:
+            args: a device, a dtype, both, or a tensor whose device and dtype to take.
+            kwargs: ``device=``, ``dtype=``; ``non_blocking=`` is accepted.
+
+        Returns:
+            This module, converted in place.
+
+        Example:
+            >>> m = nn.Linear(2, 2).to(fjax.float64)
+            >>> m.weight.dtype
+            fjax.float64
         """
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
@@ -593,24 +830,72 @@ class Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self) -> "Module":
+        """Cast floating-point parameters and buffers to ``fjax.float32`` in place; returns the module.
+
+        Example:
+            >>> nn.Linear(2, 2).float().weight.dtype
+            fjax.float32
+        """
         return self._cast(_dt.float32)
 
     def double(self) -> "Module":
+        """Cast floating-point parameters and buffers to ``fjax.float64`` in place; returns the module.
+
+        Example:
+            >>> nn.Linear(2, 2).double().weight.dtype
+            fjax.float64
+        """
         return self._cast(_dt.float64)
 
     def half(self) -> "Module":
+        """Cast floating-point parameters and buffers to ``fjax.float16`` in place; returns the module.
+
+        Example:
+            >>> nn.Linear(2, 2).half().weight.dtype
+            fjax.float16
+        """
         return self._cast(_dt.float16)
 
     def bfloat16(self) -> "Module":
+        """Cast floating-point parameters and buffers to ``fjax.bfloat16`` in place; returns the module.
+
+        Example:
+            >>> nn.Linear(2, 2).bfloat16().weight.dtype
+            fjax.bfloat16
+        """
         return self._cast(_dt.bfloat16)
 
     def type(self, dst_type) -> "Module":
+        """Cast every parameter and buffer to ``dst_type`` in place; returns the module.
+
+        Args:
+            dst_type: the dtype.
+
+        Example:
+            >>> nn.Linear(2, 2).type(fjax.float64).bias.dtype
+            fjax.float64
+        """
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> "Module":
+        """Move every parameter and buffer to the CPU in place; returns the module.
+
+        Example:
+            >>> nn.Linear(2, 2).cpu().weight.device
+            device(type='cpu')
+        """
         return self._apply(lambda t: t.to("cpu"))
 
     def cuda(self, device: int | None = None) -> "Module":
+        """Move every parameter and buffer to a CUDA device in place; returns the module.
+
+        Args:
+            device: the CUDA device index; the current one by default.
+
+        Example:
+            >>> nn.Linear(2, 2).cuda().weight.is_cuda  # doctest: +SKIP
+            True
+        """
         return self._apply(lambda t: t.cuda(device))
 
     # -- state_dict ---------------------------------------------------------------------
@@ -618,6 +903,16 @@ class Module:
         """Parameters and persistent buffers by dotted name (``'fc.weight'``), as torch names them.
 
         Values are detached tensors sharing the module's values (``keep_vars`` keeps the objects).
+
+        Args:
+            destination: a dict to fill and return instead of a new ``OrderedDict``.
+            prefix: prepended to every key.
+            keep_vars: give the parameters themselves instead of detached aliases.
+
+        Example:
+            >>> sd = nn.Linear(3, 2).state_dict()
+            >>> {k: tuple(v.shape) for k, v in sd.items()}
+            {'weight': (2, 3), 'bias': (2,)}
         """
         out = OrderedDict() if destination is None else destination
         for key, (module, registry, name) in self._state_entries(prefix).items():
@@ -637,6 +932,18 @@ class Module:
         Raises:
             OpError: naming every missing or unexpected key (when ``strict``) and every key
                 whose shape differs from the module's (always), as torch does.
+
+        Args:
+            state_dict: the values by key, as ``state_dict()`` gives them.
+            strict: whether missing or unexpected keys raise.
+            assign: keep the given tensors' dtype and device instead of the module's.
+
+        Example:
+            >>> a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+            >>> b.load_state_dict(a.state_dict())
+            IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+            >>> bool((a.weight == b.weight).all())
+            True
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
@@ -685,7 +992,12 @@ class Module:
 
     # -- printing -----------------------------------------------------------------------
     def extra_repr(self) -> str:
-        """The text inside this module's parentheses; layers override it (``in_features=3, ...``)."""
+        """The text inside this module's parentheses; layers override it (``in_features=3, ...``).
+
+        Example:
+            >>> nn.Linear(3, 2).extra_repr()
+            'in_features=3, out_features=2, bias=True'
+        """
         return ""
 
     def _get_name(self) -> str:

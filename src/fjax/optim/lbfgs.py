@@ -227,6 +227,19 @@ class LBFGS(Optimizer):
 
         Returns:
             The loss of the first closure call.
+
+        Example:
+            >>> w = nn.Parameter(fjax.tensor([1.0, -1.0]))
+            >>> opt = optim.LBFGS([w], lr=1)
+            >>> def closure():
+            ...     opt.zero_grad()
+            ...     loss = ((w - 3) ** 2).sum()
+            ...     loss.backward()
+            ...     return loss
+            >>> opt.step(closure)  # the loss before the first iteration
+            tensor(20., dtype=fjax.float32, grad_fn=<sumBackward>)
+            >>> [round(v, 4) for v in w.tolist()]
+            [3.0, 3.0]
         """
         if closure is None:
             raise OpError(

@@ -72,6 +72,17 @@ class LRScheduler:
         verbose: print every group's new lr on each step (OneFlow's and torch's flag).
         last_step: OneFlow's name for ``last_epoch``; the attribute is readable and writable
             under both names, and ``state_dict()`` carries both keys.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(sched.get_last_lr()[0])
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [1.0, 1.0, 0.5, 0.5]
     """
 
     _is_initial = False
@@ -102,7 +113,15 @@ class LRScheduler:
 
     @property
     def last_step(self) -> int:
-        """OneFlow's name of ``last_epoch`` (the index of the last step taken)."""
+        """OneFlow's name of ``last_epoch`` (the index of the last step taken).
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> sched.step()
+            >>> sched.last_step, sched.last_epoch
+            (1, 1)
+        """
         return self.last_epoch
 
     @last_step.setter
@@ -118,15 +137,43 @@ class LRScheduler:
             self._is_initial = False
 
     def get_lr(self) -> list:
-        """The next lr of every group (subclasses define it)."""
+        """The next lr of every group (subclasses define it).
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> sched.step()
+            >>> sched.get_lr()  # the closed form at last_epoch
+            [0.25]
+        """
         raise NotImplementedError(f"{type(self).__name__}.get_lr")
 
     def get_last_lr(self) -> list:
-        """The lr of every group after the last ``step()``."""
+        """The lr of every group after the last ``step()``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> sched.step()
+            >>> sched.get_last_lr()
+            [0.5]
+        """
         return self._last_lr
 
     def step(self, epoch: int | None = None) -> None:
-        """Advance one step (``epoch`` is torch's deprecated jump to a given step)."""
+        """Advance one step (``epoch`` is torch's deprecated jump to a given step).
+
+        Args:
+            epoch: torch's deprecated argument: the step to jump to.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> opt.step()
+            >>> sched.step()
+            >>> opt.param_groups[0]["lr"]
+            0.5
+        """
         self._step_count += 1
         if epoch is not None:
             warnings.warn(
@@ -168,11 +215,32 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
     def state_dict(self) -> dict[str, Any]:
-        """Every attribute except the optimizer (torch's layout), plus OneFlow's ``last_step``."""
+        """Every attribute except the optimizer (torch's layout), plus OneFlow's ``last_step``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> sched.step()
+            >>> sched.state_dict()["last_epoch"], sched.state_dict()["_last_lr"]
+            (1, [0.5])
+        """
         return self._own_state()
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore attributes saved by ``state_dict()`` (torch's or OneFlow's ``last_step`` key)."""
+        """Restore attributes saved by ``state_dict()`` (torch's or OneFlow's ``last_step`` key).
+
+        Args:
+            state_dict: a dict from ``state_dict()``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> sched.step()
+            >>> other = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+            >>> other.load_state_dict(sched.state_dict())
+            >>> other.last_epoch, other.get_last_lr()
+            (1, [0.5])
+        """
         self._load_own(state_dict)
 
 
@@ -187,7 +255,19 @@ def _lr_lambdas(optimizer: Optimizer, lr_lambda) -> list:
 
 
 class LambdaLR(LRScheduler):
-    """``lr = initial_lr * lr_lambda(step)`` (one function, or one per group)."""
+    """``lr = initial_lr * lr_lambda(step)`` (one function, or one per group).
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.LambdaLR(opt, lambda step: 1 / (step + 1))
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(sched.get_last_lr()[0], 4))
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [1.0, 0.5, 0.3333, 0.25]
+    """
 
     def __init__(
         self,
@@ -202,13 +282,33 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch, verbose, last_step=last_step)
 
     def state_dict(self) -> dict[str, Any]:
-        """As torch: functions are not saved, callable objects save their ``__dict__``."""
+        """As torch: functions are not saved, callable objects save their ``__dict__``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5**step)
+            >>> sched.state_dict()["lr_lambdas"]  # a plain function is not saved
+            [None]
+        """
         out = self._own_state(("optimizer", "lr_lambdas"))
         out["lr_lambdas"] = [None if isinstance(f, types.FunctionType) else dict(f.__dict__) for f in self.lr_lambdas]
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore attributes; callable objects get their saved ``__dict__`` back."""
+        """Restore attributes; callable objects get their saved ``__dict__`` back.
+
+        Args:
+            state_dict: a dict from ``state_dict()``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5**step)
+            >>> sched.step()
+            >>> other = optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5**step)
+            >>> other.load_state_dict(sched.state_dict())
+            >>> other.last_epoch, other.get_last_lr()
+            (1, [0.5])
+        """
         state_dict = dict(state_dict)
         lambdas = state_dict.pop("lr_lambdas")
         self._load_own(state_dict)
@@ -268,7 +368,19 @@ class MultiplicativeLR(LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiply the lr by ``gamma`` every ``step_size`` steps."""
+    """Multiply the lr by ``gamma`` every ``step_size`` steps.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(sched.get_last_lr()[0])
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [1.0, 1.0, 0.5, 0.5]
+    """
 
     def __init__(
         self,
@@ -293,7 +405,19 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """Multiply the lr by ``gamma`` at each milestone (a repeated milestone multiplies again)."""
+    """Multiply the lr by ``gamma`` at each milestone (a repeated milestone multiplies again).
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.1)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(sched.get_last_lr()[0], 4))
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [1.0, 0.1, 0.1, 0.01]
+    """
 
     def __init__(
         self,
@@ -319,7 +443,19 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """Scale the lr by ``factor`` for the first ``total_iters`` steps."""
+    """Scale the lr by ``factor`` for the first ``total_iters`` steps.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(sched.get_last_lr()[0])
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [0.5, 0.5, 1.0, 1.0]
+    """
 
     def __init__(
         self,
@@ -350,7 +486,19 @@ class ConstantLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
-    """Scale the lr by a factor going linearly from ``start_factor`` to ``end_factor`` in ``total_iters`` steps."""
+    """Scale the lr by a factor going linearly from ``start_factor`` to ``end_factor`` in ``total_iters`` steps.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(sched.get_last_lr()[0])
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [0.25, 0.5, 0.75, 1.0]
+    """
 
     def __init__(
         self,
@@ -386,7 +534,19 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """Multiply the lr by ``gamma`` every step."""
+    """Multiply the lr by ``gamma`` every step.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(sched.get_last_lr()[0])
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [1.0, 0.5, 0.25, 0.125]
+    """
 
     def __init__(
         self,
@@ -409,7 +569,19 @@ class ExponentialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Cosine annealing from ``initial_lr`` to ``eta_min`` over ``T_max`` steps (then back up, as torch)."""
+    """Cosine annealing from ``initial_lr`` to ``eta_min`` over ``T_max`` steps (then back up, as torch).
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+        >>> lrs = []
+        >>> for _ in range(5):
+        ...     lrs.append(round(sched.get_last_lr()[0], 4))
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [1.0, 0.5, 0.0, 0.5, 1.0]
+    """
 
     def __init__(
         self,
@@ -561,12 +733,29 @@ class SequentialLR(_Composite):
 
     @property
     def schedulers(self) -> list:
-        """The schedulers run in turn (OneFlow's attribute name)."""
+        """The schedulers run in turn (OneFlow's attribute name).
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> warm = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+            >>> decay = optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+            >>> sched = optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2])
+            >>> [type(s).__name__ for s in sched.schedulers]
+            ['ConstantLR', 'ExponentialLR']
+        """
         return self._schedulers
 
     @property
     def milestones(self) -> list:
-        """The steps at which the next scheduler takes over (OneFlow's attribute name)."""
+        """The steps at which the next scheduler takes over (OneFlow's attribute name).
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> warm = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+            >>> decay = optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+            >>> optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2]).milestones
+            [2]
+        """
         return self._milestones
 
     def step(self) -> None:  # noqa: D102 - torch's signature: no epoch argument
@@ -587,7 +776,20 @@ class SequentialLR(_Composite):
 
 
 class ChainedScheduler(_Composite):
-    """Step every scheduler on each ``step()``: their chainable factors multiply."""
+    """Step every scheduler on each ``step()``: their chainable factors multiply.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> warm = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> sched = optim.lr_scheduler.ChainedScheduler([warm, optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)])
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(sched.get_last_lr()[0], 4))
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [0.5, 0.45, 0.81, 0.729]
+    """
 
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None):
         optimizer = optimizer or (schedulers[0].optimizer if schedulers else None)
@@ -681,13 +883,33 @@ class WarmupLR(LRScheduler):
     _get_closed_form_lr = get_lr
 
     def state_dict(self) -> dict[str, Any]:
-        """Own attributes plus the wrapped scheduler's state dict."""
+        """Own attributes plus the wrapped scheduler's state dict.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.WarmupLR(opt, warmup_factor=0.5, warmup_iters=2)
+            >>> sched.state_dict()["warmup_iters"], sched.state_dict()["_scheduler"]
+            (2, None)
+        """
         out = self._own_state(("optimizer", "_scheduler"))
         out["_scheduler"] = None if self._scheduler is None else self._scheduler.state_dict()
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore own attributes and the wrapped scheduler's."""
+        """Restore own attributes and the wrapped scheduler's.
+
+        Args:
+            state_dict: a dict from ``state_dict()``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.WarmupLR(opt, warmup_factor=0.5, warmup_iters=2)
+            >>> sched.step()
+            >>> other = optim.lr_scheduler.WarmupLR(opt, warmup_factor=0.5, warmup_iters=2)
+            >>> other.load_state_dict(sched.state_dict())
+            >>> other.last_epoch
+            1
+        """
         state_dict = dict(state_dict)
         inner = state_dict.pop("_scheduler", None)
         self._load_own(state_dict)
@@ -932,17 +1154,50 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
-        """Whether the steps after a reduction are still being ignored."""
+        """Whether the steps after a reduction are still being ignored.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, cooldown=1)
+            >>> sched.step(1.0)
+            >>> sched.step(2.0)  # no improvement: the lr drops and a cooldown step starts
+            >>> opt.param_groups[0]["lr"], sched.in_cooldown
+            (0.1, True)
+        """
         return self.cooldown_counter > 0
 
     def is_better(self, a: float, best: float) -> bool:
-        """Whether metric value ``a`` improves on ``best`` by the threshold."""
+        """Whether metric value ``a`` improves on ``best`` by the threshold.
+
+        Args:
+            a: a value of the metric.
+            best: the best value so far.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, cooldown=1)
+            >>> sched.is_better(0.5, 1.0), sched.is_better(1.0, 1.0)  # mode="min"
+            (True, False)
+        """
         if self.mode == "min":
             return a < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
         return a > (best * (self.threshold + 1.0) if self.threshold_mode == "rel" else best + self.threshold)
 
     def step(self, metrics, epoch: int | None = None) -> None:  # type: ignore[override]
-        """Record one value of the monitored metric (a number or a one-element Tensor)."""
+        """Record one value of the monitored metric (a number or a one-element Tensor).
+
+        Args:
+            metrics: the metric's value after this step (a loss, with the default ``mode="min"``).
+            epoch: torch's deprecated argument: the step index to set.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, cooldown=1)
+            >>> for loss in [1.0, 2.0, 2.0, 2.0]:
+            ...     sched.step(loss)
+            >>> opt.param_groups[0]["lr"]
+            0.010000000000000002
+        """
         current = float(metrics.item() if isinstance(metrics, Tensor) else metrics)
         if epoch is not None:
             warnings.warn("The epoch parameter in `scheduler.step()` is deprecated (as in torch)", UserWarning, 2)
@@ -984,6 +1239,17 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy: lr up to ``max_lr`` then down to ``max_lr/(div_factor*final_div_factor)``.
 
     With ``cycle_momentum`` it cycles ``momentum`` (or Adam's ``betas[0]``) the opposite way.
+
+    Example:
+        >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+        >>> sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=4)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     lrs.append(round(sched.get_last_lr()[0], 4))
+        ...     opt.step()
+        ...     sched.step()
+        >>> lrs
+        [0.04, 0.8117, 0.2831, 0.0]
     """
 
     def __init__(
@@ -1214,7 +1480,17 @@ class CyclicLR(LRScheduler):
             self.scale_mode = "iterations"
 
     def scale_fn(self, x) -> float:
-        """The amplitude's scale at cycle (or step) ``x``."""
+        """The amplitude's scale at cycle (or step) ``x``.
+
+        Args:
+            x: the cycle number (``scale_mode="cycle"``) or the step (``"iterations"``).
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2)
+            >>> sched.scale_fn(3)  # mode="triangular": no decay
+            1.0
+        """
         if self._scale_fn_custom is not None:
             return self._scale_fn_custom(x)
         if self.mode == "triangular2":
@@ -1242,14 +1518,34 @@ class CyclicLR(LRScheduler):
         return lrs
 
     def state_dict(self) -> dict[str, Any]:
-        """As torch: a plain-function ``scale_fn`` is not saved, a callable object saves its ``__dict__``."""
+        """As torch: a plain-function ``scale_fn`` is not saved, a callable object saves its ``__dict__``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2)
+            >>> sched.state_dict()["_scale_fn_custom"] is None, sched.state_dict()["base_lrs"]
+            (True, [0.1])
+        """
         out = self._own_state(("optimizer", "_scale_fn_custom"))
         fn = self._scale_fn_custom
         out["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else dict(fn.__dict__)
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore attributes; a callable-object ``scale_fn`` gets its saved ``__dict__`` back."""
+        """Restore attributes; a callable-object ``scale_fn`` gets its saved ``__dict__`` back.
+
+        Args:
+            state_dict: a dict from ``state_dict()``.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
+            >>> sched = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2)
+            >>> sched.step()
+            >>> other = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2)
+            >>> other.load_state_dict(sched.state_dict())
+            >>> other.last_epoch, other.get_last_lr()
+            (1, [0.55])
+        """
         state_dict = dict(state_dict)
         saved = state_dict.pop("_scale_fn_custom", None)
         self._load_own(state_dict)

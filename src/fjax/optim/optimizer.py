@@ -167,7 +167,19 @@ class Optimizer:
         return f"fjax.optim.{type(self).__name__}"
 
     def add_param_group(self, param_group: dict) -> None:
-        """Add a group of parameters (with optional per-group hyper-parameters)."""
+        """Add a group of parameters (with optional per-group hyper-parameters).
+
+        Args:
+            param_group: a dict with ``"params"`` (the parameters) and any hyper-parameters that
+                differ from the optimizer's defaults.
+
+        Example:
+            >>> w, b = nn.Parameter(fjax.ones(2)), nn.Parameter(fjax.zeros(1))
+            >>> opt = optim.SGD([w], lr=0.1)
+            >>> opt.add_param_group({"params": [b], "lr": 0.01})
+            >>> [group["lr"] for group in opt.param_groups]
+            [0.1, 0.01]
+        """
         if not isinstance(param_group, dict):
             raise OpError(f"{self._name()}: a param group must be a dict, got {type(param_group).__name__}")
         if "params" not in param_group:
@@ -231,7 +243,19 @@ class Optimizer:
 
     # -- stepping ------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset every parameter's ``.grad``: to None, or (``set_to_none=False``) to zeros."""
+        """Reset every parameter's ``.grad``: to None, or (``set_to_none=False``) to zeros.
+
+        Args:
+            set_to_none: set each ``.grad`` to None instead of zeroing it.
+
+        Example:
+            >>> w = nn.Parameter(fjax.ones(2))
+            >>> opt = optim.SGD([w], lr=0.1)
+            >>> (w * w).sum().backward()
+            >>> opt.zero_grad()
+            >>> w.grad is None
+            True
+        """
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad
@@ -249,6 +273,18 @@ class Optimizer:
 
         Returns:
             The closure's loss, or None.
+
+        Args:
+            closure: a function that clears the gradients, computes the loss, calls ``backward`` and
+                returns the loss (needed by ``LBFGS``).
+
+        Example:
+            >>> w = nn.Parameter(fjax.tensor([1.0, 2.0]))
+            >>> opt = optim.SGD([w], lr=0.1)
+            >>> (w * w).sum().backward()  # grad = 2 * w
+            >>> opt.step()
+            >>> w.tolist()
+            [0.800000011920929, 1.600000023841858]
         """
         loss = None
         if closure is not None:
@@ -273,7 +309,19 @@ class Optimizer:
         """OneFlow's ``Optimizer.clip_grad``: clip, in place, the gradients of every group that
         sets ``clip_grad_max_norm`` (and ``clip_grad_norm_type``, default 2.0) by their total norm,
         as ``nn.utils.clip_grad_norm_``. As in OneFlow, an eager ``step()`` does not clip by
-        itself (call this before it); an nn.Graph step clips such groups itself."""
+        itself (call this before it); an nn.Graph step clips such groups itself.
+
+        Args:
+            error_if_nonfinite: raise when the total norm is nan or inf.
+
+        Example:
+            >>> w = nn.Parameter(fjax.zeros(2))
+            >>> opt = optim.SGD([{"params": [w], "clip_grad_max_norm": 1.0}], lr=0.1)
+            >>> w.grad = fjax.tensor([3.0, 4.0])
+            >>> opt.clip_grad()
+            >>> w.grad
+            tensor([0.6000, 0.8000], dtype=fjax.float32)
+        """
         from ..nn.utils.clip_grad import clip_grad_norm_
 
         for group in self.param_groups:
@@ -367,12 +415,28 @@ class Optimizer:
 
     @property
     def state(self) -> Mapping:
-        """Per-parameter state under torch's names (a read-only snapshot; use load_state_dict to change it)."""
+        """Per-parameter state under torch's names (a read-only snapshot; use load_state_dict to change it).
+
+        Example:
+            >>> w = nn.Parameter(fjax.ones(2))
+            >>> opt = optim.Adam([w])
+            >>> (w * w).sum().backward()
+            >>> opt.step()
+            >>> sorted(opt.state[w])
+            ['exp_avg', 'exp_avg_sq', 'step']
+        """
         entries = ((p, self._to_torch(p)) for p in self._state)
         return MappingProxyType({p: e for p, e in entries if e})
 
     def state_dict(self) -> dict:
-        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` as torch."""
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` as torch.
+
+        Example:
+            >>> opt = optim.SGD([nn.Parameter(fjax.ones(2))], lr=0.1)
+            >>> sd = opt.state_dict()
+            >>> sd["state"], sd["param_groups"][0]["lr"], sd["param_groups"][0]["params"]
+            ({}, 0.1, [0])
+        """
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -385,7 +449,21 @@ class Optimizer:
         return {"state": {i: e for i, e in entries if e}, "param_groups": groups}  # torch keeps no empty entries
 
     def load_state_dict(self, state_dict: Mapping) -> None:
-        """Restore hyper-parameters and state saved by ``state_dict()`` (fjax's or torch's)."""
+        """Restore hyper-parameters and state saved by ``state_dict()`` (fjax's or torch's).
+
+        Args:
+            state_dict: a dict from ``state_dict()``.
+
+        Example:
+            >>> w = nn.Parameter(fjax.ones(2))
+            >>> opt = optim.Adam([w], lr=0.1)
+            >>> (w * w).sum().backward()
+            >>> opt.step()
+            >>> fresh = optim.Adam([w], lr=0.5)
+            >>> fresh.load_state_dict(opt.state_dict())
+            >>> fresh.param_groups[0]["lr"], fresh.state[w]["step"]
+            (0.1, tensor(1., dtype=fjax.float32))
+        """
         name = f"{self._name()}.load_state_dict"
         if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
             keys = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict).__name__

@@ -456,6 +456,14 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Fill the weight with ``init`` again (0.25 by default).
+
+        Example:
+            >>> m = nn.PReLU()
+            >>> m.reset_parameters()
+            >>> m.weight.tolist()
+            [0.25]
+        """
         init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:

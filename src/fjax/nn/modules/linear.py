@@ -60,6 +60,17 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw a new weight and bias as torch does (Kaiming-uniform weight, uniform bias).
+
+        Example:
+            >>> _ = fjax.manual_seed(0)
+            >>> m = nn.Linear(3, 2)
+            >>> with fjax.no_grad():
+            ...     _ = m.weight.fill_(0)
+            >>> m.reset_parameters()
+            >>> bool((m.weight != 0).all())
+            True
+        """
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
@@ -108,6 +119,14 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw a new weight and bias uniformly in ``[-1/sqrt(in1_features), 1/sqrt(in1_features)]``.
+
+        Example:
+            >>> m = nn.Bilinear(2, 3, 4)
+            >>> m.reset_parameters()
+            >>> bool((m.weight.abs() <= 2 ** -0.5).all())
+            True
+        """
         bound = 1 / math.sqrt(self.weight.shape[1])
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

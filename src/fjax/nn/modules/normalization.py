@@ -71,6 +71,14 @@ class _NormBase(Module):
             init.zeros_(self.num_batches_tracked)
 
     def reset_parameters(self) -> None:
+        """Reset the running statistics, and the weight to ones and the bias to zeros (if affine).
+
+        Example:
+            >>> m = nn.BatchNorm1d(3)
+            >>> m.reset_parameters()
+            >>> m.weight.tolist()
+            [1.0, 1.0, 1.0]
+        """
         self.reset_running_stats()
         _reset_affine(self)
 
@@ -301,6 +309,14 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Set the weight to ones and the bias (if any) to zeros.
+
+        Example:
+            >>> m = nn.LayerNorm(3)
+            >>> m.reset_parameters()
+            >>> m.weight.tolist()
+            [1.0, 1.0, 1.0]
+        """
         _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -349,6 +365,14 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Set the weight to ones and the bias (if any) to zeros.
+
+        Example:
+            >>> m = nn.GroupNorm(1, 3)
+            >>> m.reset_parameters()
+            >>> m.weight.tolist()
+            [1.0, 1.0, 1.0]
+        """
         _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -391,6 +415,14 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Set the weight (if elementwise_affine) to ones.
+
+        Example:
+            >>> m = nn.RMSNorm(3)
+            >>> m.reset_parameters()
+            >>> m.weight.tolist()
+            [1.0, 1.0, 1.0]
+        """
         if self.elementwise_affine:
             init.ones_(self.weight)
 

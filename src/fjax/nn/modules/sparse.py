@@ -75,6 +75,14 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
+        """Draw a new weight from the standard normal (the ``padding_idx`` row is zero again).
+
+        Example:
+            >>> m = nn.Embedding(4, 2, padding_idx=0)
+            >>> m.reset_parameters()
+            >>> m.weight[0].tolist()
+            [0.0, 0.0]
+        """
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
@@ -99,7 +107,18 @@ class Embedding(Module):
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
     ) -> "Embedding":
-        """An Embedding whose weight is ``embeddings`` (2-d); frozen unless ``freeze=False``."""
+        """An Embedding whose weight is ``embeddings`` (2-d); frozen unless ``freeze=False``.
+
+        Args:
+            embeddings: the ``(num_embeddings, embedding_dim)`` weight.
+            freeze: whether the weight stays fixed in training (``requires_grad=False``).
+            padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse: as for ``nn.Embedding``.
+
+        Example:
+            >>> m = nn.Embedding.from_pretrained(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+            >>> m(fjax.tensor([1])), m.weight.requires_grad
+            (tensor([[3., 4.]], dtype=fjax.float32), False)
+        """
         if embeddings.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-d, got shape {tuple(embeddings.shape)}")
         rows, cols = embeddings.shape
