@@ -40,6 +40,13 @@ def _wgrad(d, x):
     return d.reshape(-1, d.shape[-1]).T @ x.reshape(-1, x.shape[-1])
 
 
+def _mm_t(a, w):
+    """``a @ w.T`` as one dot contracting the last dims of both: XLA:CPU's small-batch matmul
+    (YNNPACK) runs about 2x faster with the weight in this (out, in) layout than given a
+    transposed (in, out) copy, so the recurrences keep each weight in the layout they use."""
+    return lax.dot_general(a, w, (((a.ndim - 1,), (w.ndim - 1,)), ((), ())))
+
+
 def _prev(states, s0, reverse):
     """The state each step started from, stacked: the states after each step shifted by one."""
     if reverse:
@@ -55,18 +62,15 @@ def _scan(step, carry, xs, reverse, unroll):
 
 
 def _lstm_run(xp, h0, c0, w_hh, w_hr, mask, reverse, unroll, save):
-    w_hh_t = w_hh.T
-    w_hr_t = None if w_hr is None else w_hr.T
-
     def step(carry, inp):
         h, c = carry
         x, m = inp
-        i, f, g, o = jnp.split(x + h @ w_hh_t, 4, axis=-1)
+        i, f, g, o = jnp.split(x + _mm_t(h, w_hh), 4, axis=-1)
         i, f, g, o = jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o)
         c2 = f * c + i * g
         h2 = o * jnp.tanh(c2)
-        if w_hr_t is not None:
-            h2 = h2 @ w_hr_t
+        if w_hr is not None:
+            h2 = _mm_t(h2, w_hr)
         h2, c2 = _where(m, h2, h), _where(m, c2, c)
         y = _zero_masked(m, h2)
         if not save:
@@ -95,6 +99,8 @@ def _lstm_fwd(xp, h0, c0, w_hh, w_hr, mask, reverse, unroll):
 def _lstm_bwd(reverse, unroll, res, cts):
     gates, cs, hs, h0, c0, w_hh, w_hr, mask = res
     dy, dhn, dcn = cts
+    w_hh_t = w_hh.T
+    w_hr_t = None if w_hr is None else w_hr.T
 
     def step(carry, inp):
         dh, dc = carry
@@ -102,14 +108,14 @@ def _lstm_bwd(reverse, unroll, res, cts):
         i, f, g, o = jnp.split(g_t, 4, axis=-1)
         tc, cp = jnp.tanh(c_t), _prev_at(cs, c0, t, reverse)
         dh_t = dh + dy_t
-        dhf = dh_t if w_hr is None else dh_t @ w_hr
+        dhf = dh_t if w_hr is None else _mm_t(dh_t, w_hr_t)
         dc_t = dc + dhf * o * (1 - tc * tc)
         dgates = jnp.concatenate(
             [dc_t * g * i * (1 - i), dc_t * cp * f * (1 - f), dc_t * i * (1 - g * g), dhf * tc * o * (1 - o)],
             axis=-1,
         )
         dgates = _zero_masked(m, dgates)
-        carry = (_where(m, dgates @ w_hh, dh), _where(m, dc_t * f, dc))
+        carry = (_where(m, _mm_t(dgates, w_hh_t), dh), _where(m, dc_t * f, dc))
         return carry, (dgates, None if w_hr is None else _zero_masked(m, dh_t))
 
     steps = jnp.arange(cs.shape[0])
@@ -128,11 +134,9 @@ lstm_scan.defvjp(_lstm_fwd, _lstm_bwd)
 
 
 def _gru_run(xp, h0, w_hh, b_hh, mask, reverse, unroll, save):
-    w_hh_t = w_hh.T
-
     def step(h, inp):
         x, m = inp
-        gh = h @ w_hh_t
+        gh = _mm_t(h, w_hh)
         if b_hh is not None:
             gh = gh + b_hh
         xr, xz, xn = jnp.split(x, 3, axis=-1)
@@ -168,6 +172,7 @@ def _gru_bwd(reverse, unroll, res, cts):
     dy, dhn = cts
 
     h_prev = _prev(hs, h0, reverse)
+    w_hh_t = w_hh.T
 
     def step(dh, inp):
         dy_t, a, hp, m = inp
@@ -178,7 +183,7 @@ def _gru_bwd(reverse, unroll, res, cts):
         dz = dh_t * (hp - n) * z * (1 - z)
         dgh = _zero_masked(m, jnp.concatenate([dr, dz, dn * r], axis=-1))
         dn = _zero_masked(m, dn)
-        return _where(m, dh_t * z + dgh @ w_hh, dh), (dgh, dn)
+        return _where(m, dh_t * z + _mm_t(dgh, w_hh_t), dh), (dgh, dn)
 
     dh0, (dgh, dn) = _scan(step, dhn, (dy, acts, h_prev, mask), not reverse, unroll)
     hidden = hs.shape[-1]
@@ -194,12 +199,11 @@ gru_scan.defvjp(_gru_fwd, _gru_bwd)
 
 
 def _rnn_run(xp, h0, w_hh, mask, nonlinearity, reverse, unroll):
-    w_hh_t = w_hh.T
     act = jnp.tanh if nonlinearity == "tanh" else jax.nn.relu
 
     def step(h, inp):
         x, m = inp
-        h2 = _where(m, act(x + h @ w_hh_t), h)
+        h2 = _where(m, act(x + _mm_t(h, w_hh)), h)
         return h2, (_zero_masked(m, h2), None if m is None else h2)
 
     hn, (y, states) = _scan(step, h0, (xp, mask), reverse, unroll)
@@ -222,11 +226,12 @@ def _rnn_bwd(nonlinearity, reverse, unroll, res, cts):
     dy, dhn = cts
     # d act / d pre-activation, read off the stored outputs (torch's relu'(0) = 0)
     deriv = 1 - hs * hs if nonlinearity == "tanh" else (hs > 0).astype(hs.dtype)
+    w_hh_t = w_hh.T
 
     def step(dh, inp):
         dy_t, d_t, m = inp
         dpre = _zero_masked(m, (dh + dy_t) * d_t)
-        return _where(m, dpre @ w_hh, dh), dpre
+        return _where(m, _mm_t(dpre, w_hh_t), dh), dpre
 
     dh0, dxp = _scan(step, dhn, (dy, deriv, mask), not reverse, unroll)
     return dxp, dh0, _wgrad(dxp, _prev(hs, h0, reverse)), None
