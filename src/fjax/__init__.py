@@ -157,6 +157,7 @@ from .dtypes import (  # noqa: E402
     sparse_coo,
     strided,
 )
+from .framework.infer_compiler import compile_from_torch  # noqa: E402 - OneFlow v1.0
 from .func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from .linalg import pca_lowrank, svd_lowrank  # noqa: E402 - torch's top level has them
 from .serialization import load, save  # noqa: E402

@@ -1,0 +1,695 @@
+"""``fjax.compile_from_torch``: a torch ``nn.Module`` as an fjax module that shares its parameters.
+
+OneFlow v1.0's ``compile_from_torch(torch_module, *, use_graph=True, options={})``, over torch's
+own export machinery and fjax's op table:
+
+1. **Capture.** ``torch.export.export`` records the module's forward as an FX graph of ATen ops
+   (the training IR: ``aten.conv2d``, ``aten.batch_norm``, ``aten.add_`` on a buffer, ...), once
+   per training mode; with ``dynamic=True`` every input dimension is exported as
+   ``torch.export.Dim.AUTO``, so one capture serves every input shape.
+2. **Mapping.** Each ATen op becomes the fjax function of the same name (``fjax.<name>``, whose
+   signatures are torch's, then ``fjax.nn.functional.<name>``, then the Tensor method, which
+   covers the in-place ops), or an entry of ``_ATEN`` where ATen's schema differs from torch's
+   Python signature. An op with neither is decomposed with torch's own decomposition table
+   (``torch.export.default_decompositions``); one without a decomposition raises
+   NotImplementedError naming the op and the module path where it occurs.
+3. **Running.** The FX graph is interpreted on fjax tensors: eagerly (the tape records it, so
+   ``backward`` works), or with ``use_graph=True`` as an ``nn.Graph`` (jax.jit) with an LRU of
+   ``size`` compiled input signatures when no gradient is needed.
+
+Parameters and buffers are shared: each is an fjax tensor over a ``_TorchStorage``, whose array
+is the torch tensor's memory imported through DLPack (zero-copy on CPU). A write on the fjax side
+(an optimizer step, ``load_state_dict``, a running-statistics update) is copied into the torch
+tensor at once; a change on the torch side (``p.data.mul_``, torch's optimizers, ``p.data = t``)
+is noticed by torch's version counter and data pointer before the next call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import operator
+import sys
+import time
+from collections import OrderedDict
+
+import jax
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import nn
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..creation import tensor
+from ..dispatch import functions as _F
+from ..nn import functional as F
+from ..tensor import _GENERATIONS, Storage, Tensor
+
+__all__ = ["compile_from_torch"]
+
+_log = logging.getLogger("fjax.compile_from_torch")
+_CAPTURES = itertools.count()
+_OPTIONS = {"size": 9, "dynamic": True, "debug": -1}
+
+
+# -- shared storage ---------------------------------------------------------------------------
+class _TorchStorage(Storage):
+    """A storage whose array is a torch tensor's memory: writes are copied into the torch tensor,
+    and ``pull`` re-imports it after torch changed it (its version or data pointer moved)."""
+
+    __slots__ = ("torch", "_seen")
+
+    def __init__(self, torch_tensor):
+        self.torch = torch_tensor
+        Storage.__init__(self, None)
+        self._import()
+
+    def _import(self) -> None:
+        t = self.torch.detach()
+        Storage.array.__set__(self, jax.dlpack.from_dlpack(t if t.is_contiguous() else t.contiguous()))
+        self._seen = (self.torch._version, self.torch.data_ptr())
+
+    def pull(self) -> None:
+        """Re-import the torch tensor if torch wrote it since the last import or write."""
+        if (self.torch._version, self.torch.data_ptr()) != self._seen:
+            self._import()
+            self.gen = next(_GENERATIONS)
+
+    @property
+    def array(self):
+        return Storage.array.__get__(self)
+
+    @array.setter
+    def array(self, value):
+        if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+            import torch
+
+            t = self.torch.detach()
+            if not value.is_deleted() and value.unsafe_buffer_pointer() != t.data_ptr():
+                with torch.no_grad():
+                    t.copy_(torch.from_dlpack(value))
+            self._import()  # the array is torch's memory again (a donated one is deleted)
+            return
+        Storage.array.__set__(self, value)  # a tracer inside a trace: restored when it ends
+
+
+def _shared(torch_tensor, parameter: bool) -> Tensor:
+    t = Tensor._wrap(None)
+    t._attach(_TorchStorage(torch_tensor), None)
+    t._arr = t._st.array
+    if parameter:
+        return nn.Parameter(t, requires_grad=torch_tensor.requires_grad)
+    return t
+
+
+# -- conversions -------------------------------------------------------------------------------
+def _from_torch_value(v):
+    """A torch constant of the graph (dtype, device, memory format, tensor) as fjax's."""
+    import torch
+
+    if isinstance(v, torch.dtype):
+        return _dt.to_dtype(str(v).removeprefix("torch."))
+    if isinstance(v, torch.device):
+        return "cpu"
+    if isinstance(v, torch.memory_format):
+        return getattr(_dt, str(v).removeprefix("torch."))
+    if isinstance(v, torch.layout):
+        return None
+    if isinstance(v, torch.Tensor):
+        return _to_fjax(v.detach().clone())
+    return v
+
+
+def _to_fjax(t) -> Tensor:
+    t = t.detach()
+    return Tensor._wrap(jax.dlpack.from_dlpack(t if t.is_contiguous() else t.contiguous()))
+
+
+def _to_torch(v):
+    import torch
+
+    if isinstance(v, Tensor):
+        return torch.from_dlpack(v.detach()._data)
+    if isinstance(v, (list, tuple)):
+        out = [_to_torch(x) for x in v]
+        return type(v)(out) if not hasattr(v, "_fields") else type(v)(*out)
+    if isinstance(v, dict):
+        return {k: _to_torch(x) for k, x in v.items()}
+    return v
+
+
+def _example(v):
+    """An fjax input as the torch tensor ``torch.export`` traces with (zeros of its shape and dtype
+    inside a trace, where there are no values)."""
+    import torch
+
+    if not isinstance(v, Tensor):
+        return v
+    data = v.detach()._data
+    if isinstance(data, jax.core.Tracer):
+        return torch.zeros(tuple(v.shape), dtype=getattr(torch, str(v.dtype).removeprefix("fjax.")))
+    return torch.from_dlpack(np.array(data))
+
+
+# -- the ATen → fjax table -----------------------------------------------------------------------
+def _slice(x, dim=0, start=None, end=None, step=1):
+    index = [slice(None)] * x.dim()
+    index[dim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def _interpolate(mode):
+    def upsample(x, output_size=None, *rest):
+        if mode == "nearest":
+            (scales,) = rest or (None,)
+            return F.interpolate(x, size=output_size, scale_factor=scales, mode=mode)
+        align_corners, scales = (rest + (None, None))[:2]
+        return F.interpolate(x, size=output_size, scale_factor=scales, mode=mode, align_corners=align_corners)
+
+    return upsample
+
+
+def _recurrent(mode: str):
+    """ATen's ``lstm.input`` / ``gru.input``: ``(input, hx, params, has_biases, num_layers, dropout,
+    train, bidirectional, batch_first)``, each layer and direction one fjax scan op."""
+
+    def run(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        directions = 2 if bidirectional else 1
+        per = 4 if has_biases else 2
+        hx = list(hx) if isinstance(hx, (list, tuple)) else [hx]
+        finals = [[] for _ in hx]
+        for layer in range(num_layers):
+            outs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                w = list(params[k * per : (k + 1) * per])
+                w_ih, w_hh = w[:2]
+                b_ih, b_hh = w[2:4] if has_biases else (None, None)
+                static = dict(reverse=direction == 1, batch_first=batch_first, unroll=1)
+                if mode == "LSTM":
+                    out, h, c = _F.lstm_layer(x, hx[0][k], hx[1][k], w_ih, w_hh, b_ih, b_hh, None, None, **static)
+                    new = (h, c)
+                else:
+                    out, h = _F.gru_layer(x, hx[0][k], w_ih, w_hh, b_ih, b_hh, None, **static)
+                    new = (h,)
+                outs.append(out)
+                for acc, s in zip(finals, new):
+                    acc.append(s)
+            x = outs[0] if directions == 1 else _F.cat(outs, -1)
+            if dropout and train and layer < num_layers - 1:
+                x = F.dropout(x, dropout, True)
+        return (x, *(_F.stack(f, 0) for f in finals))
+
+    return run
+
+
+def _to_copy(x, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    return x.to(dtype=dtype, copy=True) if dtype is not None else x.clone()
+
+
+def _alias(x):
+    return x.view(x.shape)
+
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _loss(fn):
+    """ATen's ``(self, target, reduction: int)`` loss schema."""
+    return lambda x, y, reduction=1: fn(x, y, reduction=_REDUCTIONS[reduction])
+
+
+def _batch_norm(x, weight, bias, mean, var, training, momentum, eps, cudnn_enabled=True):
+    return F.batch_norm(x, mean, var, weight, bias, training, momentum, eps)
+
+
+def _instance_norm(x, weight, bias, mean, var, use_input_stats, momentum, eps, cudnn_enabled=True):
+    return F.instance_norm(x, mean, var, weight, bias, use_input_stats, momentum, eps)
+
+
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    padding_idx = None if padding_idx == -1 else padding_idx
+    return F.embedding(indices, weight, padding_idx, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+# ATen ops whose schema is not torch's Python signature of the same name ("name" or "name.overload").
+_ATEN = {
+    "batch_norm": _batch_norm,
+    "instance_norm": _instance_norm,
+    "layer_norm": lambda x, shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True: F.layer_norm(
+        x, shape, weight, bias, eps
+    ),
+    "group_norm": lambda x, groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True: F.group_norm(
+        x, groups, weight, bias, eps
+    ),
+    "embedding": _embedding,
+    "var.default": lambda x, unbiased=True: x.var(unbiased=unbiased),
+    "std.default": lambda x, unbiased=True: x.std(unbiased=unbiased),
+    "mse_loss": _loss(F.mse_loss),
+    "l1_loss": _loss(F.l1_loss),
+    "smooth_l1_loss": lambda x, y, reduction=1, beta=1.0: F.smooth_l1_loss(
+        x, y, reduction=_REDUCTIONS[reduction], beta=beta
+    ),
+    "huber_loss": lambda x, y, reduction=1, delta=1.0: F.huber_loss(
+        x, y, reduction=_REDUCTIONS[reduction], delta=delta
+    ),
+    "nll_loss": lambda x, y, weight=None, reduction=1, ignore_index=-100: F.nll_loss(
+        x, y, weight, ignore_index=ignore_index, reduction=_REDUCTIONS[reduction]
+    ),
+    "cross_entropy_loss": lambda x, y, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0: (
+        F.cross_entropy(
+            x, y, weight, ignore_index=ignore_index, reduction=_REDUCTIONS[reduction], label_smoothing=label_smoothing
+        )
+    ),
+    "binary_cross_entropy": lambda x, y, weight=None, reduction=1: F.binary_cross_entropy(
+        x, y, weight, reduction=_REDUCTIONS[reduction]
+    ),
+    "binary_cross_entropy_with_logits": lambda x, y, weight=None, pos_weight=None, reduction=1: (
+        F.binary_cross_entropy_with_logits(x, y, weight, reduction=_REDUCTIONS[reduction], pos_weight=pos_weight)
+    ),
+    "sym_size": lambda x, dim: x.shape[dim],
+    "sym_numel": lambda x: x.numel(),
+    "sym_stride": lambda x, dim: x.stride(dim),
+    "slice": _slice,
+    # torch's kernels pick output strides (scaled_dot_product_attention's output is stored (B, T, H, D),
+    # so its transpose views flat); fjax's outputs are contiguous, so a view that needs torch's
+    # strides copies instead (reshape: a view wherever the strides allow one).
+    "view.default": lambda x, size: x.reshape(size),
+    "alias": _alias,
+    "lift_fresh_copy": lambda x: x.clone(),
+    "_to_copy": _to_copy,
+    "_assert_tensor_metadata": lambda *a, **k: None,
+    "_assert_scalar": lambda *a, **k: None,
+    "sym_constrain_range_for_size": lambda *a, **k: None,
+    "upsample_nearest1d": _interpolate("nearest"),
+    "upsample_nearest2d": _interpolate("nearest"),
+    "upsample_nearest3d": _interpolate("nearest"),
+    "upsample_bilinear2d": _interpolate("bilinear"),
+    "upsample_bicubic2d": _interpolate("bicubic"),
+    "upsample_linear1d": _interpolate("linear"),
+    "upsample_trilinear3d": _interpolate("trilinear"),
+    "lstm": _recurrent("LSTM"),
+    "gru": _recurrent("GRU"),
+    "scalar_tensor": lambda s, dtype=None, layout=None, device=None, pin_memory=None: _tensor_of(s, dtype),
+}
+
+
+def _tensor_of(s, dtype):
+    return tensor(s, dtype=dtype or _dt.float32)
+
+
+def _resolve(op):
+    """The fjax callable for an ATen ``OpOverload`` (``aten.<name>.<overload>``), or None."""
+    fjax = sys.modules["fjax"]  # the top-level namespace (torch's): imported by now, not imported here
+    name = op._schema.name.split("::")[-1]
+    fn = _ATEN.get(f"{name}.{op._overloadname}", _ATEN.get(name))
+    if fn is not None:
+        return fn
+    for space in (fjax, F):
+        fn = getattr(space, name, None)
+        if callable(fn) and not isinstance(fn, type):
+            return fn
+    if callable(getattr(Tensor, name, None)):
+        return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
+    return None
+
+
+# Keyword arguments ATen records at their defaults that torch's Python signatures lack: dropped.
+_ATEN_ONLY = {"pin_memory": ("None", "False"), "layout": ("None", "torch.strided")}
+
+_PY_OPS = {
+    operator.getitem,
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.floordiv,
+    operator.truediv,
+    operator.mod,
+    operator.neg,
+    operator.pow,
+    operator.eq,
+    operator.ne,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+}
+
+
+# -- a captured program --------------------------------------------------------------------------
+class _Ref:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _template(arg, convert):
+    """A node argument with its FX nodes as ``_Ref`` and torch constants as fjax's."""
+    import torch.fx
+
+    if isinstance(arg, torch.fx.Node):
+        return _Ref(arg.name)
+    if isinstance(arg, (list, tuple)):
+        return type(arg)(_template(a, convert) for a in arg)
+    if isinstance(arg, dict):
+        return {k: _template(a, convert) for k, a in arg.items()}
+    return convert(arg)
+
+
+def _fill(t, env):
+    if type(t) is _Ref:
+        return env[t.name]
+    if isinstance(t, (list, tuple)):
+        return type(t)(_fill(a, env) for a in t)
+    if isinstance(t, dict):
+        return {k: _fill(a, env) for k, a in t.items()}
+    return t
+
+
+def _where(node) -> str:
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return "the top-level forward"
+    path, kind = list(stack.values())[-1]
+    kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+    return f"{path or '<root>'} ({kind.rsplit('.', 1)[-1]})"
+
+
+def _unsupported(ep) -> dict:
+    """{OpOverload: first node using it} for the graph's ATen ops without an fjax mapping."""
+    import torch
+
+    missing = {}
+    for node in ep.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+            if _resolve(node.target) is None:
+                missing.setdefault(node.target, node)
+    return missing
+
+
+class _Program:
+    """An exported program prepared to run on fjax tensors."""
+
+    def __init__(self, ep, debug: int):
+        import torch
+
+        missing = _unsupported(ep)
+        if missing:
+            table = torch.export.default_decompositions()
+            decomps = {op: table[op] for op in missing if op in table}
+            if decomps:
+                _log.info("compile_from_torch: decomposing %s with torch's decompositions", sorted(map(str, decomps)))
+                ep = ep.run_decompositions(decomps)
+                missing = _unsupported(ep)
+        if missing:
+            op, node = next(iter(missing.items()))
+            others = "" if len(missing) == 1 else f" (also: {', '.join(str(o) for o in list(missing)[1:])})"
+            raise NotImplementedError(
+                f"compile_from_torch: torch op {op} used in {_where(node)} has no fjax mapping and no "
+                f"decomposition{others}"
+            )
+        self.ep = ep
+        sig = ep.graph_signature
+        self.inputs = []  # ("state", target) | ("const", tensor) | ("user", None), in placeholder order
+        for spec in sig.input_specs:
+            kind = spec.kind.name
+            if kind in ("PARAMETER", "BUFFER"):
+                self.inputs.append(("state", spec.target))
+            elif kind == "CONSTANT_TENSOR":
+                self.inputs.append(("const", _from_torch_value(ep.constants[spec.target])))
+            elif kind == "USER_INPUT":
+                self.inputs.append(("user", None))
+            else:
+                raise NotImplementedError(f"compile_from_torch: exported input of kind {kind} is not supported")
+        self.outputs = [(spec.kind.name, spec.target) for spec in sig.output_specs]
+        placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+        users = [n for n, (kind, _) in zip(placeholders, self.inputs) if kind == "user"]
+        # (flat input index, dimension, size) of every dimension the capture fixed
+        self.guards = [
+            (i, d, size)
+            for i, node in enumerate(users)
+            if isinstance(node.meta.get("val"), torch.Tensor)
+            for d, size in enumerate(node.meta["val"].shape)
+            if isinstance(size, int)
+        ]
+        self.in_spec, self.out_spec = ep.call_spec.in_spec, ep.call_spec.out_spec
+        self.placeholders, self.steps, counts = [], [], {}
+        nodes = list(ep.graph.nodes)
+        last_use = {}
+        for i, node in enumerate(nodes):
+            for used in node.all_input_nodes:
+                last_use[used.name] = i
+        for i, node in enumerate(nodes):
+            if node.op == "placeholder":
+                self.placeholders.append(node.name)
+                continue
+            if node.op == "output":
+                self.result = _template(node.args[0], lambda v: v)
+                continue
+            target = node.target
+            if isinstance(target, torch._ops.OpOverload):
+                fn = _resolve(target)
+                counts[str(target)] = counts.get(str(target), 0) + 1
+            elif target in _PY_OPS or getattr(target, "__module__", "") in ("math", "_operator", "torch"):
+                fn = target
+            else:
+                raise NotImplementedError(
+                    f"compile_from_torch: {getattr(target, '__name__', target)} used in {_where(node)} is not supported"
+                )
+            free = [n for n, last in last_use.items() if last == i]
+            kwargs = {k: v for k, v in node.kwargs.items() if str(v) not in _ATEN_ONLY.get(k, ())}
+            self.steps.append(
+                (node.name, fn, _template(node.args, _from_torch_value), _template(kwargs, _from_torch_value), free)
+            )
+        if debug >= 1:
+            _log.info("compile_from_torch: %d ATen ops mapped: %s", sum(counts.values()), counts)
+        if debug >= 2:
+            _log.info("compile_from_torch: captured graph\n%s", ep.graph_module.code)
+
+    def accepts(self, flat: list) -> bool:
+        """Whether inputs of these shapes fit the capture's static dimensions."""
+        return all(flat[i].shape[d] == size for i, d, size in self.guards)
+
+    def run(self, state: dict, user: list):
+        """Interpret the graph; ``state``: the module's tensors by name; ``user``: the flat inputs."""
+        env, it = {}, iter(user)
+        for name, (kind, what) in zip(self.placeholders, self.inputs):
+            env[name] = state[what] if kind == "state" else what if kind == "const" else next(it)
+        for name, fn, args, kwargs, free in self.steps:
+            env[name] = fn(*_fill(args, env), **_fill(kwargs, env))
+            for f in free:
+                env.pop(f, None)
+        flat = _fill(self.result, env)
+        users = []
+        for (kind, target), value in zip(self.outputs, flat):
+            if kind == "USER_OUTPUT":
+                users.append(value)
+            elif kind == "BUFFER_MUTATION":
+                with no_grad():
+                    state[target].copy_(value)
+            else:
+                raise NotImplementedError(f"compile_from_torch: exported output of kind {kind} is not supported")
+        return users
+
+
+# -- the module --------------------------------------------------------------------------------
+class _Mirror(nn.Module):
+    """One torch submodule's parameters and buffers (shared), under torch's names."""
+
+    def __init__(self, torch_module, memo: dict):
+        super().__init__()
+        self._torch_name = type(torch_module).__name__
+        for name, child in torch_module.named_children():
+            self.add_module(name, _Mirror(child, memo))
+        for name, p in torch_module.named_parameters(recurse=False):
+            if id(p) not in memo:
+                memo[id(p)] = _shared(p, parameter=True)
+            self.register_parameter(name, memo[id(p)])
+        for name, b in torch_module.named_buffers(recurse=False):
+            if id(b) not in memo:
+                memo[id(b)] = _shared(b, parameter=False)
+            self.register_buffer(name, memo[id(b)], persistent=name not in torch_module._non_persistent_buffers_set)
+
+    def _get_name(self) -> str:
+        return self._torch_name
+
+
+class _ForwardGraph(nn.Graph):
+    """One captured program as a compiled forward (no optimizer): its LRU holds ``size`` input
+    signatures."""
+
+    def __init__(self, owner, program, size: int):
+        super().__init__()
+        self.module = owner
+        object.__setattr__(self, "_program", program)
+        self.config.cache_size = size
+
+    def build(self, *flat):
+        return tuple(self._program.run(self.module._state(), list(flat)))
+
+
+class TorchModule(_Mirror):
+    """What ``compile_from_torch`` returns: an fjax ``nn.Module`` running a torch module's
+    captured forward on fjax's ops, with the torch module's parameters and buffers shared.
+
+    Call it with torch tensors (returns torch tensors, without autograd history) or fjax tensors
+    (returns fjax tensors; ``backward`` reaches the shared parameters).
+    """
+
+    def __init__(self, torch_module, use_graph: bool, options: dict):
+        super().__init__(torch_module, {})
+        object.__setattr__(self, "_torch_module", torch_module)
+        self._use_graph = bool(use_graph)
+        self._size, self._dynamic, self._debug = options["size"], options["dynamic"], options["debug"]
+        self._programs = OrderedDict()
+        self._graphs = {}
+        self.train(torch_module.training)
+
+    @property
+    def torch_module(self):
+        """The torch module this one shares its parameters and buffers with."""
+        return self._torch_module
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        self._torch_module.train(mode)
+        return self
+
+    def _storages(self):
+        for t in list(self.parameters()) + list(self.buffers()):
+            if isinstance(t._st, _TorchStorage):
+                yield t._st
+
+    def _program(self, flat: list, spec):
+        """The captured program for these inputs: one per training mode and input structure whose
+        static dimensions match (with ``dynamic=False`` every dimension is static; with
+        ``dynamic=True`` those torch specialized, such as a batch of 1), ``size`` at most (LRU)."""
+        import torch
+
+        leaves = tuple((a.dtype, a.dim()) if isinstance(a, Tensor) else ("value", a) for a in flat)
+        key = (self.training, str(spec), leaves)
+        for pkey, program in self._programs.items():
+            if pkey[0] == key and program.accepts(flat):
+                self._programs.move_to_end(pkey)
+                return program
+        args, kwargs = torch.utils._pytree.tree_unflatten([_example(a) for a in flat], spec)
+        dynamic = None
+        if self._dynamic:
+            auto = torch.export.Dim.AUTO
+            dims = torch.utils._pytree.tree_map(
+                lambda a: {i: auto for i in range(a.dim())} if isinstance(a, torch.Tensor) else None, (args, kwargs)
+            )
+            dynamic = tuple(dims[0]) if not kwargs else {**_by_name(self._torch_module, dims[0]), **dims[1]}
+        start = time.perf_counter()
+        ep = torch.export.export(self._torch_module, tuple(args), kwargs, dynamic_shapes=dynamic, strict=False)
+        if self._debug >= 0:
+            what = "every dimension dynamic" if self._dynamic else "static shapes"
+            _log.info(
+                f"compile_from_torch: captured {self._torch_name} ({what}) in {time.perf_counter() - start:.2f} s"
+            )
+        program = self._programs[(key, next(_CAPTURES))] = _Program(ep, self._debug)
+        while len(self._programs) > self._size:
+            self._programs.popitem(last=False)
+        return program
+
+    def _state(self) -> dict:
+        state = dict(self.named_parameters(remove_duplicate=False))
+        state.update(self.named_buffers(remove_duplicate=False))
+        return state
+
+    def forward(self, *args, **kwargs):
+        import torch
+
+        from .._tracing import trace_state
+
+        for st in self._storages():
+            st.pull()
+        flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
+        from_torch = any(isinstance(a, torch.Tensor) for a in flat)
+        flat = [_to_fjax(a) if isinstance(a, torch.Tensor) else a for a in flat]
+        program = self._program(flat, spec)
+        needs_grad = (
+            not from_torch
+            and is_grad_enabled()
+            and any(t.requires_grad for t in [*self.parameters(), *(a for a in flat if isinstance(a, Tensor))])
+        )
+        tensors_only = all(isinstance(a, Tensor) for a in flat)
+        if self._use_graph and not needs_grad and tensors_only and trace_state.depth == 0:
+            graph = self._graphs.get(program)
+            if graph is None:
+                graph = self._graphs[program] = _ForwardGraph(self, program, self._size)
+                if self._debug >= 0:
+                    graph.debug(self._debug)
+            while len(self._graphs) > self._size:
+                self._graphs.pop(next(iter(self._graphs)))
+            with no_grad():
+                out = list(graph(*flat))
+        elif from_torch:
+            with no_grad():
+                out = program.run(self._state(), flat)
+        else:
+            out = program.run(self._state(), flat)
+        out = torch.utils._pytree.tree_unflatten(out, program.out_spec)
+        return _to_torch(out) if from_torch else out
+
+
+def _by_name(torch_module, positional: list) -> dict:
+    """``torch.export``'s ``dynamic_shapes`` of positional arguments, keyed by ``forward``'s names."""
+    import inspect
+
+    names = [p.name for p in inspect.signature(torch_module.forward).parameters.values()]
+    return dict(zip(names, positional))
+
+
+def compile_from_torch(torch_module, *, use_graph: bool = True, options: dict | None = None) -> TorchModule:
+    """Convert a torch ``nn.Module`` into an fjax module that shares its parameters (OneFlow's
+    ``oneflow.framework.infer_compiler.compile_from_torch``).
+
+    The forward is captured with ``torch.export`` on the first call (per training mode), its ATen
+    ops mapped onto fjax's op table, and run eagerly or, with ``use_graph=True``, as a compiled
+    ``nn.Graph`` whenever no gradient is needed. Parameters and buffers share memory with the
+    torch module both ways.
+
+    Args:
+        torch_module: the ``torch.nn.Module`` instance.
+        use_graph: run calls that need no gradient as a compiled ``nn.Graph`` (jax.jit).
+        options: ``size`` (the number of compiled input signatures and captures kept, LRU,
+            default 9), ``dynamic`` (capture once with every input dimension symbolic, so a new
+            input shape costs a trace and an XLA compile but no capture; default True),
+            ``debug`` (log level -1..3: -1 silent, 0 capture and compile stage times, 1 the op
+            mapping counts, 2 the captured graph, 3 also each compile's details).
+
+    Returns:
+        A ``TorchModule`` (an ``fjax.nn.Module``); ``.torch_module`` is the original.
+
+    Example:
+        >>> import torch
+        >>> tm = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
+        >>> m = fjax.compile_from_torch(tm, use_graph=False)
+        >>> x = torch.ones(1, 3)
+        >>> bool(torch.allclose(m(x), tm(x)))
+        True
+        >>> with torch.no_grad():
+        ...     _ = tm[0].bias.fill_(5.0)           # torch writes: the next call sees it
+        >>> m(fjax.ones(1, 3)).min().item() >= 4.0
+        True
+    """
+    import torch
+
+    if not isinstance(torch_module, torch.nn.Module):
+        raise TypeError(f"compile_from_torch: expected a torch.nn.Module, got {type(torch_module).__name__}")
+    opts = dict(_OPTIONS)
+    for key, value in (options or {}).items():
+        if key not in _OPTIONS:
+            raise NotImplementedError(
+                f"compile_from_torch: option {key!r} is not supported (known: size, dynamic, debug)"
+            )
+        opts[key] = value
+    if not isinstance(opts["size"], int) or opts["size"] < 1:
+        raise ValueError(f"compile_from_torch: options['size'] must be a positive int, got {opts['size']!r}")
+    if opts["debug"] not in (-1, 0, 1, 2, 3):
+        raise ValueError(f"compile_from_torch: options['debug'] must be one of -1, 0, 1, 2, 3, got {opts['debug']!r}")
+    if opts["debug"] >= 0 and not _log.handlers:
+        _log.addHandler(logging.StreamHandler())
+        _log.setLevel(logging.INFO)
+    return TorchModule(torch_module, use_graph, opts)
