@@ -111,6 +111,41 @@ def _varargs_methods():
     return dict(view=view, reshape=reshape, permute=permute, expand=expand, repeat=repeat, tile=tile, flip=flip)
 
 
+# torch's public in-place Tensor methods, ``[n for n in dir(torch.Tensor) if n.endswith("_") and not
+# n.startswith("_")]`` under torch 2.13: an op-table method ``X`` gets an in-place ``X_`` only when torch has one.
+_TORCH_INPLACE = frozenset(
+    (
+        "abs_ absolute_ acos_ acosh_ add_ addbmm_ addcdiv_ addcmul_ addmm_ addmv_ addr_ apply_ arccos_ arccosh_ "
+        "arcsin_ arcsinh_ arctan2_ arctan_ arctanh_ as_strided_ asin_ asinh_ atan2_ atan_ atanh_ baddbmm_ bernoulli_ "
+        "bitwise_and_ bitwise_left_shift_ bitwise_not_ bitwise_or_ bitwise_right_shift_ bitwise_xor_ cauchy_ ceil_ "
+        "clamp_ clamp_max_ clamp_min_ clip_ conj_physical_ copy_ copysign_ cos_ cosh_ cumprod_ cumsum_ deg2rad_ "
+        "detach_ digamma_ div_ divide_ eq_ erf_ erfc_ erfinv_ exp2_ exp_ expm1_ exponential_ fill_ fill_diagonal_ "
+        "fix_ float_power_ floor_ floor_divide_ fmod_ frac_ gcd_ ge_ geometric_ greater_ greater_equal_ gt_ "
+        "heaviside_ hypot_ i0_ igamma_ igammac_ index_add_ index_copy_ index_fill_ index_put_ index_reduce_ lcm_ "
+        "ldexp_ le_ lerp_ less_ less_equal_ lgamma_ log10_ log1p_ log2_ log_ log_normal_ logical_and_ logical_not_ "
+        "logical_or_ logical_xor_ logit_ lt_ map2_ map_ masked_fill_ masked_scatter_ mul_ multiply_ mvlgamma_ "
+        "nan_to_num_ ne_ neg_ negative_ nextafter_ normal_ not_equal_ polygamma_ pow_ put_ rad2deg_ random_ "
+        "reciprocal_ relu_ remainder_ renorm_ requires_grad_ resize_ resize_as_ resize_as_sparse_ round_ rsqrt_ "
+        "scatter_ scatter_add_ scatter_reduce_ set_ sgn_ share_memory_ sigmoid_ sign_ sin_ sinc_ sinh_ sparse_resize_ "
+        "sparse_resize_and_clear_ sqrt_ square_ squeeze_ sub_ subtract_ swapaxes_ swapdims_ t_ tan_ tanh_ transpose_ "
+        "tril_ triu_ true_divide_ trunc_ uniform_ unsqueeze_ xlogy_ zero_"
+    ).split()
+)
+
+# In-place view ops: they change the tensor's geometry, not its values (``Tensor._set_view_``), with the
+# arguments and input of their docstring's example.
+_INPLACE_VIEW_EXAMPLES = {
+    "t": ("", "fjax.ones(2, 3)"),
+    "transpose": ("0, 1", "fjax.ones(2, 3)"),
+    "swapdims": ("0, 1", "fjax.ones(2, 3)"),
+    "swapaxes": ("0, 1", "fjax.ones(2, 3)"),
+    "unsqueeze": ("0", "fjax.ones(2, 3)"),
+    "squeeze": ("", "fjax.ones(2, 1, 3)"),
+}
+
+# Op-table methods torch's Tensor does not have as methods.
+_NOT_METHODS = {"einsum"}
+
 # The arguments of the example in an in-place method's docstring, run on ``x = fjax.tensor([0.25, 0.5])``
 # or on the input ``_INPLACE_EXAMPLE_INPUTS`` gives; the in-place methods of other ops point at the op's own
 # example.
@@ -175,6 +210,39 @@ def _inplace_doc(name: str) -> str:
     )
 
 
+def _inplace_view_doc(name: str) -> str:
+    """The docstring of the in-place view op ``Tensor.<name>_``, with an example."""
+    args, example_input = _INPLACE_VIEW_EXAMPLES[name]
+    return (
+        f"In-place :func:`fjax.{name}`: ``x.{name}_(...)`` makes ``x`` the view ``x.{name}(...)`` of its own "
+        "storage and returns ``x``.\n\n"
+        "Only the shape and strides change: ``x`` keeps aliasing the same storage, and its ``grad_fn`` "
+        f"records the view op, as torch's does. See :func:`fjax.{name}` for the arguments.\n\n"
+        "Example:\n"
+        f"    >>> x = {example_input}\n"
+        f"    >>> expected = x.{name}({args}).shape\n"
+        f"    >>> x.{name}_({args}) is x, x.shape == expected\n"
+        "    (True, True)"
+    )
+
+
+def as_strided_(self, size, stride, storage_offset=None) -> Tensor:
+    """Make ``self`` the view ``self.as_strided(size, stride, storage_offset)`` of its own storage, in place.
+
+    Args:
+        size: the new sizes.
+        stride: the new strides, in elements.
+        storage_offset: the first element's offset in the storage; ``self``'s by default.
+
+    Example:
+        >>> x = fjax.arange(4)
+        >>> x.as_strided_((2, 2), (1, 2)) is x, x
+        (True, tensor([[0, 2],
+                [1, 3]], dtype=fjax.int64))
+    """
+    return self._set_view_(self.as_strided(size, stride, storage_offset), "as_strided_")
+
+
 def _operators():
     def binary(name, reflected=False):
         fn = getattr(F, name)
@@ -194,6 +262,16 @@ def _operators():
 
         method.__signature__ = inspect.signature(fn)  # the op's parameters, ``input`` as self
         method.__doc__ = _inplace_doc(name)
+        return method
+
+    def inplace_view(name):
+        fn = getattr(F, name)
+
+        def method(self, *args, **kwargs):
+            return self._set_view_(fn(self, *args, **kwargs), name + "_")
+
+        method.__signature__ = inspect.signature(fn)
+        method.__doc__ = _inplace_view_doc(name)
         return method
 
     ops = {
@@ -253,10 +331,10 @@ def _operators():
     ]:
         if hasattr(F, name):
             ops[dunder] = inplace(name)
-    # torch's in-place methods: x.add_(y), x.clamp_(min=0), x.zero_(), x.fill_(v) ...
+    # torch's in-place methods: x.add_(y), x.clamp_(min=0), x.t_(), x.unsqueeze_(0) ...
     for name, op in OPS.items():
-        if op.method and not name.startswith("_"):
-            ops[name + "_"] = inplace(name)
+        if op.method and name + "_" in _TORCH_INPLACE:
+            ops[name + "_"] = inplace_view(name) if name in _INPLACE_VIEW_EXAMPLES else inplace(name)
     return ops
 
 
@@ -786,7 +864,7 @@ def broadcast_shapes(*shapes):
 def install() -> None:
     """Bind every op-table method, the varargs shape methods and the operators onto Tensor."""
     for name, op in OPS.items():
-        if op.method and not hasattr(Tensor, name):
+        if op.method and name not in _NOT_METHODS and not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(F, name))
     for name, fn in {**_varargs_methods(), **_operators()}.items():
         setattr(Tensor, name, fn)
@@ -819,7 +897,7 @@ def install() -> None:
 
     Tensor.fill_ = fill_
     Tensor.zero_ = zero_
-    Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
+    Tensor.resize_, Tensor.resize_as_, Tensor.as_strided_ = resize_, resize_as_, as_strided_
     Tensor.histogram = histogram
     for fn in (polygamma, sum_to_size, byte, char, short, cfloat, cdouble, chalf):
         setattr(Tensor, fn.__name__, fn)

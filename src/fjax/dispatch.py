@@ -14,7 +14,9 @@ Every entry of the op table (``ops/_registry.py``) becomes one Tensor-level func
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import threading
 import types
 
 import jax
@@ -327,11 +329,27 @@ def _run_check(check, args, kwargs):
             raise  # a meta tensor has no values to check
 
 
+_no_deferred_checks = threading.local()
+
+
+@contextlib.contextmanager
+def without_deferred_checks():
+    """Trace without the deferred value checks (this thread): ``jax.export`` cannot serialise the
+    host callbacks they add, so ``nn.Graph.save`` lowers the step it saves under this."""
+    before = getattr(_no_deferred_checks, "on", False)
+    _no_deferred_checks.on = True
+    try:
+        yield
+    finally:
+        _no_deferred_checks.on = before
+
+
 def _defer_check(ok, message):
     """A value check inside an nn.Graph trace: ``fjax.asyncs`` tests ``ok`` when the step runs."""
     from .asyncs import check
 
-    check(ok, message)
+    if not getattr(_no_deferred_checks, "on", False):
+        check(ok, message)
 
 
 _indexing.traced_check = _defer_check

@@ -1034,13 +1034,9 @@ class Tensor:
         return _f()._copy(self)
 
     # -- in-place -----------------------------------------------------------------------
-    def _set_(self, result: "Tensor", op: str) -> "Tensor":
-        """Make ``self`` hold ``result`` (computed functionally from it): torch's in-place op.
-
-        The values go into the storage, so every alias sees them. On a view whose base (or
-        ``result``) requires grad the base's history becomes the write (torch's CopySlices) and
-        the view's history a read of it.
-        """
+    def _check_inplace(self, op: str) -> tuple:
+        """torch's errors for writing a leaf that requires grad, or a view of one, in place; returns
+        whether grad mode is on and the view's base (None for a tensor that is not a view)."""
         from .autograd.grad_mode import is_grad_enabled
 
         grad = is_grad_enabled()
@@ -1055,6 +1051,37 @@ class Tensor:
                 f"{op}: a view of a leaf Variable that requires grad is being used in an in-place operation; "
                 "wrap it in fjax.no_grad() or use an out-of-place op"
             )
+        return grad, base
+
+    def _set_view_(self, view: "Tensor", op: str) -> "Tensor":
+        """Make ``self`` the view ``view`` of its own storage: torch's in-place view ops (``t_``,
+        ``unsqueeze_``, ``as_strided_`` ...), given the same view op applied out of place.
+
+        Only the geometry changes: ``self`` stays an alias of the same storage (and a view of the same
+        base, if it was one), its history becomes ``view``'s (the view op recorded on its old one) and
+        its version counter is bumped, as in torch. Under no_grad the history stays, as in torch.
+        """
+        self._check_inplace(op)
+        if view._st is not self._storage():
+            raise OpError(f"{op}: internal error: the view does not alias the tensor's storage")
+        if trace_state.depth:
+            log_inplace(self, "_arr", "_gen", "_geom", "_bnode", "_node", "_idx", "_requires_grad")
+        self._arr, self._gen, self._geom = view._arr, view._gen, view._geom
+        if self._vbase is not None:
+            self._bnode = view._bnode
+        if view._node is not None:
+            self._node, self._idx, self._requires_grad = view._node, view._idx, True
+        self._vc[0] += 1
+        return self
+
+    def _set_(self, result: "Tensor", op: str) -> "Tensor":
+        """Make ``self`` hold ``result`` (computed functionally from it): torch's in-place op.
+
+        The values go into the storage, so every alias sees them. On a view whose base (or
+        ``result``) requires grad the base's history becomes the write (torch's CopySlices) and
+        the view's history a read of it.
+        """
+        grad, base = self._check_inplace(op)
         data = self._data
         if type(data) is MetaArray or type(result._data) is MetaArray:
             result = _meta_result(data, result)

@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 from .. import _atomic
+from ..dispatch import without_deferred_checks
 from ..errors import OpError
 from ..tensor import Tensor
 from .step import Step
@@ -53,7 +54,8 @@ def _save_graph(graph, path: str) -> None:
         jax.ShapeDtypeStruct(a.shape, a.dtype) if hasattr(a, "dtype") else jax.ShapeDtypeStruct((), np.asarray(a).dtype)
         for a in flat_args
     ]
-    exported = jax.export.export(jax.jit(flat_step))(*specs)
+    with without_deferred_checks():  # jax.export cannot serialise their host callbacks
+        exported = jax.export.export(jax.jit(flat_step))(*specs)
     n_inputs = len(jax.tree_util.tree_leaves(args[4]))
     n_carry = len(flat_args) - n_inputs
     meta = {

@@ -439,6 +439,11 @@ class Graph:
     def save(self, path: str) -> None:
         """Serialise the compiled step (``jax.export``) and its state, runnable without this code.
 
+        The saved step runs without the value checks a graph defers to the host (index bounds of
+        ``cross_entropy`` labels, embedding lookups, gathers and scatters): ``jax.export`` cannot
+        serialise their callbacks. Out-of-range indices then give XLA's results (clamped reads,
+        dropped writes) instead of an error; this graph itself keeps its checks.
+
         Args:
             path: the file to write; ``nn.Graph.load(path)`` reads it back.
 

@@ -18,7 +18,20 @@ from ..errors import OpError
 from ..tensor import Tensor
 from .parameter import Parameter
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it found missing and unexpected (torch's type and repr)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 _hook_ids = itertools.count()
 
 
@@ -927,7 +940,8 @@ class Module:
         cast to the dtype (and moved to the device) of the tensor it replaces, unless ``assign``.
 
         Returns:
-            ``IncompatibleKeys(missing_keys, unexpected_keys)``.
+            ``(missing_keys, unexpected_keys)``, a named tuple shown as ``<All keys matched successfully>``
+            when both are empty, as in torch.
 
         Raises:
             OpError: naming every missing or unexpected key (when ``strict``) and every key
@@ -941,7 +955,7 @@ class Module:
         Example:
             >>> a, b = nn.Linear(2, 2), nn.Linear(2, 2)
             >>> b.load_state_dict(a.state_dict())
-            IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+            <All keys matched successfully>
             >>> bool((a.weight == b.weight).all())
             True
         """
