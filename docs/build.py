@@ -58,11 +58,7 @@ _WITH_MEMBERS = {
 }
 
 # Public names that cannot carry a docstring yet, each with the reason. Keep this list empty.
-_NO_DOCSTRING = {
-    # A slot of the tuple ``Tensor.__slots__``: its descriptor has no ``__doc__`` (a dict
-    # ``__slots__`` entry or a property would give it one).
-    "fjax.Tensor.grad",
-}
+_NO_DOCSTRING: set = set()
 
 
 def public_names(module) -> list[str]:

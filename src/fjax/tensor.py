@@ -83,24 +83,24 @@ class Tensor:
         tensor([[2., 4.]], dtype=fjax.float32)
     """
 
-    __slots__ = (
-        "_arr",  # the values (for an alias: as of storage generation ``_gen``)
-        "_st",  # the shared Storage, or None while nothing aliases this tensor
-        "_gen",
-        "_geom",  # (shape, strides, offset) over the storage; None: the whole storage as stored
-        "_vbase",  # the view's base for autograd (torch's ``_base``), or None
-        "_bnode",  # the base's grad_fn when this view's grad_fn was derived
-        "_stop",  # reads stop JAX gradients (detach/.data aliases inside transforms)
-        "_multi",  # (op, output index) of a view from a multi-output op (split, unbind ...)
-        "_node",
-        "_idx",
-        "_requires_grad",
-        "grad",
-        "_vc",  # torch's version counter, [count]: shared by a base, its views and detach()
-        "_hooks",
-        "__weakref__",
-        "__dict__",
-    )
+    __slots__ = {  # a dict: each slot's descriptor carries its text as __doc__
+        "_arr": "the values (for an alias: as of storage generation ``_gen``)",
+        "_st": "the shared Storage, or None while nothing aliases this tensor",
+        "_gen": "the storage generation ``_arr`` was read at",
+        "_geom": "(shape, strides, offset) over the storage; None: the whole storage as stored",
+        "_vbase": "the view's base for autograd (torch's ``_base``), or None",
+        "_bnode": "the base's grad_fn when this view's grad_fn was derived",
+        "_stop": "reads stop JAX gradients (detach/.data aliases inside transforms)",
+        "_multi": "(op, output index) of a view from a multi-output op (split, unbind ...)",
+        "_node": "the tape node that made this tensor (its grad_fn), or None",
+        "_idx": "which output of ``_node`` this tensor is",
+        "_requires_grad": "whether autograd tracks this tensor",
+        "grad": "The gradient ``backward()`` accumulated into this leaf (None until then), as torch's ``Tensor.grad``.",
+        "_vc": "torch's version counter, [count]: shared by a base, its views and detach()",
+        "_hooks": "the tensor's gradient hooks",
+        "__weakref__": None,
+        "__dict__": None,
+    }
     __array_priority__ = 1000
 
     def __init__(self, *args, dtype=None, device=None, placement=None, sbp=None):

@@ -84,7 +84,7 @@ class Adafactor(Optimizer):
     and scaled by ``max(eps[1], RMS(p)) * min(lr, 1 / sqrt(t))``; ``eps[0]`` (default: the
     dtype's machine epsilon) bounds the variance from below. ``weight_decay`` is decoupled,
     ``maximize`` negates the gradient. The update is a small optax transform
-    (:func:`adafactor_update`), which follows torch rather than ``optax.adafactor``. ``foreach``
+    (``adafactor_update``), which follows torch rather than ``optax.adafactor``. ``foreach``
     is accepted and changes nothing.
 
     Example::

@@ -12,7 +12,7 @@ from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported
 
 
 class ScaleByNAdamState(NamedTuple):
-    """State of :func:`scale_by_nadam`: the update count, the running product of the momentum
+    """State of ``scale_by_nadam``: the update count, the running product of the momentum
     coefficients (a float32 scalar, as torch keeps it) and the two moments."""
 
     count: jax.Array
@@ -69,7 +69,7 @@ class NAdam(Optimizer):
     (sqrt(exp_avg_sq / (1 - beta2**t)) + eps)``. ``weight_decay`` adds an L2 term to ``g``, or
     with ``decoupled_weight_decay=True`` shrinks the parameter by ``lr * weight_decay`` first
     (NAdamW); ``maximize`` negates ``g``. The direction is a small optax transform
-    (:func:`scale_by_nadam`): ``optax.scale_by_adam(nesterov=True)`` has no momentum schedule.
+    (``scale_by_nadam``): ``optax.scale_by_adam(nesterov=True)`` has no momentum schedule.
     ``foreach`` and ``capturable`` are accepted and change nothing.
 
     Example::

@@ -12,7 +12,7 @@ from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _pr
 
 
 class RpropState(NamedTuple):
-    """State of :func:`rprop_update`: the previous (masked) gradient and the per-element step sizes."""
+    """State of ``rprop_update``: the previous (masked) gradient and the per-element step sizes."""
 
     prev: optax.Updates
     step_size: optax.Updates
@@ -60,7 +60,7 @@ class Rprop(Optimizer):
     ``step_sizes``; the parameter moves by ``-sign(g) * step_size``, except that an element
     whose sign flipped does not move and counts as a zero gradient at the next step.
     ``maximize`` negates ``g``. ``lr`` is only the initial step size, as in torch. The update is
-    a small optax transform (:func:`rprop_update`); ``optax.scale_by_rprop`` clamps and stores
+    a small optax transform (``rprop_update``); ``optax.scale_by_rprop`` clamps and stores
     its state differently. ``foreach`` and ``capturable`` are accepted and change nothing.
 
     Example::

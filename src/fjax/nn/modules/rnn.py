@@ -241,7 +241,7 @@ class RNN(RNNBase):
 
     torch's arguments: ``RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh',
     bias=True, batch_first=False, dropout=0.0, bidirectional=False)``; ``forward(input, hx=None)``
-    returns ``(output, h_n)``. ``input`` may be a :class:`PackedSequence`.
+    returns ``(output, h_n)``. ``input`` may be a :class:`~fjax.nn.utils.rnn.PackedSequence`.
 
     Example::
 

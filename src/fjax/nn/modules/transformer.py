@@ -480,7 +480,7 @@ class TransformerEncoder(Module):
 class TransformerDecoder(Module):
     """``num_layers`` independent copies of ``decoder_layer`` applied in turn, then ``norm``.
 
-    ``forward`` takes the arguments of :meth:`TransformerDecoderLayer.forward` and passes them
+    ``forward`` takes the arguments of ``TransformerDecoderLayer.forward`` and passes them
     to every layer; a boolean ``tgt_mask`` (True = do not attend) makes decoding causal.
 
     Example::
