@@ -171,9 +171,9 @@ def test_structured_inputs_and_outputs():
     m = fjax.compile_from_torch(tm, use_graph=False)
     inputs = {"x": _x(2, 3), "y": _x(5, 3, seed=1)}
     out, ref = m(inputs), tm(inputs)
-    np.testing.assert_allclose(out["a"].numpy(), ref["a"].detach().numpy(), rtol=1e-5)
-    np.testing.assert_allclose(out["b"][0].numpy(), ref["b"][0].detach().numpy(), rtol=1e-5)
-    np.testing.assert_allclose(out["b"][1].numpy(), ref["b"][1].detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(out["a"].numpy(), ref["a"].detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["b"][0].numpy(), ref["b"][0].detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["b"][1].numpy(), ref["b"][1].detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_unsupported_op_names_the_op_and_the_module_path():

@@ -53,7 +53,9 @@ def _close(a, b):
         if x is None or y is None:
             assert x is None and y is None, f"seed={SEED}"
         else:
-            np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5, err_msg=f"seed={SEED}")
+            # float32 through a few layers: entries near zero get the error of the array's largest ones
+            atol = 1e-5 + 1e-4 * float(np.abs(y).max(initial=0))
+            np.testing.assert_allclose(x, y, rtol=1e-4, atol=atol, err_msg=f"seed={SEED}")
 
 
 def _run_mlp(lib, weights, x, replace):
