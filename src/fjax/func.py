@@ -88,6 +88,11 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     With ``has_aux`` the function returns ``(output, aux)`` and the result is
     ``(grad, (value, aux))``. ``grad`` has the structure of the ``argnums`` arguments.
 
+    Args:
+        func: the function to transform, returning a scalar tensor.
+        argnums: the positional argument(s) to differentiate with respect to (default 0).
+        has_aux: if True, ``func`` returns ``(output, aux)`` and ``aux`` is passed through (default False).
+
     Example:
         >>> fjax.func.grad_and_value(lambda x: (x ** 3).sum())(fjax.tensor([1.0, 2.0]))
         (tensor([ 3., 12.], dtype=fjax.float32), tensor(9., dtype=fjax.float32))
@@ -125,6 +130,11 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
 def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """``f -> (args -> grad)`` of a scalar function (torch.func.grad); ``(grad, aux)`` with has_aux.
 
+    Args:
+        func: the function to transform, returning a scalar tensor.
+        argnums: the positional argument(s) to differentiate with respect to (default 0).
+        has_aux: if True, ``func`` returns ``(output, aux)`` and ``aux`` is passed through (default False).
+
     Example:
         >>> fjax.func.grad(lambda x: (x**3).sum())(fjax.tensor([1.0, 2.0]))
         tensor([ 3., 12.], dtype=fjax.float32)
@@ -141,6 +151,11 @@ def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = Fal
 # -- vjp / jvp -------------------------------------------------------------------------------
 def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn[, aux])``; ``vjp_fn(cotangents)`` is a tuple shaped like primals.
+
+    Args:
+        func: the function to differentiate.
+        *primals: the arguments ``func`` is evaluated at.
+        has_aux: if True, ``func`` returns ``(output, aux)`` and ``aux`` is returned last (default False).
 
     Example:
         >>> x = fjax.zeros(2)
@@ -365,6 +380,12 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     """``f -> (args -> J)`` by forward mode (torch.func.jacfwd).
 
     ``randomness``: ``"error"`` (random draws inside raise, torch's default) or ``"same"``.
+
+    Args:
+        func: the function to transform.
+        argnums: the positional argument(s) to differentiate with respect to (default 0).
+        has_aux: if True, ``func`` returns ``(output, aux)`` and ``aux`` is passed through (default False).
+        randomness: ``'error'`` (random draws inside raise) or ``'same'`` (default 'error').
 
     Example:
         >>> fjax.func.jacfwd(lambda x: x ** 2)(fjax.tensor([1.0, 2.0]))
@@ -604,6 +625,9 @@ def stack_module_state(models) -> tuple[dict, dict]:
     Stacked parameters are new leaves, detached from the models, that require grad where the
     models' parameters do (they must agree per name); buffers are stacked as they are. All
     models must be of one class and in one mode (train/eval).
+
+    Args:
+        models: a list of models of one class, in one mode.
 
     Example::
 

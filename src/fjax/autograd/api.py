@@ -95,6 +95,15 @@ def grad(
 ):
     """Gradients of ``outputs`` w.r.t. ``inputs``, without touching ``.grad`` (torch.autograd.grad).
 
+    Args:
+        outputs: the tensors (or one tensor) to differentiate.
+        inputs: the tensors (or one tensor) to differentiate with respect to; each must require grad.
+        grad_outputs: the vector of the vector-Jacobian product, one per output (default None: ones for scalar outputs).
+        retain_graph: keep the graph for another backward (default None: the value of ``create_graph``).
+        create_graph: if True, build the graph of the gradients, for higher-order derivatives (default False).
+        allow_unused: if True, an input the outputs do not depend on gets None instead of an error (default None).
+        materialize_grads: if True, such an input gets zeros instead of None (default False).
+
     Example::
 
         >>> x = fjax.tensor(3.0, requires_grad=True)

@@ -82,6 +82,14 @@ class Graph:
     Each call runs ``build`` as one compiled XLA step (for a training graph: forward, backward,
     gradient clipping and every added optimizer's update), compiled once per input signature.
 
+    Args:
+        enable_get_runtime_state_dict: not supported: True raises NotImplementedError (default False).
+        debug_v_level: if not -1, call ``debug`` with this level at construction (default -1).
+        debug_ranks: ``debug``'s ``ranks`` (default None: rank 0).
+        debug_max_py_stack_depth: ``debug``'s ``max_py_stack_depth`` (default 2).
+        debug_only_user_py_stack: ``debug``'s ``only_user_py_stack`` (default True).
+        debug_op_repr_with_py_stack: ``debug``'s ``op_repr_with_py_stack`` (default False).
+
     Example:
 
         >>> model = nn.Linear(4, 2)
@@ -279,8 +287,14 @@ class Graph:
     ) -> None:
         """Log one line per compile stage (trace, lower, compile, first run) with seconds and RSS
         for ``v_level`` 0 to 3; ``v_level=-1`` turns it off. The level is also set on every
-        module's ``GraphModule``. ``ranks``: the process ranks that log (an int, a list, ``-1``
-        for all; default rank 0).
+        module's ``GraphModule``.
+
+        Args:
+            v_level: the log level, 0 to 3; -1 turns logging off (default 0).
+            ranks: the process ranks that log: an int, a list, or -1 for all (default None: rank 0).
+            max_py_stack_depth: OneFlow's stack depth of op logs, an int >= 0; checked, otherwise unused (default 2).
+            only_user_py_stack: OneFlow's stack filter of op logs; accepted, no effect (default True).
+            op_repr_with_py_stack: OneFlow's op-log option; accepted, no effect (default False).
 
         Example:
             >>> graph = nn.Graph.trace(lambda x: x * 2)
@@ -308,6 +322,12 @@ class Graph:
     def trace(func):
         """Turn a function of tensors into a graph (OneFlow's ``nn.Graph.trace``): calling the
         result runs ``func`` compiled, once per input signature.
+
+        Args:
+            func: a function of tensors, compiled once per input signature.
+
+        Returns:
+            A graph that, called with ``func``'s arguments, runs ``func`` compiled.
 
         Example::
 

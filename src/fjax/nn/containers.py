@@ -159,6 +159,9 @@ class ModuleList(Module):
     ``state_dict()`` and ``.to()``. Supports indexing, slicing, ``append``, ``extend``,
     ``insert`` and iteration.
 
+    Args:
+        modules: initial modules, an iterable (default None).
+
     Example::
 
         >>> layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
@@ -283,6 +286,9 @@ class ModuleDict(Module):
 
     Keys keep insertion order; the modules are registered, so their parameters belong to the
     parent. Supports ``[]``, ``in``, ``keys()``, ``values()``, ``items()``, ``update`` and ``pop``.
+
+    Args:
+        modules: initial ``(name, module)`` entries, a mapping or an iterable of pairs (default None).
 
     Example::
 
@@ -410,6 +416,9 @@ class ParameterList(Module):
     Use it for a variable number of parameters that an optimizer must see through
     ``parameters()``.
 
+    Args:
+        values: initial parameters (plain tensors become Parameters), an iterable (default None).
+
     Example::
 
         >>> params = nn.ParameterList([fjax.ones(2), fjax.zeros(3)])
@@ -492,6 +501,9 @@ class ParameterDict(Module):
 
     Keys keep insertion order and name the parameters in ``named_parameters()`` and
     ``state_dict()``.
+
+    Args:
+        parameters: initial ``(name, value)`` entries, a mapping or an iterable of pairs (default None).
 
     Example::
 

@@ -81,6 +81,19 @@ def embedding_bag(
     ``per_sample_weights`` scales each looked-up row (``mode="sum"`` only); ``padding_idx``
     entries are skipped. ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are not supported.
 
+    Args:
+        input: indices, ``(B, N)`` (each row a bag) or 1-d (cut into bags by ``offsets``).
+        weight: the ``(num_embeddings, embedding_dim)`` embedding matrix.
+        offsets: 1-d start index of each bag in a 1-d ``input``; None for a 2-d ``input``.
+        max_norm: not supported (raises NotImplementedError unless None).
+        norm_type: the p of ``max_norm``'s norm; unused, as ``max_norm`` is unsupported.
+        scale_grad_by_freq: not supported (raises NotImplementedError when True).
+        mode: ``"sum"``, ``"mean"`` (default) or ``"max"`` over each bag.
+        sparse: not supported (raises NotImplementedError when True).
+        per_sample_weights: optional weights of ``input``'s shape scaling each row (``mode="sum"``).
+        include_last_offset: if True, ``offsets`` has one extra entry that ends the last bag.
+        padding_idx: an index whose entries are skipped in every bag (default None: none).
+
     Example::
 
         >>> w = fjax.tensor([[1.0, 0.0], [0.0, 2.0], [4.0, 4.0]])
@@ -114,6 +127,13 @@ def grid_sample(
     what lies outside: ``"zeros"``, ``"border"`` (the edge pixels) or ``"reflection"``.
     ``align_corners=True`` puts -1 and 1 at the centres of the corner pixels (default False:
     at their outer edges). Gradients flow to ``input`` and ``grid``.
+
+    Args:
+        input: the ``(N, C, H, W)`` or ``(N, C, D, H, W)`` tensor to sample.
+        grid: sampling points, ``(N, H_out, W_out, 2)`` or ``(N, D_out, H_out, W_out, 3)``, in ``[-1, 1]``.
+        mode: ``"bilinear"`` (default), ``"nearest"`` or ``"bicubic"``.
+        padding_mode: ``"zeros"`` (default), ``"border"`` or ``"reflection"``.
+        align_corners: True maps -1 and 1 to corner pixel centres; None or False to their outer edges.
 
     Example::
 
@@ -184,6 +204,16 @@ def ctc_loss(
     """Connectionist temporal classification loss (see ``fjax.ctc_loss``); ``input_lengths`` and
     ``target_lengths`` may be Tensors or sequences of ints.
 
+    Args:
+        log_probs: ``(T, N, C)`` or ``(T, C)`` log-probabilities over ``C`` classes (blank included).
+        targets: ``(N, S)`` padded target labels, or 1-d concatenated ones.
+        input_lengths: the length of each input sequence (``(N,)``), a Tensor or a sequence of ints.
+        target_lengths: the length of each target sequence (``(N,)``), a Tensor or a sequence of ints.
+        blank: the blank label (default 0).
+        reduction: ``'none'``, ``'mean'`` (default: each loss divided by its target length, then
+            averaged) or ``'sum'``.
+        zero_infinity: if True, infinite losses (and their gradients) become 0.
+
     Example::
 
         >>> lp = fjax.tensor([[[0.5, 0.5]], [[0.5, 0.5]]]).log()
@@ -216,6 +246,17 @@ def linear_cross_entropy(
     ``options`` (torch's ``LinearCrossEntropyOptions``) only choose how torch chunks the batch to
     save memory; fjax computes the same values in one XLA computation and ignores them.
 
+    Args:
+        input: the ``(N, in)`` or ``(in,)`` features.
+        linear_weight: the ``(C, d_1, ..., d_K, in)`` projection weight.
+        target: class indices (or probabilities), as for ``F.cross_entropy``.
+        linear_bias: optional bias added to the logits (default None).
+        weight: optional ``(C,)`` per-class rescaling weight, as for ``F.cross_entropy``.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        ignore_index: a target value that is ignored (default None, meaning -100).
+        label_smoothing: amount of smoothing in ``[0, 1]`` (default 0.0).
+        options: torch's chunking options; ignored.
+
     Example::
 
         >>> x = fjax.tensor([[1.0, 0.0], [0.0, 1.0]])
@@ -244,6 +285,13 @@ multilabel_margin_loss = _F.multilabel_margin_loss
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
     """torch's deprecated ``F.upsample``: ``F.interpolate`` with the same arguments.
 
+    Args:
+        input: the ``(N, C, *spatial)`` tensor.
+        size: the output spatial size (an int or a tuple); give this or ``scale_factor``.
+        scale_factor: multiplier of the spatial size (a float or a tuple).
+        mode: the interpolation mode, as for ``F.interpolate`` (default ``"nearest"``).
+        align_corners: for the linear modes, whether corner pixels map onto corner pixels.
+
     Example::
 
         >>> F.upsample(fjax.tensor([[[1.0, 2.0]]]), scale_factor=2)
@@ -254,6 +302,11 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """torch's deprecated ``F.upsample_nearest``: ``F.interpolate(..., mode="nearest")``.
+
+    Args:
+        input: the ``(N, C, *spatial)`` tensor.
+        size: the output spatial size (an int or a tuple); give this or ``scale_factor``.
+        scale_factor: multiplier of the spatial size.
 
     Example::
 
@@ -266,6 +319,11 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """torch's deprecated ``F.upsample_bilinear``: bilinear ``F.interpolate`` with
     ``align_corners=True`` (corner pixels map onto corner pixels).
+
+    Args:
+        input: the ``(N, C, H, W)`` tensor.
+        size: the output spatial size (an int or a pair); give this or ``scale_factor``.
+        scale_factor: multiplier of the spatial size.
 
     Example::
 
@@ -296,7 +354,11 @@ def _with_inplace(name: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__signature__ = sig
-    fn.__doc__ = f"{op.__doc__}\n\n``inplace=True`` writes the result into ``input``."
+    doc, at = op.__doc__, op.__doc__.find("\n\n    Example::")
+    if "\n    Args:\n" in doc and at > 0:  # list ``inplace`` last in the op's Args section
+        fn.__doc__ = f"{doc[:at]}\n        inplace: if True, write the result into ``input`` (default False).{doc[at:]}"
+    else:
+        fn.__doc__ = f"{doc}\n\n``inplace=True`` writes the result into ``input``."
     return fn
 
 
@@ -353,9 +415,11 @@ def _inplace_alias(fn):
     fn_.__name__ = fn_.__qualname__ = fn.__name__ + "_"
     sig = inspect.signature(fn)
     fn_.__signature__ = sig.replace(parameters=[q for q in sig.parameters.values() if q.name != "inplace"])
+    args = "".join(f"    {name}: as for ``{fn.__name__}``.\n" for name in fn_.__signature__.parameters)
     fn_.__doc__ = (
         f"In-place ``{fn.__name__}``: ``{fn.__name__}(input, ..., inplace=True)``, which overwrites "
-        f"``input`` with the result and returns ``input`` itself.\n\nExample::\n{_INPLACE_EXAMPLES[fn_.__name__]}\n"
+        f"``input`` with the result and returns ``input`` itself.\n\nArgs:\n{args}\n"
+        f"Example::\n{_INPLACE_EXAMPLES[fn_.__name__]}\n"
     )
     return fn_
 
@@ -390,6 +454,13 @@ def rrelu(
     (from the default generator); otherwise the slope is the fixed ``(lower + upper) / 2``.
     ``training`` defaults to False, as in torch's functional form.
 
+    Args:
+        input: the input tensor.
+        lower: lower bound of the random slope (default 1/8).
+        upper: upper bound of the random slope (default 1/3).
+        training: draw a slope per element if True; else use ``(lower + upper) / 2`` (default False).
+        inplace: if True, write the result into ``input``.
+
     Example::
 
         >>> F.rrelu(fjax.tensor([-3.0, 2.0]))
@@ -417,6 +488,12 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     Give ``dim`` explicitly (torch deprecates guessing it). ``dtype`` casts the input first, e.g.
     to compute an integer or half input's softmax in a wider float.
 
+    Args:
+        input: the input tensor.
+        dim: the dimension the softmax is taken along.
+        _stacklevel: torch's warning stack level; unused.
+        dtype: if given, ``input`` is cast to it first.
+
     Example::
 
         >>> x = fjax.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
@@ -433,6 +510,12 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """Softmin along ``dim``: ``softmax(-x, dim)``, which gives the smallest values the largest
     weights. ``dtype`` casts the input first, as in ``softmax``.
 
+    Args:
+        input: the input tensor.
+        dim: the dimension the softmin is taken along.
+        _stacklevel: torch's warning stack level; unused.
+        dtype: if given, ``input`` is cast to it first.
+
     Example::
 
         >>> F.softmin(fjax.tensor([1.0, 2.0, 3.0]), dim=0)
@@ -445,6 +528,12 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     """``log(softmax(x, dim))``, computed as ``x - logsumexp(x, dim)`` so that it stays finite
     where ``softmax`` underflows to 0. ``dtype`` casts the input first. Pair it with
     ``F.nll_loss`` (or use ``F.cross_entropy``, which combines both).
+
+    Args:
+        input: the input tensor.
+        dim: the dimension the log-softmax is taken along.
+        _stacklevel: torch's warning stack level; unused.
+        dtype: if given, ``input`` is cast to it first.
 
     Example::
 
@@ -462,6 +551,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
     With the default ``num_classes=-1`` the length is ``tensor.max() + 1``, read from the data
     (a device-to-host sync); pass ``num_classes`` where that matters.
+
+    Args:
+        tensor: an integer tensor of class values.
+        num_classes: the length of the new last dim (default -1: ``tensor.max() + 1``).
 
     Example::
 
@@ -494,6 +587,14 @@ def dropout(
     ``training`` defaults to True in this functional form: pass ``training=False`` (``nn.Dropout``
     passes ``self.training``) to get ``input`` back unchanged. OneFlow's ``addend`` is added to the
     result (its fused residual connection).
+
+    Args:
+        input: the input tensor.
+        p: probability of zeroing an element (default 0.5).
+        training: apply dropout if True (default); if False return ``input`` unchanged.
+        inplace: if True, write the result into ``input``.
+        generator: the ``fjax.Generator`` the mask is drawn from (default: the global one).
+        addend: OneFlow's optional tensor added to the result.
 
     Example::
 
@@ -535,6 +636,12 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Channel dropout for ``(N, C, L)`` or ``(C, L)`` input: each channel is zeroed as a whole
     with probability ``p`` and the kept channels are scaled by ``1 / (1 - p)``.
 
+    Args:
+        input: an ``(N, C, L)`` or ``(C, L)`` tensor.
+        p: probability of zeroing a channel (default 0.5).
+        training: apply dropout if True (default); if False return ``input`` unchanged.
+        inplace: if True, write the result into ``input``.
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -555,6 +662,12 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
     A 3-d input is taken as ``(N, C, L)`` (torch's historical behaviour), not as unbatched.
 
+    Args:
+        input: an ``(N, C, H, W)`` tensor (a 3-d one is taken as ``(N, C, L)``).
+        p: probability of zeroing a channel (default 0.5).
+        training: apply dropout if True (default); if False return ``input`` unchanged.
+        inplace: if True, write the result into ``input``.
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -570,6 +683,12 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: each volume is zeroed as
     a whole with probability ``p`` and the kept ones are scaled by ``1 / (1 - p)``.
+
+    Args:
+        input: an ``(N, C, D, H, W)`` or ``(C, D, H, W)`` tensor.
+        p: probability of zeroing a channel (default 0.5).
+        training: apply dropout if True (default); if False return ``input`` unchanged.
+        inplace: if True, write the result into ``input``.
 
     Example::
 
@@ -605,6 +724,12 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     correction then restores the mean and variance. ``training`` defaults to False here, as in
     torch; outside training the input is returned unchanged.
 
+    Args:
+        input: the input tensor.
+        p: probability of dropping an element (default 0.5).
+        training: apply dropout if True; if False (default) return ``input`` unchanged.
+        inplace: if True, write the result into ``input``.
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -619,6 +744,12 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     """``alpha_dropout`` of whole channels: each channel of an ``(N, C, *)`` input is dropped (to
     SELU's saturation value, then affinely corrected) as a whole with probability ``p``.
     ``training`` defaults to False, as in torch.
+
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        p: probability of dropping a channel (default 0.5).
+        training: apply dropout if True; if False (default) return ``input`` unchanged.
+        inplace: if True, write the result into ``input``.
 
     Example::
 
@@ -652,7 +783,9 @@ def _with_indices(name: str):
 
     fn.__name__ = fn.__qualname__ = f"{name}_with_indices"
     fn.__doc__ = (
-        f"``{name}`` that returns ``(output, indices)`` unless ``return_indices=False``.\n\nExample::\n\n"
+        f"``{name}`` that returns ``(output, indices)`` unless ``return_indices=False``.\n\n"
+        f"Args:\n    input, kernel_size, stride, padding, dilation, ceil_mode: as for ``{name}``.\n"
+        "    return_indices: also return the int64 positions of the maxima (default True).\n\nExample::\n\n"
         f"    >>> {_WITH_INDICES_EXAMPLES[name]}\n    {_WITH_INDICES_RESULTS[name]}\n"
     )
     return fn
@@ -695,6 +828,19 @@ def scaled_dot_product_attention(
     """Attention ``softmax(q @ k^T * scale + mask) @ v`` (see ``fjax.scaled_dot_product_attention``);
     with ``dropout_p > 0`` the attention weights are dropped with a mask drawn from the default
     generator, as torch applies dropout whatever the module's mode.
+
+    Args:
+        query: the ``(..., L, E)`` queries.
+        key: the ``(..., S, E)`` keys.
+        value: the ``(..., S, Ev)`` values.
+        attn_mask: optional mask broadcast to ``(..., L, S)``: boolean (True = attend) or added to the scores.
+        dropout_p: probability of dropping an attention weight (default 0.0).
+        is_causal: if True, query ``i`` attends to keys ``0..i`` only.
+        scale: the score scale (default None: ``1 / sqrt(E)``).
+        enable_gqa: if True, key and value may have fewer heads than query (grouped-query attention).
+
+    Returns:
+        The ``(..., L, Ev)`` attention output.
 
     Example::
 
@@ -752,6 +898,16 @@ def batch_norm(
     while the output uses the biased one). ``training`` defaults to False: the running buffers
     are then used and must be given.
 
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        running_mean: the ``(C,)`` running mean, or None; updated in place when training.
+        running_var: the ``(C,)`` running variance, or None; updated in place when training.
+        weight: optional ``(C,)`` scale (default None: 1).
+        bias: optional ``(C,)`` shift (default None: 0).
+        training: use batch statistics if True; else the running ones (default False).
+        momentum: the running statistics' update factor (default 0.1).
+        eps: added to the variance for stability (default 1e-5).
+
     Example::
 
         >>> x = fjax.tensor([[1.0, 10.0], [3.0, 30.0]])
@@ -787,6 +943,16 @@ def instance_norm(
     ``use_input_stats`` and running buffers, the buffers move towards the per-instance
     statistics averaged over the batch, as in torch.
 
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        running_mean: optional ``(C,)`` running mean, updated in place when ``use_input_stats``.
+        running_var: optional ``(C,)`` running variance, updated in place when ``use_input_stats``.
+        weight: optional ``(C,)`` scale (default None: 1).
+        bias: optional ``(C,)`` shift (default None: 0).
+        use_input_stats: normalize by each instance's statistics if True (default); else by the running ones.
+        momentum: the running statistics' update factor (default 0.1).
+        eps: added to the variance for stability (default 1e-5).
+
     Example::
 
         >>> x = fjax.tensor([[[1.0, 3.0], [10.0, 30.0]]])
@@ -806,6 +972,10 @@ def depend(input: Tensor, depend) -> Tensor:
     """OneFlow's ``F.depend(input, depend)``: ``input`` itself, with ``depend`` (a Tensor or a
     list of them) ordered before its later uses in an nn.Graph. XLA schedules a compiled step by
     data dependence alone, so fjax returns ``input`` unchanged: values never differ.
+
+    Args:
+        input: the tensor returned.
+        depend: a Tensor or a list of Tensors to order before ``input``'s later uses.
 
     Example::
 

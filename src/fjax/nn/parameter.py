@@ -11,6 +11,10 @@ class Parameter(Tensor):
     A Tensor subclass: assigning one as a Module attribute registers it, so it appears in
     ``parameters()`` and ``state_dict()``. It requires grad by default.
 
+    Args:
+        data: the tensor (or data for ``fjax.tensor``) whose values it shares (default None: an empty tensor).
+        requires_grad: whether the parameter requires grad (default True).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., 2.]))

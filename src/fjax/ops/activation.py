@@ -25,6 +25,9 @@ def relu(input):
     As in torch, NaN and ``-0.0`` pass through unchanged, and the gradient is 0 where
     ``input <= 0`` (and 1 at NaN).
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> x = fjax.tensor([-1.0, 0.0, 2.0, float("nan")])
@@ -43,6 +46,9 @@ def relu6(input):
 
     The gradient is 0 at and beyond both bounds, as in torch.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> F.relu6(fjax.tensor([-2.0, 3.0, 8.0]))
@@ -55,7 +61,9 @@ def relu6(input):
 def leaky_relu(input, negative_slope=0.01):
     """Leaky ReLU: ``input`` where it is positive, else ``negative_slope * input``.
 
-    ``negative_slope`` (default 0.01) is the slope of the negative half.
+    Args:
+        input: the input tensor.
+        negative_slope: the slope of the negative half (default 0.01).
 
     Example::
 
@@ -79,6 +87,10 @@ def elu(input, alpha=1.0):
 
     The negative half saturates at ``-alpha`` (default 1.0).
 
+    Args:
+        input: the input tensor.
+        alpha: the value the negative half saturates at, as ``-alpha`` (default 1.0).
+
     Example::
 
         >>> x = fjax.tensor([-1.0, 0.0, 2.0])
@@ -95,6 +107,9 @@ def selu(input):
     """Scaled ELU: ``scale * elu(input, alpha)`` with the fixed self-normalizing constants
     ``alpha ~ 1.6733`` and ``scale ~ 1.0507``.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> F.selu(fjax.tensor([-1.0, 0.0, 1.0]))
@@ -108,6 +123,10 @@ def celu(input, alpha=1.0):
     """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Unlike ``elu``, the slope at 0 is 1 for every ``alpha``.
+
+    Args:
+        input: the input tensor.
+        alpha: the scale of the negative half (default 1.0).
 
     Example::
 
@@ -123,6 +142,10 @@ def gelu(input, approximate="none"):
 
     ``approximate='none'`` (default) uses the exact erf form; ``'tanh'`` uses the tanh
     approximation. Any other value raises ValueError.
+
+    Args:
+        input: the input tensor.
+        approximate: ``'none'`` (default, the erf form) or ``'tanh'``.
 
     Example::
 
@@ -141,6 +164,9 @@ def gelu(input, approximate="none"):
 def silu(input):
     """SiLU (swish): ``input * sigmoid(input)`` elementwise.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> F.silu(fjax.tensor([-1.0, 0.0, 1.0]))
@@ -152,6 +178,9 @@ def silu(input):
 @defop(method=False)
 def mish(input):
     """Mish: ``input * tanh(softplus(input))`` elementwise.
+
+    Args:
+        input: the input tensor.
 
     Example::
 
@@ -167,6 +196,11 @@ def softplus(input, beta=1.0, threshold=20.0):
     """Smooth ReLU ``log(1 + exp(beta * x)) / beta``, computed without overflow.
 
     Where ``beta * x > threshold`` (default 20) the result is ``x`` itself, as in torch.
+
+    Args:
+        input: the input tensor.
+        beta: the sharpness ``beta`` (default 1.0).
+        threshold: above this value of ``beta * input`` the result is ``input`` (default 20.0).
 
     Example::
 
@@ -185,6 +219,9 @@ def softplus(input, beta=1.0, threshold=20.0):
 def softsign(input):
     """Softsign: ``input / (1 + |input|)``, a squashing into ``(-1, 1)``.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> F.softsign(fjax.tensor([-3.0, 0.0, 1.0]))
@@ -199,6 +236,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0):
     """Clamp to ``[min_val, max_val]`` (default ``[-1, 1]``).
 
     The gradient is 1 strictly inside the interval and 0 at and beyond its ends, as in torch.
+
+    Args:
+        input: the input tensor.
+        min_val: the lower end of the clamp (default -1.0).
+        max_val: the upper end of the clamp (default 1.0).
 
     Example::
 
@@ -215,6 +257,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0):
 def hardsigmoid(input):
     """Piecewise-linear sigmoid: ``relu6(x + 3) / 6``, so 0 below -3 and 1 above 3.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> F.hardsigmoid(fjax.tensor([-4.0, 0.0, 1.5, 4.0]))
@@ -227,6 +272,9 @@ def hardsigmoid(input):
 @defop(method=False)
 def hardswish(input):
     """Hard swish: ``x * relu6(x + 3) / 6``, i.e. ``x * hardsigmoid(x)``.
+
+    Args:
+        input: the input tensor.
 
     Example::
 
@@ -241,6 +289,9 @@ def hardswish(input):
 def logsigmoid(input):
     """``log(sigmoid(input))`` elementwise, computed without underflow for large negative inputs.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> F.logsigmoid(fjax.tensor([-200.0, 0.0, 1.0]))
@@ -252,6 +303,9 @@ def logsigmoid(input):
 @defop(method=False)
 def tanhshrink(input):
     """Tanh shrink: ``input - tanh(input)`` elementwise.
+
+    Args:
+        input: the input tensor.
 
     Example::
 
@@ -268,6 +322,10 @@ def softshrink(input, lambd=0.5):
 
     Values inside ``[-lambd, lambd]`` become 0; the others become ``x - lambd`` or ``x + lambd``.
 
+    Args:
+        input: the input tensor.
+        lambd: the shrinkage amount (default 0.5).
+
     Example::
 
         >>> F.softshrink(fjax.tensor([-1.0, 0.2, 0.5, 2.0]))
@@ -283,6 +341,10 @@ def hardshrink(input, lambd=0.5):
     """Hard shrinkage: keep ``input`` where ``|input| > lambd`` (default 0.5), else 0.
 
     Values equal to ``lambd`` in magnitude become 0.
+
+    Args:
+        input: the input tensor.
+        lambd: the magnitude at or below which values become 0 (default 0.5).
 
     Example::
 
@@ -302,6 +364,11 @@ def threshold(input, threshold, value):
 
     The comparison is strict, so elements equal to ``threshold`` are replaced too.
 
+    Args:
+        input: the input tensor.
+        threshold: elements not above it are replaced.
+        value: the replacement value.
+
     Example::
 
         >>> F.threshold(fjax.tensor([0.5, 1.0, 2.0]), 1.0, -1.0)
@@ -316,6 +383,10 @@ def glu(input, dim=-1):
     and return ``a * sigmoid(b)``.
 
     The size of ``dim`` must be even; the output has half of it.
+
+    Args:
+        input: a tensor whose size along ``dim`` is even.
+        dim: the dimension split in halves (default -1).
 
     Example::
 
@@ -336,6 +407,10 @@ def prelu(input, weight):
 
     ``weight`` holds either one slope shared by all channels or one slope per channel of
     dim 1 (inputs of fewer than 2 dims take a single slope).
+
+    Args:
+        input: the input tensor.
+        weight: the slopes of the negative half: one element, or one per channel of dim 1.
 
     Example::
 
@@ -508,6 +583,12 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
     Defaults are ``p=2`` and ``dim=1``; ``eps`` keeps an all-zero slice at zero instead of NaN.
 
+    Args:
+        input: the input tensor.
+        p: the norm degree (default 2.0).
+        dim: the dimension normalized along (default 1).
+        eps: the lower bound of the norm (default 1e-12).
+
     Example::
 
         >>> F.normalize(fjax.tensor([[3.0, 4.0], [0.0, 0.0]]))
@@ -527,6 +608,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
     The inputs broadcast against each other and ``dim`` is removed from the result. Each norm
     is clamped to at least ``eps`` without changing its gradient, exactly as torch does.
+
+    Args:
+        x1: the first tensor.
+        x2: the second tensor, broadcast against ``x1``.
+        dim: the dimension the cosine is taken along (default 1).
+        eps: the lower bound of each norm (default 1e-8).
 
     Example::
 
@@ -554,6 +641,13 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     ``x1`` and ``x2`` broadcast; ``eps`` (default 1e-6) is added to the difference, as torch
     does, and ``keepdim=True`` keeps the reduced dimension with size 1.
 
+    Args:
+        x1: the first tensor.
+        x2: the second tensor, broadcast against ``x1``.
+        p: the norm degree (default 2.0).
+        eps: added to the difference (default 1e-6).
+        keepdim: keep the reduced last dimension with size 1 (default False).
+
     Example::
 
         >>> a = fjax.tensor([[0.0, 0.0], [1.0, 1.0]])
@@ -574,6 +668,10 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def pdist(input, p=2.0):
     """The ``p``-norm distances between every pair of rows of an ``(N, M)`` input: the upper
     triangle of the distance matrix, row by row, as a vector of ``N * (N - 1) / 2``.
+
+    Args:
+        input: an ``(N, M)`` tensor of ``N`` rows.
+        p: the norm degree, at least 0 (default 2.0).
 
     Example::
 

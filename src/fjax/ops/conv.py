@@ -88,6 +88,15 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     an odd total puts the extra zero on the right). ``groups`` splits the channels into
     independent convolutions.
 
+    Args:
+        input: the ``(N, C_in, L)`` or unbatched ``(C_in, L)`` input.
+        weight: the ``(C_out, C_in / groups, k)`` filters.
+        bias: optional ``(C_out,)`` bias (default None).
+        stride: the step of the filter, an int or a 1-tuple (default 1).
+        padding: zeros added on each side, an int or a 1-tuple, or ``"valid"`` / ``"same"`` (default 0).
+        dilation: the spacing of the filter taps, an int or a 1-tuple (default 1).
+        groups: the number of independent channel groups (default 1).
+
     Example::
 
         >>> x = fjax.tensor([[[1.0, 2.0, 3.0, 4.0]]])
@@ -109,6 +118,15 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     also be ``"valid"`` or ``"same"``. Each output size is
     ``(size + 2 * padding - dilation * (k - 1) - 1) // stride + 1``.
 
+    Args:
+        input: the ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)`` input.
+        weight: the ``(C_out, C_in / groups, kh, kw)`` filters.
+        bias: optional ``(C_out,)`` bias (default None).
+        stride: the step of the filter, an int or an ``(h, w)`` pair (default 1).
+        padding: zeros added on each side, an int or an ``(h, w)`` pair, or ``"valid"`` / ``"same"`` (default 0).
+        dilation: the spacing of the filter taps, an int or an ``(h, w)`` pair (default 1).
+        groups: the number of independent channel groups (default 1).
+
     Example::
 
         >>> x = fjax.arange(16.0).reshape(1, 1, 4, 4)
@@ -128,6 +146,15 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     ``stride``, ``padding`` and ``dilation`` take an int or a triple; with ``groups=g`` the input
     channels split into ``g`` groups, each convolved with its own ``C_out / g`` filters.
+
+    Args:
+        input: the ``(N, C_in, D, H, W)`` or unbatched ``(C_in, D, H, W)`` input.
+        weight: the ``(C_out, C_in / groups, kd, kh, kw)`` filters.
+        bias: optional ``(C_out,)`` bias (default None).
+        stride: the step of the filter, an int or a ``(d, h, w)`` triple (default 1).
+        padding: zeros added on each side, an int or a ``(d, h, w)`` triple, or ``"valid"`` / ``"same"`` (default 0).
+        dilation: the spacing of the filter taps, an int or a ``(d, h, w)`` triple (default 1).
+        groups: the number of independent channel groups (default 1).
 
     Example::
 
@@ -189,6 +216,17 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     ``stride``; the output length is
     ``(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
 
+    Args:
+        input: the ``(N, C_in, L)`` or unbatched ``(C_in, L)`` input.
+        weight: the ``(C_in, C_out / groups, k)`` filters.
+        bias: optional ``(C_out,)`` bias (default None).
+        stride: the step of the scatter, an int or a 1-tuple (default 1).
+        padding: an int or a 1-tuple (default 0); the input is padded with
+            ``dilation * (k - 1) - padding`` zeros on each side.
+        output_padding: extra size added to one side of the output, an int or a 1-tuple (default 0).
+        groups: the number of independent channel groups (default 1).
+        dilation: the spacing of the filter taps, an int or a 1-tuple (default 1).
+
     Example::
 
         >>> x, w = fjax.tensor([[[1.0, 2.0]]]), fjax.tensor([[[1.0, 10.0]]])
@@ -218,6 +256,17 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     Often used to upsample: ``output_padding`` adds rows/columns on one side so that the output
     can match the input size of the strided ``conv2d`` it inverts.
+
+    Args:
+        input: the ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)`` input.
+        weight: the ``(C_in, C_out / groups, kh, kw)`` filters.
+        bias: optional ``(C_out,)`` bias (default None).
+        stride: the step of the scatter, an int or an ``(h, w)`` pair (default 1).
+        padding: an int or an ``(h, w)`` pair (default 0); the input is padded with
+            ``dilation * (k - 1) - padding`` zeros on each side.
+        output_padding: extra size added to one side of the output, an int or an ``(h, w)`` pair (default 0).
+        groups: the number of independent channel groups (default 1).
+        dilation: the spacing of the filter taps, an int or an ``(h, w)`` pair (default 1).
 
     Example::
 
@@ -249,6 +298,17 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """Transposed 3-d convolution (the gradient of ``conv3d`` with respect to its input), of an
     ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` input with a ``(C_in, C_out / groups, kd, kh, kw)``
     weight. Each output size is ``(size - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    Args:
+        input: the ``(N, C_in, D, H, W)`` or unbatched ``(C_in, D, H, W)`` input.
+        weight: the ``(C_in, C_out / groups, kd, kh, kw)`` filters.
+        bias: optional ``(C_out,)`` bias (default None).
+        stride: the step of the scatter, an int or a ``(d, h, w)`` triple (default 1).
+        padding: an int or a ``(d, h, w)`` triple (default 0); the input is padded with
+            ``dilation * (k - 1) - padding`` zeros on each side.
+        output_padding: extra size added to one side of the output, an int or a ``(d, h, w)`` triple (default 0).
+        groups: the number of independent channel groups (default 1).
+        dilation: the spacing of the filter taps, an int or a ``(d, h, w)`` triple (default 1).
 
     Example::
 
@@ -301,6 +361,13 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
     (``F.unfold``). ``dilation``, ``padding`` and ``stride`` work as in ``conv2d``; ``F.fold`` is
     its adjoint.
 
+    Args:
+        input: the ``(N, C, H, W)`` or ``(C, H, W)`` input.
+        kernel_size: the block size, an int or an ``(kh, kw)`` pair.
+        dilation: the spacing of the block's elements (default 1).
+        padding: zeros added on each side of the input (default 0).
+        stride: the step between blocks (default 1).
+
     Example::
 
         >>> x = fjax.arange(9.0).reshape(1, 1, 3, 3)
@@ -324,6 +391,14 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
     Where blocks overlap their values add up, so ``fold(unfold(x))`` is ``x`` times the number of
     blocks covering each pixel, not ``x``.
+
+    Args:
+        input: the ``(N, C * kh * kw, L)`` or ``(C * kh * kw, L)`` columns.
+        output_size: the spatial size ``(H, W)`` of the output (an int for a square).
+        kernel_size: the block size, an int or an ``(kh, kw)`` pair.
+        dilation: the spacing of the block's elements (default 1).
+        padding: the padding the blocks were taken with (default 0).
+        stride: the step between blocks (default 1).
 
     Example::
 

@@ -371,6 +371,9 @@ def sigmoid(input):
     Integer inputs are computed in float32. Large inputs saturate to 0 and 1 without overflow;
     ``F.sigmoid`` is the same function.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> fjax.sigmoid(fjax.tensor([0.0, 2.0, -2.0]))

@@ -220,6 +220,11 @@ def linear(input, weight, bias=None):
     ``(out_features, in_features)`` (or ``(in_features,)``) and ``input`` of shape ``(..., in_features)``;
     the optional ``bias`` broadcasts over the output.
 
+    Args:
+        input: the ``(..., in_features)`` input.
+        weight: the ``(out_features, in_features)`` or ``(in_features,)`` weight.
+        bias: optional bias broadcast over the output (default None).
+
     Example::
 
         >>> x = fjax.tensor([[1.0, 2.0]])
@@ -340,6 +345,12 @@ def bilinear(input1, input2, weight, bias=None):
     """The map of a bilinear layer: ``out[..., o] = input1 @ weight[o] @ input2 + bias[o]``, with
     ``weight`` of shape ``(out, in1, in2)``. ``input1`` ``(..., in1)`` and ``input2`` ``(..., in2)`` have the
     same leading dims; ``bias`` is optional.
+
+    Args:
+        input1: the ``(..., in1)`` first input.
+        input2: the ``(..., in2)`` second input.
+        weight: the ``(out, in1, in2)`` weight.
+        bias: optional ``(out,)`` bias (default None).
 
     Example::
 

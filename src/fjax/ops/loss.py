@@ -93,6 +93,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     Targets equal to ``ignore_index`` (default -100) add nothing. ``reduction='mean'`` divides
     by the summed weights of the targets that are not ignored, not by their count.
 
+    Args:
+        input: log-probabilities, ``(C,)`` or ``(N, C, d_1, ...)``.
+        target: integer class indices, ``()`` or ``(N, d_1, ...)``.
+        weight: optional ``(C,)`` per-class weight (default None: all 1).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        ignore_index: a target value that adds nothing to the loss (default -100).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default: divided by the summed weights) or ``'sum'``.
+
     Example::
 
         >>> logp = fjax.tensor([[-0.5, -1.0, -2.0], [-3.0, -0.1, -1.0]])
@@ -124,6 +133,16 @@ def cross_entropy(
 
     Integer targets are class indices (``ignore_index``, ``weight``, ``label_smoothing``
     as torch); float targets of the input's shape are class probabilities.
+
+    Args:
+        input: unnormalized logits, ``(C,)`` or ``(N, C, d_1, ...)``.
+        target: class indices (``()`` or ``(N, d_1, ...)``) or class probabilities of ``input``'s shape.
+        weight: optional ``(C,)`` per-class weight (default None: all 1).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        ignore_index: a class-index target value that adds nothing to the loss (default -100).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        label_smoothing: amount in ``[0, 1]`` of uniform smoothing of the targets (default 0.0).
 
     Example::
 
@@ -202,6 +221,14 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     ``target`` broadcasts against ``input``; an optional ``weight`` of the input's shape scales
     each term, and ``'mean'`` then divides by the sum of the weights.
 
+    Args:
+        input: the predictions.
+        target: the targets, broadcast against ``input``.
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        weight: optional per-element weight of ``input``'s shape (default None).
+
     Example::
 
         >>> x, y = fjax.tensor([1.0, 2.0, 3.0]), fjax.tensor([1.0, 0.0, 0.0])
@@ -224,6 +251,14 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
     ``target`` broadcasts against ``input``; an optional ``weight`` of the input's shape scales
     each term, and ``'mean'`` then divides by the sum of the weights.
+
+    Args:
+        input: the predictions.
+        target: the targets, broadcast against ``input``.
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        weight: optional per-element weight of ``input``'s shape (default None).
 
     Example::
 
@@ -254,6 +289,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     ``beta=0`` gives the plain L1 loss.
 
+    Args:
+        input: the predictions.
+        target: the targets, broadcast against ``input``.
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        beta: where the loss turns from quadratic to linear (default 1.0).
+
     Example::
 
         >>> x, y = fjax.tensor([0.5, 3.0]), fjax.tensor([0.0, 0.0])
@@ -275,6 +318,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     ``delta * (|d| - 0.5 * delta)``; reduced by ``reduction``.
 
     It equals ``delta * smooth_l1_loss(input, target, beta=delta)``.
+
+    Args:
+        input: the predictions.
+        target: the targets, broadcast against ``input``.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        delta: where the loss turns from quadratic to linear (default 1.0).
+        weight: optional per-element weight of ``input``'s shape (default None).
 
     Example::
 
@@ -300,6 +350,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
     As in torch, each log is clamped at -100, so a confident wrong prediction costs 100, not inf.
 
+    Args:
+        input: probabilities in ``[0, 1]``.
+        target: targets of ``input``'s shape.
+        weight: optional weight of each element's loss, broadcast to ``input`` (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
     Example::
 
         >>> p, t = fjax.tensor([0.8, 0.2, 1.0]), fjax.tensor([1.0, 0.0, 0.0])
@@ -322,6 +380,15 @@ def binary_cross_entropy_with_logits(
     """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits.
 
     ``pos_weight`` scales the positive term: ``-(pw * t * log σ(x) + (1 - t) log(1 - σ(x)))``.
+
+    Args:
+        input: logits.
+        target: targets of ``input``'s shape.
+        weight: optional weight of each element's loss, broadcast to ``input`` (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        pos_weight: optional weight of the positive term, broadcast along the last dim (default None).
 
     Example::
 
@@ -354,6 +421,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     ``reduction='batchmean'`` divides the sum by the batch size (the true KL divergence);
     the default ``'mean'`` divides by the number of elements instead.
 
+    Args:
+        input: log-probabilities.
+        target: probabilities (log-probabilities if ``log_target``).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default), ``'batchmean'`` or ``'sum'``.
+        log_target: if True, ``target`` is given as log-probabilities (default False).
+
     Example::
 
         >>> logq = fjax.tensor([[0.5, 0.5], [0.5, 0.5]]).log()
@@ -378,6 +453,15 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Cosine embedding loss of ``(N, D)`` or ``(D,)`` pairs: ``1 - cos(x1, x2)`` where
     ``target == 1`` and ``max(0, cos(x1, x2) - margin)`` where ``target == -1``.
+
+    Args:
+        input1: ``(N, D)`` or ``(D,)`` first embeddings.
+        input2: second embeddings, of ``input1``'s shape.
+        target: labels in ``{1, -1}``, ``(N,)`` or ``()``.
+        margin: the margin of the ``-1`` case (default 0).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
 
     Example::
 
@@ -410,6 +494,15 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     """Ranking loss ``max(0, -target * (input1 - input2) + margin)``: ``target = 1`` asks for
     ``input1`` to rank higher than ``input2`` by ``margin``, ``target = -1`` for the reverse.
 
+    Args:
+        input1: the first scores.
+        input2: the second scores.
+        target: labels in ``{1, -1}``.
+        margin: the required score gap (default 0).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
     Example::
 
         >>> x1, x2 = fjax.tensor([1.0, 2.0, 3.0]), fjax.tensor([2.0, 2.0, 2.0])
@@ -427,6 +520,14 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """Hinge embedding loss of distances ``input`` and labels ``target`` in ``{1, -1}``:
     ``input`` where ``target == 1`` and ``max(0, margin - input)`` where ``target == -1``.
+
+    Args:
+        input: the distances.
+        target: labels in ``{1, -1}``.
+        margin: the margin of the ``-1`` case (default 1.0).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
 
     Example::
 
@@ -446,6 +547,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """Two-class logistic loss ``log(1 + exp(-target * input))`` for labels in ``{1, -1}``,
     computed without overflow and reduced by ``reduction``.
 
+    Args:
+        input: the scores.
+        target: labels in ``{1, -1}``, of ``input``'s shape.
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
     Example::
 
         >>> F.soft_margin_loss(fjax.tensor([2.0, -1.0]), fjax.tensor([1.0, 1.0]), reduction="none")
@@ -460,6 +568,14 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Multi-label loss of ``(N, C)`` logits and 0/1 targets: the binary cross entropy with
     logits of each class, averaged over the ``C`` classes, then reduced over samples.
+
+    Args:
+        input: ``(N, C)`` logits.
+        target: 0/1 labels of ``input``'s shape.
+        weight: optional ``(C,)`` per-class weight (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
 
     Example::
 
@@ -491,6 +607,16 @@ def poisson_nll_loss(
     ``log_input=False`` (``input`` is the rate). ``full`` adds Stirling's approximation of
     ``log(t!)`` where ``t > 1``.
 
+    Args:
+        input: the log-rate (``log_input=True``) or the rate.
+        target: the observed counts.
+        log_input: whether ``input`` is the log-rate (default True).
+        full: if True, add Stirling's approximation of ``log(target!)`` (default False).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        eps: added to ``input`` inside the log when ``log_input=False`` (default 1e-8).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
     Example::
 
         >>> t = fjax.tensor([1.0, 2.0])
@@ -519,6 +645,14 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
     ``var`` has the input's shape, or lacks (or has size 1 in) its last dim. The clamp leaves
     the gradient of ``var`` unchanged, as in torch; ``full`` adds ``0.5 * log(2 * pi)``.
+
+    Args:
+        input: the predicted means.
+        target: the targets.
+        var: the predicted variances, of ``input``'s shape or without (or size 1 in) its last dim.
+        full: if True, add the constant ``0.5 * log(2 * pi)`` (default False).
+        eps: the lower clamp of ``var`` (default 1e-6).
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
 
     Example::
 
@@ -559,6 +693,18 @@ def triplet_margin_loss(
 
     ``swap=True`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
 
+    Args:
+        anchor: the anchor embeddings, ``(N, D)`` or ``(D,)``.
+        positive: the positive embeddings.
+        negative: the negative embeddings.
+        margin: the required distance gap (default 1.0).
+        p: the norm degree of the distance (default 2).
+        eps: added inside the distance for stability (default 1e-6).
+        swap: if True, use ``min(d(a, n), d(p, n))`` as the negative distance (default False).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
     Example::
 
         >>> a = fjax.tensor([[0.0, 0.0], [0.0, 0.0]])
@@ -598,6 +744,16 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     """Multi-class hinge loss: for each sample, ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p / C``
     (times ``weight[y]`` when given), for input ``(N, C)`` or ``(C,)`` and class targets ``y``.
 
+    Args:
+        input: ``(N, C)`` or ``(C,)`` scores.
+        target: class indices, ``(N,)`` or ``()``.
+        p: the power of each hinge term, 1 (default) or 2.
+        margin: the margin (default 1.0).
+        weight: optional ``(C,)`` per-class weight (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
     Example::
 
         >>> x = fjax.tensor([[0.1, 0.2, 0.4, 0.8]])
@@ -627,6 +783,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss: ``target`` lists each sample's classes, ended by the first -1;
     each pair (listed class ``j``, unlisted class ``i``) adds ``max(0, 1 - (x[j] - x[i])) / C``.
+
+    Args:
+        input: ``(N, C)`` or ``(C,)`` scores.
+        target: integer class lists of ``input``'s shape, each ended by the first -1.
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch.
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch.
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
 
     Example::
 

@@ -38,6 +38,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
     Each slice is mapped to ``(x - mean) / sqrt(var + eps)`` with the biased variance, as torch.
 
+    Args:
+        input: a tensor whose trailing dims are ``normalized_shape``.
+        normalized_shape: the trailing dims normalized over (an int or a tuple).
+        weight: optional scale of ``normalized_shape`` (default None).
+        bias: optional shift of ``normalized_shape`` (default None).
+        eps: added to the variance for stability (default 1e-5).
+
     Example::
 
         >>> x = fjax.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])
@@ -62,6 +69,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ``normalized_shape`` dims (no centering, no bias).
 
     ``eps=None`` uses the machine epsilon of the input's dtype, as torch does.
+
+    Args:
+        input: a tensor whose trailing dims are ``normalized_shape``.
+        normalized_shape: the trailing dims normalized over (an int or a tuple).
+        weight: optional scale of ``normalized_shape`` (default None).
+        eps: added to the mean square (default None: the dtype's machine epsilon).
 
     Example::
 
@@ -152,6 +165,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     into ``num_groups`` groups, and each group is standardized over its channels and positions.
 
     ``C`` must be divisible by ``num_groups``; ``weight`` and ``bias`` are per channel.
+
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        num_groups: the number of groups ``C`` is split into.
+        weight: optional ``(C,)`` scale (default None).
+        bias: optional ``(C,)`` shift (default None).
+        eps: added to the variance for stability (default 1e-5).
 
     Example::
 
@@ -303,6 +323,12 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
     ``new = (1 - momentum) * running + momentum * batch``, with the unbiased batch variance.
     Not an op: modules call it on arrays (no gradient flows through buffers).
 
+    Args:
+        input: the ``(N, C, *)`` batch (an array).
+        running_mean: the ``(C,)`` running mean.
+        running_var: the ``(C,)`` running variance.
+        momentum: the update factor (default 0.1).
+
     Returns:
         ``(new_running_mean, new_running_var)`` in the dtypes of the running buffers.
 
@@ -352,6 +378,15 @@ def embedding(
 
     Row ``padding_idx`` receives no gradient; repeated indices accumulate theirs. Indices out
     of range raise. ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are not supported.
+
+    Args:
+        input: integer indices of any shape.
+        weight: the ``(num_embeddings, embedding_dim)`` table.
+        padding_idx: a row that receives no gradient (default None: none).
+        max_norm: not supported (raises NotImplementedError unless None).
+        norm_type: the p of ``max_norm``'s norm; unused, as ``max_norm`` is unsupported.
+        scale_grad_by_freq: not supported (raises NotImplementedError when True).
+        sparse: not supported (raises NotImplementedError when True).
 
     Example::
 
@@ -581,6 +616,10 @@ def pixel_shuffle(input, upscale_factor):
     """Rearrange ``(*, C * r**2, H, W)`` into ``(*, C, H * r, W * r)`` with
     ``r = upscale_factor``: each group of ``r**2`` channels becomes an ``r x r`` block of pixels.
 
+    Args:
+        input: a ``(*, C * r**2, H, W)`` tensor.
+        upscale_factor: the factor ``r`` the height and width grow by.
+
     Example::
 
         >>> x = fjax.arange(8).reshape(1, 8, 1, 1)
@@ -605,6 +644,10 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """Rearrange ``(*, C, H * r, W * r)`` into ``(*, C * r**2, H, W)`` with
     ``r = downscale_factor``: the inverse of ``pixel_shuffle``.
+
+    Args:
+        input: a ``(*, C, H * r, W * r)`` tensor.
+        downscale_factor: the factor ``r`` the height and width shrink by.
 
     Example::
 
@@ -642,6 +685,10 @@ def channel_shuffle(input, groups):
     """Interleave the channels of ``(N, C, *)`` input from ``groups`` groups: the ``C / groups``
     channels of each group are spread out, as ShuffleNet does between grouped convolutions.
 
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        groups: the number of groups; ``C`` must be divisible by it.
+
     Example::
 
         >>> F.channel_shuffle(fjax.arange(6.0).reshape(1, 6, 1), 2).flatten()
@@ -653,6 +700,10 @@ def channel_shuffle(input, groups):
 @defop(static=("groups",), linear=True, method=False)
 def native_channel_shuffle(input, groups):
     """ATen's ``native_channel_shuffle``: ``channel_shuffle`` without a backend choice.
+
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        groups: the number of groups; ``C`` must be divisible by it.
 
     Example::
 
@@ -667,6 +718,13 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Local response normalization across channels of ``(N, C, *)`` input (AlexNet's LRN):
     ``x / (k + alpha * mean(x**2 over size neighbouring channels)) ** beta``, the window padded
     with zeros at the channel edges.
+
+    Args:
+        input: an ``(N, C, *)`` tensor.
+        size: the number of neighbouring channels in the window.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1.0).
 
     Example::
 

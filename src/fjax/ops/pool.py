@@ -126,6 +126,15 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     partial window is kept. ``return_indices=True`` also returns the int64 position of each
     maximum in the input (the first one on ties; NaN wins, as in torch).
 
+    Args:
+        input: the ``(N, C, L)`` or ``(C, L)`` input.
+        kernel_size: the window size, an int or a 1-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: ``-inf`` padding added on each side (default 0).
+        dilation: the spacing of the window's elements (default 1).
+        ceil_mode: keep a last, partial window (default False).
+        return_indices: also return the int64 positions of the maxima (default False).
+
     Example::
 
         >>> x = fjax.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]])
@@ -146,6 +155,15 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     ``stride`` defaults to ``kernel_size``. With ``return_indices=True`` it also returns where
     each maximum came from, as an int64 index flattened over ``H * W``.
 
+    Args:
+        input: the ``(N, C, H, W)`` or ``(C, H, W)`` input.
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        stride: the window step (default None: ``kernel_size``).
+        padding: ``-inf`` padding added on each side (default 0).
+        dilation: the spacing of the window's elements (default 1).
+        ceil_mode: keep a last, partial window (default False).
+        return_indices: also return the int64 positions of the maxima (default False).
+
     Example::
 
         >>> x = fjax.tensor([[[[1.0, 2.0, 5.0, 6.0], [3.0, 4.0, 7.0, 8.0]]]])
@@ -162,6 +180,15 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """Maximum over sliding ``kd x kh x kw`` windows of an ``(N, C, D, H, W)`` or ``(C, D, H, W)``
     input; ``stride`` defaults to ``kernel_size``, and ``return_indices=True`` adds int64 argmax
     indices flattened over ``D * H * W``.
+
+    Args:
+        input: the ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: ``-inf`` padding added on each side (default 0).
+        dilation: the spacing of the window's elements (default 1).
+        ceil_mode: keep a last, partial window (default False).
+        return_indices: also return the int64 positions of the maxima (default False).
 
     Example::
 
@@ -218,6 +245,14 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     ``stride`` defaults to ``kernel_size``. Zero padding is counted in the divisor unless
     ``count_include_pad=False``; ``ceil_mode`` keeps a last, partial window.
 
+    Args:
+        input: the ``(N, C, L)`` or ``(C, L)`` input.
+        kernel_size: the window size, an int or a 1-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: zeros added on each side (default 0).
+        ceil_mode: keep a last, partial window (default False).
+        count_include_pad: count the zero padding in the divisor (default True).
+
     Example::
 
         >>> x = fjax.tensor([[[1.0, 2.0, 3.0]]])
@@ -244,6 +279,15 @@ def avg_pool2d(
     ``stride`` defaults to ``kernel_size``; ``count_include_pad`` and ``ceil_mode`` work as in
     ``avg_pool1d``. ``divisor_override`` divides each window's sum by that number instead of the
     window size.
+
+    Args:
+        input: the ``(N, C, H, W)`` or ``(C, H, W)`` input.
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        stride: the window step (default None: ``kernel_size``).
+        padding: zeros added on each side (default 0).
+        ceil_mode: keep a last, partial window (default False).
+        count_include_pad: count the zero padding in the divisor (default True).
+        divisor_override: divide each window's sum by this instead of its size (default None).
 
     Example::
 
@@ -278,6 +322,15 @@ def avg_pool3d(
 ):
     """Mean over sliding ``kd x kh x kw`` windows of an ``(N, C, D, H, W)`` or ``(C, D, H, W)``
     input; the options are those of ``avg_pool2d``.
+
+    Args:
+        input: the ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: zeros added on each side (default 0).
+        ceil_mode: keep a last, partial window (default False).
+        count_include_pad: count the zero padding in the divisor (default True).
+        divisor_override: divide each window's sum by this instead of its size (default None).
 
     Example::
 
@@ -331,6 +384,10 @@ def adaptive_avg_pool1d(input, output_size):
     Window ``i`` spans ``[floor(i * L / out), ceil((i + 1) * L / out))``, so windows may differ
     in length and overlap when ``L`` is not a multiple of ``output_size``.
 
+    Args:
+        input: the ``(N, C, L)`` or ``(C, L)`` input.
+        output_size: the output's spatial size, an int or a 1-tuple.
+
     Example::
 
         >>> F.adaptive_avg_pool1d(fjax.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
@@ -344,6 +401,10 @@ def adaptive_avg_pool2d(input, output_size):
     """Mean over adaptive windows giving an ``(N, C, *output_size)`` result from any
     ``(N, C, H, W)`` or ``(C, H, W)`` input; an int means a square output, and ``None`` in
     ``output_size`` keeps that dim's input size. ``output_size=1`` is global average pooling.
+
+    Args:
+        input: the ``(N, C, H, W)`` or ``(C, H, W)`` input.
+        output_size: the output's spatial size, an int or an ``(h, w)`` pair (None keeps a size).
 
     Example::
 
@@ -359,6 +420,10 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool3d(input, output_size):
     """Mean over adaptive windows giving an ``(N, C, *output_size)`` result from an
     ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input; ``None`` in ``output_size`` keeps that size.
+
+    Args:
+        input: the ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+        output_size: the output's spatial size, an int or a ``(d, h, w)`` triple (None keeps a size).
 
     Example::
 
@@ -383,6 +448,11 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     windows of ``adaptive_avg_pool1d``); ``return_indices=True`` also returns int64 argmax
     positions along ``L``.
 
+    Args:
+        input: the ``(N, C, L)`` or ``(C, L)`` input.
+        output_size: the output's spatial size, an int or a 1-tuple.
+        return_indices: also return the int64 positions of the maxima (default False).
+
     Example::
 
         >>> x = fjax.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0]]])
@@ -398,6 +468,11 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     ``(N, C, H, W)`` or ``(C, H, W)`` input; ``None`` in ``output_size`` keeps that size, and
     ``return_indices=True`` adds int64 argmax indices flattened over ``H * W``.
 
+    Args:
+        input: the ``(N, C, H, W)`` or ``(C, H, W)`` input.
+        output_size: the output's spatial size, an int or an ``(h, w)`` pair (None keeps a size).
+        return_indices: also return the int64 positions of the maxima (default False).
+
     Example::
 
         >>> F.adaptive_max_pool2d(fjax.arange(16.0).reshape(1, 1, 4, 4), 2)
@@ -412,6 +487,11 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Maximum over adaptive windows giving an ``(N, C, *output_size)`` result from an
     ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input; ``None`` in ``output_size`` keeps that size, and
     ``return_indices=True`` adds int64 argmax indices flattened over ``D * H * W``.
+
+    Args:
+        input: the ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+        output_size: the output's spatial size, an int or a ``(d, h, w)`` triple (None keeps a size).
+        return_indices: also return the int64 positions of the maxima (default False).
 
     Example::
 
@@ -493,6 +573,14 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     The output length is ``(L - 1) * stride - 2 * padding + kernel_size`` unless ``output_size``
     (with or without the ``N, C`` dims) picks one of the lengths that pool to ``L``.
 
+    Args:
+        input: the pooled ``(N, C, L)`` or ``(C, L)`` values.
+        indices: the positions ``max_pool1d(..., return_indices=True)`` returned.
+        kernel_size: the pooling window size, an int or a 1-tuple.
+        stride: the pooling step (default None: ``kernel_size``).
+        padding: the pooling padding (default 0).
+        output_size: the output's size, with or without the ``N, C`` dims (default None: the smallest).
+
     Example::
 
         >>> x = fjax.tensor([[[1.0, 3.0, 2.0, 5.0]]])
@@ -510,6 +598,14 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """A partial inverse of ``max_pool2d`` for ``(N, C, H, W)`` or ``(C, H, W)`` input: values go
     to their indices (flattened over the output's ``H * W``), zeros elsewhere.
 
+    Args:
+        input: the pooled ``(N, C, H, W)`` or ``(C, H, W)`` values.
+        indices: the positions ``max_pool2d(..., return_indices=True)`` returned.
+        kernel_size: the pooling window size, an int or an ``(h, w)`` pair.
+        stride: the pooling step (default None: ``kernel_size``).
+        padding: the pooling padding (default 0).
+        output_size: the output's size, with or without the ``N, C`` dims (default None: the smallest).
+
     Example::
 
         >>> x = fjax.tensor([[[[1.0, 2.0], [4.0, 3.0]]]])
@@ -525,6 +621,14 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """A partial inverse of ``max_pool3d`` for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input:
     values go to their indices (flattened over ``D * H * W``), zeros elsewhere.
+
+    Args:
+        input: the pooled ``(N, C, D, H, W)`` or ``(C, D, H, W)`` values.
+        indices: the positions ``max_pool3d(..., return_indices=True)`` returned.
+        kernel_size: the pooling window size, an int or a ``(d, h, w)`` triple.
+        stride: the pooling step (default None: ``kernel_size``).
+        padding: the pooling padding (default 0).
+        output_size: the output's size, with or without the ``N, C`` dims (default None: the smallest).
 
     Example::
 
@@ -597,6 +701,14 @@ def fractional_max_pool2d(
     ``_random_samples`` (``(N, C, 2)``, uniform in ``[0, 1)``) place the windows; ``F.`` draws
     them from the default generator when not given.
 
+    Args:
+        input: the ``(N, C, H, W)`` or ``(C, H, W)`` input.
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        output_size: the output's spatial size, an int or a tuple; give this or ``output_ratio``.
+        output_ratio: the output size as a fraction of the input size, in ``(0, 1)``.
+        return_indices: also return the int64 positions of the maxima (default False).
+        _random_samples: ``(N, C, 2)`` uniform samples in ``[0, 1)`` placing the windows (``F.`` draws them when None).
+
     Example::
 
         >>> x = fjax.arange(25.0).reshape(1, 1, 5, 5)
@@ -615,6 +727,14 @@ def fractional_max_pool3d(
 ):
     """Fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input (see
     ``fractional_max_pool2d``); ``_random_samples`` has shape ``(N, C, 3)``.
+
+    Args:
+        input: the ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        output_size: the output's spatial size, an int or a tuple; give this or ``output_ratio``.
+        output_ratio: the output size as a fraction of the input size, in ``(0, 1)``.
+        return_indices: also return the int64 positions of the maxima (default False).
+        _random_samples: ``(N, C, 3)`` uniform samples in ``[0, 1)`` placing the windows (``F.`` draws them when None).
 
     Example::
 
@@ -747,6 +867,16 @@ def interpolate(
     ``floor(i / scale)``), ``nearest-exact``, ``linear`` (3-d), ``bilinear``/``bicubic`` (4-d),
     ``trilinear`` (5-d) and ``area`` (adaptive average pooling). ``align_corners=True`` maps the
     corner pixels of input and output onto each other; the default (False) aligns pixel edges.
+
+    Args:
+        input: the ``(N, C, *spatial)`` tensor (3-d, 4-d or 5-d).
+        size: the output's spatial size (an int or a tuple); give this or ``scale_factor``.
+        scale_factor: multiplier of each spatial size (a float or a tuple).
+        mode: ``'nearest'`` (default), ``'nearest-exact'``, ``'linear'``, ``'bilinear'``, ``'bicubic'``,
+            ``'trilinear'`` or ``'area'``.
+        align_corners: for the linear and cubic modes, map corner pixels onto corner pixels (default None: False).
+        recompute_scale_factor: if True, compute from the output size instead of using ``scale_factor``.
+        antialias: antialiased resizing, ``mode='bilinear'`` only (default False).
 
     Example::
 

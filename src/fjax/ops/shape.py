@@ -811,6 +811,12 @@ def pad(input, pad, mode="constant", value=None):
     with ``value``, default 0; negative amounts crop), ``'reflect'`` (mirror, not repeating the edge),
     ``'replicate'`` (repeat the edge) or ``'circular'`` (wrap around).
 
+    Args:
+        input: the tensor to pad.
+        pad: ``(before, after)`` amounts, from the last dim backwards.
+        mode: ``'constant'`` (default), ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        value: the fill value of ``'constant'`` mode (default None: 0).
+
     Example::
 
         >>> x = fjax.tensor([[1.0, 2.0, 3.0]])

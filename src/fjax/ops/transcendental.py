@@ -264,6 +264,9 @@ def tanh(input):
 
     Integer and bool inputs are computed in float32; floating inputs keep their dtype.
 
+    Args:
+        input: the input tensor.
+
     Example::
 
         >>> fjax.tanh(fjax.tensor([0.0, 1.0, -1.0]))

@@ -17,6 +17,17 @@ class Adadelta(Optimizer):
     ``g`` and ``maximize`` negates it first. The update is ``optax.scale_by_adadelta``, whose
     math is torch's. ``foreach`` and ``capturable`` are accepted and change nothing.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the factor the computed delta is scaled by (default 1.0).
+        rho: the decay rate of the running averages (default 0.9).
+        eps: added inside the square roots for numerical stability (default 1e-06).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        capturable: accepted for torch compatibility; no effect (default False).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

@@ -87,6 +87,17 @@ class Adafactor(Optimizer):
     (``adafactor_update``), which follows torch rather than ``optax.adafactor``. ``foreach``
     is accepted and changes nothing.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.01).
+        beta2_decay: the exponent of the second moment's decay ``t**beta2_decay`` (default -0.8).
+        eps: ``(eps1, eps2)``: the variance floor (None: the dtype's machine epsilon) and the floor of
+            the parameter RMS (default (None, 0.001)).
+        d: the clipping threshold of the update's RMS (default 1.0).
+        weight_decay: decoupled decay: the parameter shrinks by ``lr * weight_decay`` (default 0.0).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([[1., -2.], [3., 4.]]))

@@ -31,6 +31,18 @@ class Adagrad(Optimizer):
     ``initial_accumulator_value``) and moves by ``clr * grad / (sqrt(sum) + eps)``, with
     ``clr = lr / (1 + (step - 1) * lr_decay)``.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.01).
+        lr_decay: the learning-rate decay: ``lr / (1 + (step - 1) * lr_decay)`` (default 0).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        initial_accumulator_value: the starting value of the squared-gradient sum (default 0).
+        eps: added to the denominator for numerical stability (default 1e-10).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+        fused: accepted for torch compatibility; no effect (default None).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

@@ -63,6 +63,22 @@ class Adam(Optimizer):
     ``do_bias_correction=False`` drops both bias corrections (``lr * m / (sqrt(v) + eps)``);
     OneFlow's ``contiguous_params`` (a memory-layout hint there) is accepted and has no effect.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.001).
+        betas: the decay rates of the running averages of the gradient and of its square (default (0.9, 0.999)).
+        eps: added to the denominator for numerical stability (default 1e-08).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        amsgrad: if True, use the maximum of the past second moments (AMSGrad) (default False).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        capturable: accepted for torch compatibility; no effect (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+        fused: accepted for torch compatibility; no effect (default None).
+        decoupled_weight_decay: if True, shrink the parameter by ``lr * weight_decay`` (no L2 term) (default False).
+        do_bias_correction: OneFlow's option: False drops both bias corrections (default True).
+        contiguous_params: OneFlow's memory-layout hint; accepted, no effect (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))
@@ -147,6 +163,21 @@ class AdamW(Adam):
     Each step first shrinks every parameter by ``lr * weight_decay * param``, then applies the
     plain Adam update, so the decay does not pass through the moment estimates. OneFlow's
     ``do_bias_correction`` and ``contiguous_params`` work as in :class:`Adam`.
+
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.001).
+        betas: the decay rates of the running averages of the gradient and of its square (default (0.9, 0.999)).
+        eps: added to the denominator for numerical stability (default 1e-08).
+        weight_decay: decoupled decay: the parameter shrinks by ``lr * weight_decay`` (default 0.01).
+        amsgrad: if True, use the maximum of the past second moments (AMSGrad) (default False).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        capturable: accepted for torch compatibility; no effect (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+        fused: accepted for torch compatibility; no effect (default None).
+        do_bias_correction: OneFlow's option: False drops both bias corrections (default True).
+        contiguous_params: OneFlow's memory-layout hint; accepted, no effect (default False).
 
     Example::
 

@@ -16,6 +16,17 @@ class Adamax(Optimizer):
     update is ``optax.scale_by_adamax``, whose math is torch's. ``foreach`` and ``capturable``
     are accepted and change nothing.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.002).
+        betas: the decay rates of the gradient average and of the infinity norm (default (0.9, 0.999)).
+        eps: added to the denominator for numerical stability (default 1e-08).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+        capturable: accepted for torch compatibility; no effect (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

@@ -61,6 +61,18 @@ class ASGD(Optimizer):
     As in torch, the averaged parameters are kept in ``state[p]['ax']`` and not written back.
     ``foreach`` and ``capturable`` are accepted and change nothing.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.01).
+        lambd: the decay term (default 0.0001).
+        alpha: the power of the ``eta`` update (default 0.75).
+        t0: the step at which averaging starts (default 1000000.0).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+        capturable: accepted for torch compatibility; no effect (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

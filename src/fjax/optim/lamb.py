@@ -39,6 +39,17 @@ class LAMB(Optimizer):
     small custom optax transform: ``optax.lamb`` also counts the decay term in ``||u||``.
     ``amsgrad=True`` is rejected as in OneFlow; ``contiguous_params`` is accepted and has no effect.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.001).
+        betas: the decay rates of the running averages of the gradient and of its square (default (0.9, 0.999)).
+        eps: added to the denominator for numerical stability (default 1e-08).
+        weight_decay: the weight decay coefficient (decoupled when ``adam_w_mode``) (default 0).
+        adam_w_mode: if True, decoupled weight decay; if False, an L2 term added to the gradient (default True).
+        do_bias_correction: OneFlow's option: False drops both bias corrections (default True).
+        amsgrad: not supported: True raises RuntimeError, as in OneFlow (default False).
+        contiguous_params: OneFlow's memory-layout hint; accepted, no effect (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([3., -4.]))

@@ -257,6 +257,13 @@ def _lr_lambdas(optimizer: Optimizer, lr_lambda) -> list:
 class LambdaLR(LRScheduler):
     """``lr = initial_lr * lr_lambda(step)`` (one function, or one per group).
 
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        lr_lambda: a function of the step giving the factor of ``initial_lr``, or one per group.
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
+
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
         >>> sched = optim.lr_scheduler.LambdaLR(opt, lambda step: 1 / (step + 1))
@@ -331,6 +338,13 @@ class MultiplicativeLR(LRScheduler):
     ``state_dict()`` saves what torch saves: nothing of plain functions, the ``__dict__`` of
     callable objects.
 
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        lr_lambda: a function of the step giving the factor applied each step, or one per group.
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
+
     Example::
 
         >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
@@ -370,6 +384,14 @@ class MultiplicativeLR(LRScheduler):
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` steps.
 
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        step_size: the number of steps between decays.
+        gamma: the decay factor (default 0.1).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
+
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
         >>> sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
@@ -406,6 +428,14 @@ class StepLR(LRScheduler):
 
 class MultiStepLR(LRScheduler):
     """Multiply the lr by ``gamma`` at each milestone (a repeated milestone multiplies again).
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        milestones: the step indices at which the lr decays.
+        gamma: the decay factor (default 0.1).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
 
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
@@ -444,6 +474,14 @@ class MultiStepLR(LRScheduler):
 
 class ConstantLR(LRScheduler):
     """Scale the lr by ``factor`` for the first ``total_iters`` steps.
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        factor: the factor the lr is scaled by until ``total_iters`` (default 0.3333333333333333).
+        total_iters: the number of scaled steps (default 5).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
 
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
@@ -487,6 +525,15 @@ class ConstantLR(LRScheduler):
 
 class LinearLR(LRScheduler):
     """Scale the lr by a factor going linearly from ``start_factor`` to ``end_factor`` in ``total_iters`` steps.
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        start_factor: the factor of the first step (default 0.3333333333333333).
+        end_factor: the factor from ``total_iters`` on (default 1.0).
+        total_iters: the number of steps the factor takes to reach ``end_factor`` (default 5).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
 
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
@@ -536,6 +583,13 @@ class LinearLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Multiply the lr by ``gamma`` every step.
 
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        gamma: the factor the lr is multiplied by each step.
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
+
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
         >>> sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
@@ -570,6 +624,14 @@ class ExponentialLR(LRScheduler):
 
 class CosineAnnealingLR(LRScheduler):
     """Cosine annealing from ``initial_lr`` to ``eta_min`` over ``T_max`` steps (then back up, as torch).
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        T_max: the number of steps of the half cosine.
+        eta_min: the minimum lr (default 0.0).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
 
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
@@ -663,6 +725,15 @@ class SequentialLR(_Composite):
     or one per milestone) switches to OneFlow's closed-form composition: the scheduler after a
     milestone whose flag is True starts from its step 0, one whose flag is False sees the
     global step (OneFlow's default is False for every milestone).
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        schedulers: the schedulers, run one after another.
+        milestones: the steps at which the next scheduler takes over (``len(schedulers) - 1`` of them).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        verbose: if True, print every group's new lr on each step (default False).
+        interval_rescaling: OneFlow's per-milestone restart flags (default None: torch's behaviour, each restarts).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
 
     Example::
 
@@ -778,6 +849,10 @@ class SequentialLR(_Composite):
 class ChainedScheduler(_Composite):
     """Step every scheduler on each ``step()``: their chainable factors multiply.
 
+    Args:
+        schedulers: the schedulers stepped together.
+        optimizer: their optimizer (default None: the first scheduler's).
+
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
         >>> warm = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
@@ -817,6 +892,17 @@ class WarmupLR(LRScheduler):
     (``warmup_prefix=False``: the warmup replaces its first steps) or at ``t - warmup_iters``
     (``warmup_prefix=True``: the warmup is put before it); with no scheduler the lr stays at
     ``base_lr``. The wrapped scheduler is queried through its closed form, so it must have one.
+
+    Args:
+        scheduler_or_optimizer: a scheduler to warm up, or an optimizer for a warmup alone.
+        warmup_factor: the lr factor at step 0 (default 0.3333333333333333).
+        warmup_iters: the number of warmup steps (default 5).
+        warmup_method: ``'linear'`` or ``'constant'`` (default 'linear').
+        warmup_prefix: if True, the wrapped scheduler starts after the warmup; else the warmup replaces
+            its first steps (default False).
+        last_step: index of the last step taken; -1 starts a new schedule (default -1).
+        verbose: if True, print every group's new lr on each step (default False).
+        last_epoch: torch's name for ``last_step``; give at most one of the two (default None).
 
     Example::
 
@@ -924,6 +1010,14 @@ class CosineDecayLR(LRScheduler):
     there (unlike ``CosineAnnealingLR``, which rises again after ``T_max``). ``alpha`` is the final
     lr as a fraction of the initial one.
 
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        decay_steps: the number of steps of the decay.
+        alpha: the final lr as a fraction of the initial one (default 0.0).
+        last_step: index of the last step taken; -1 starts a new schedule (default -1).
+        verbose: if True, print every group's new lr on each step (default False).
+        last_epoch: torch's name for ``last_step``; give at most one of the two (default None).
+
     Example::
 
         >>> opt = fjax.optim.SGD(nn.Linear(2, 1).parameters(), lr=1.0)
@@ -967,6 +1061,17 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     decay_rate**i - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2``. With ``restart_limit > 0`` the
     lr stays at ``eta_min`` once that many cycles have run. With the default ``decay_rate=1`` and
     ``restart_limit=0`` the values are torch's ``CosineAnnealingWarmRestarts``.
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        T_0: the length of the first cycle.
+        T_mult: the factor each cycle's length grows by (default 1).
+        eta_min: the minimum lr (default 0.0).
+        decay_rate: OneFlow's factor the peak lr decays by each cycle (default 1.0).
+        restart_limit: OneFlow's number of cycles after which the lr stays at ``eta_min`` (0: no limit) (default 0).
+        last_step: index of the last step taken; -1 starts a new schedule (default -1).
+        verbose: if True, print every group's new lr on each step (default False).
+        last_epoch: torch's name for ``last_step``; give at most one of the two (default None).
 
     Example::
 
@@ -1028,6 +1133,18 @@ class PolynomialLR(LRScheduler):
     (without ``cycle`` or a nonzero end lr) each step scales the group's current lr by torch's
     chainable factor ``((1 - t / T) / (1 - (t - 1) / T))**power``, so a hand-edited lr or a
     ``ChainedScheduler`` continues exactly as in torch.
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        decay_batch: the number of decay steps (or give ``steps`` or ``total_iters``) (default None).
+        end_learning_rate: the final lr (default None: 0 with ``total_iters``, else 1e-4).
+        power: the polynomial's power (default 1.0).
+        cycle: if True, repeat the decay with a growing horizon (default False).
+        last_step: index of the last step taken; -1 starts a new schedule (default -1).
+        verbose: if True, print every group's new lr on each step (default False).
+        steps: OneFlow's other name for ``decay_batch`` (default None).
+        total_iters: torch's name for the decay length (default None).
+        last_epoch: torch's name for ``last_step``; give at most one of the two (default None).
 
     Example::
 
@@ -1096,6 +1213,18 @@ class ReduceLROnPlateau(LRScheduler):
     ``"max"`` mirrors that. After a reduction, ``cooldown`` steps are ignored; an lr never goes
     below ``min_lr`` (one value, or one per group), and a change smaller than ``eps`` is skipped.
     The semantics are torch's (and OneFlow's, which copies them).
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        mode: ``'min'`` (lower is better) or ``'max'`` (default 'min').
+        factor: the factor the lr is reduced by (default 0.1).
+        patience: the number of steps without improvement before a reduction (default 10).
+        threshold: the minimum change that counts as an improvement (default 0.0001).
+        threshold_mode: ``'rel'`` or ``'abs'`` (default 'rel').
+        cooldown: the number of steps ignored after a reduction (default 0).
+        min_lr: the lower bound of the lr (one, or one per group) (default 0).
+        eps: a reduction smaller than this is skipped (default 1e-08).
+        verbose: if True, print every group's new lr on each step (default False).
 
     Example::
 
@@ -1239,6 +1368,24 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy: lr up to ``max_lr`` then down to ``max_lr/(div_factor*final_div_factor)``.
 
     With ``cycle_momentum`` it cycles ``momentum`` (or Adam's ``betas[0]``) the opposite way.
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        max_lr: the peak lr (one value, or one per group).
+        total_steps: the total number of steps (or give ``epochs`` and ``steps_per_epoch``) (default None).
+        epochs: the number of epochs, with ``steps_per_epoch`` (default None).
+        steps_per_epoch: the number of steps per epoch (default None).
+        pct_start: the fraction of the steps spent raising the lr (default 0.3).
+        anneal_strategy: ``'cos'`` or ``'linear'`` (default 'cos').
+        cycle_momentum: if True, cycle the optimizer's ``momentum`` (or ``betas[0]``) opposite to the lr (default True).
+        base_momentum: the lower momentum bound (one value, or one per group) (default 0.85).
+        max_momentum: the upper momentum bound (one value, or one per group) (default 0.95).
+        div_factor: the initial lr is ``max_lr / div_factor`` (default 25.0).
+        final_div_factor: the final lr is ``max_lr / (div_factor * final_div_factor)`` (default 10000.0).
+        three_phase: if True, the lr comes back down to the initial lr before the final annealing (default False).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
+        verbose: if True, print every group's new lr on each step (default False).
 
     Example:
         >>> opt = optim.SGD([nn.Parameter(fjax.zeros(1))], lr=1.0)
@@ -1399,6 +1546,23 @@ class CyclicLR(LRScheduler):
     (``gamma**step``); a ``scale_fn`` replaces them. With ``cycle_momentum`` (default) the
     optimizer's ``momentum`` (or ``betas[0]``) cycles the opposite way between ``max_momentum``
     and ``base_momentum``. The lr is set to ``base_lr`` at construction. Step it after every batch.
+
+    Args:
+        optimizer: the optimizer whose param groups' ``lr`` this scheduler sets.
+        base_lr: the lower lr bound (one value, or one per group).
+        max_lr: the upper lr bound (one value, or one per group).
+        step_size_up: the number of rising steps per cycle (default 2000).
+        step_size_down: the number of falling steps per cycle (default None: ``step_size_up``).
+        mode: ``'triangular'``, ``'triangular2'`` or ``'exp_range'`` (default 'triangular').
+        gamma: the decay base of ``'exp_range'`` (default 1.0).
+        scale_fn: a custom amplitude scale function, replacing ``mode`` (default None).
+        scale_mode: ``'cycle'`` or ``'iterations'``: what ``scale_fn`` is called with (default 'cycle').
+        cycle_momentum: if True, cycle the optimizer's ``momentum`` (or ``betas[0]``) opposite to the lr (default True).
+        base_momentum: the lower momentum bound (one value, or one per group) (default 0.8).
+        max_momentum: the upper momentum bound (one value, or one per group) (default 0.9).
+        last_epoch: index of the last step taken; -1 starts a new schedule, other values resume one (default -1).
+        verbose: if True, print every group's new lr on each step (default False).
+        last_step: OneFlow's name for ``last_epoch``; give at most one of the two (default None).
 
     Example::
 

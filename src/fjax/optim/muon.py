@@ -78,6 +78,17 @@ class Muon(Optimizer):
     sqrt(max(rows, cols))`` (``"match_rms_adamw"``). As in torch the products run in bfloat16
     (accumulating in float32), so results agree with torch's to bfloat16 precision, not bit for bit.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.001).
+        weight_decay: decoupled decay: the parameter shrinks by ``lr * weight_decay`` (default 0.1).
+        momentum: the momentum factor (default 0.95).
+        nesterov: if True, use the Nesterov direction (default True).
+        ns_coefficients: the Newton-Schulz polynomial's coefficients (default (3.4445, -4.775, 2.0315)).
+        eps: the lower bound of the norm the update is divided by (default 1e-07).
+        ns_steps: the number of Newton-Schulz iterations (default 5).
+        adjust_lr_fn: the per-shape lr ratio: None or ``'original'``, or ``'match_rms_adamw'`` (default None).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([[3., 0.], [0., 1.]]))

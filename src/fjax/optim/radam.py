@@ -29,6 +29,18 @@ class RAdam(Optimizer):
     gives torch's value exactly, as :class:`Adam` does for AMSGrad. ``foreach`` and
     ``capturable`` are accepted and change nothing.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.001).
+        betas: the decay rates of the running averages of the gradient and of its square (default (0.9, 0.999)).
+        eps: added to the denominator for numerical stability (default 1e-08).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        decoupled_weight_decay: if True, shrink the parameter by ``lr * weight_decay`` (no L2 term) (default False).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        capturable: accepted for torch compatibility; no effect (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

@@ -15,6 +15,19 @@ class RMSprop(Optimizer):
     Per element: ``square_avg = alpha * square_avg + (1 - alpha) * grad ** 2`` and the step is
     ``lr * grad / (sqrt(square_avg) + eps)``.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.01).
+        alpha: the decay rate of the squared-gradient average (default 0.99).
+        eps: added to the denominator for numerical stability (default 1e-08).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        momentum: the momentum factor (default 0).
+        centered: if True, divide by the gradient's estimated variance rather than its second moment (default False).
+        capturable: accepted for torch compatibility; no effect (default False).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

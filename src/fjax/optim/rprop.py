@@ -63,6 +63,16 @@ class Rprop(Optimizer):
     a small optax transform (``rprop_update``); ``optax.scale_by_rprop`` clamps and stores
     its state differently. ``foreach`` and ``capturable`` are accepted and change nothing.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the initial step size (default 0.01).
+        etas: ``(etaminus, etaplus)``, the step-size factors on a sign flip and on a kept sign (default (0.5, 1.2)).
+        step_sizes: ``(min, max)`` bounds of the step size (default (1e-06, 50)).
+        capturable: accepted for torch compatibility; no effect (default False).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        differentiable: not supported: True raises NotImplementedError (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., -2.]))

@@ -19,6 +19,19 @@ class SGD(Optimizer):
     the two agree when ``dampening=0``). OneFlow's ``contiguous_params`` (a memory-layout hint
     there) is accepted and has no effect.
 
+    Args:
+        params: an iterable of parameters, or of dicts defining parameter groups.
+        lr: the learning rate (default 0.001).
+        momentum: the momentum factor (default 0).
+        dampening: dampening of the momentum (default 0).
+        weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
+        nesterov: if True, use Nesterov momentum (needs ``momentum > 0`` and zero dampening) (default False).
+        maximize: if True, maximize the objective (the gradient is negated) (default False).
+        foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
+        differentiable: not supported: True raises NotImplementedError (default False).
+        fused: accepted for torch compatibility; no effect (default None).
+        contiguous_params: OneFlow's memory-layout hint; accepted, no effect (default False).
+
     Example::
 
         >>> w = nn.Parameter(fjax.tensor([1., 2.]))

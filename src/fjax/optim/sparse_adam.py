@@ -15,6 +15,13 @@ class SparseAdam(Optimizer):
     update would reproduce torch's numbers. Use :class:`Adam` (dense), or mask the update
     yourself.
 
+    Args:
+        params: torch's parameters (construction raises NotImplementedError).
+        lr: torch's learning rate (default 0.001).
+        betas: torch's moment decay rates (default (0.9, 0.999)).
+        eps: torch's stability term (default 1e-08).
+        maximize: torch's maximize flag (default False).
+
     Example::
 
         >>> emb = nn.Embedding(10, 3)

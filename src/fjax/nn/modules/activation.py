@@ -49,6 +49,9 @@ class ReLU(_Inplace):
 
     ``inplace=True`` overwrites the input instead of allocating a result, as in torch.
 
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> x = fjax.tensor([-2., -0.5, 0., 1., 3.])
@@ -64,6 +67,9 @@ class ReLU(_Inplace):
 class ReLU6(_Inplace):
     """ReLU capped at 6: ``min(max(x, 0), 6)`` elementwise. ``inplace`` as in :class:`ReLU`.
 
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> nn.ReLU6()(fjax.tensor([-1., 3., 8.]))
@@ -78,6 +84,9 @@ class SELU(_Inplace):
     self-normalizing constants ``alpha ~ 1.6733`` and ``scale ~ 1.0507``. Pair it with
     :class:`AlphaDropout`.
 
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> nn.SELU()(fjax.tensor([-1., 0., 1.]))
@@ -89,6 +98,9 @@ class SELU(_Inplace):
 
 class SiLU(_Inplace):
     """Sigmoid linear unit (swish): ``x * sigmoid(x)`` elementwise.
+
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 
@@ -102,6 +114,9 @@ class SiLU(_Inplace):
 class Mish(_Inplace):
     """Mish: ``x * tanh(softplus(x))`` elementwise, a smooth non-monotonic ReLU.
 
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> nn.Mish()(fjax.tensor([-1., 0., 1.]))
@@ -113,6 +128,9 @@ class Mish(_Inplace):
 
 class Hardsigmoid(_Inplace):
     """Piecewise-linear sigmoid: ``relu6(x + 3) / 6``, i.e. 0 below -3, 1 above 3 and linear between.
+
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 
@@ -128,6 +146,9 @@ class Hardsigmoid(_Inplace):
 
 class Hardswish(_Inplace):
     """Hard swish: ``x * relu6(x + 3) / 6``, i.e. 0 below -3, ``x`` above 3 and quadratic between.
+
+    Args:
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 
@@ -206,6 +227,10 @@ class LeakyReLU(Module):
     """Leaky ReLU: ``x`` where ``x >= 0``, else ``negative_slope * x`` (default ``0.01``).
     ``inplace`` as in :class:`ReLU`.
 
+    Args:
+        negative_slope: the slope of the negative half (default 0.01).
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> m = nn.LeakyReLU(negative_slope=0.1)
@@ -230,6 +255,10 @@ class LeakyReLU(Module):
 class ELU(Module):
     """Exponential linear unit: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``, which
     saturates at ``-alpha``. ``inplace`` as in :class:`ReLU`.
+
+    Args:
+        alpha: the value the negative half saturates at, as ``-alpha`` (default 1.0).
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 
@@ -256,6 +285,10 @@ class CELU(ELU):
     """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
     With ``alpha=1`` it equals :class:`ELU`.
 
+    Args:
+        alpha: the scale of the negative half (default 1.0).
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> m = nn.CELU(alpha=2.0)
@@ -270,6 +303,9 @@ class GELU(Module):
     """Gaussian error linear unit ``x * Phi(x)``, with ``Phi`` the standard normal CDF.
     ``approximate='none'`` (default) uses the exact erf form; ``approximate='tanh'`` uses the
     tanh approximation, as in torch.
+
+    Args:
+        approximate: ``'none'`` (the erf form) or ``'tanh'`` (default 'none').
 
     Example::
 
@@ -295,6 +331,10 @@ class Softplus(Module):
     """Smooth ReLU: ``log(1 + exp(beta * x)) / beta`` elementwise. Where ``beta * x > threshold``
     the result is ``x`` itself, for numerical stability (defaults ``beta=1``, ``threshold=20``).
 
+    Args:
+        beta: the sharpness (default 1.0).
+        threshold: above this value of ``beta * x`` the result is ``x`` (default 20.0).
+
     Example::
 
         >>> m = nn.Softplus(beta=2.0, threshold=20.0)
@@ -317,6 +357,13 @@ class Softplus(Module):
 class Hardtanh(Module):
     """Clamp every element to ``[min_val, max_val]`` (default ``[-1, 1]``); ``max_val`` must
     exceed ``min_val``. ``inplace`` as in :class:`ReLU`.
+
+    Args:
+        min_val: the lower end of the clamp (default -1.0).
+        max_val: the upper end of the clamp (default 1.0).
+        inplace: if True, overwrite the input with the result (default False).
+        min_value: deprecated alias of ``min_val`` (warns) (default None).
+        max_value: deprecated alias of ``max_val`` (warns) (default None).
 
     Example::
 
@@ -357,6 +404,9 @@ class Softshrink(Module):
     """Soft shrinkage: ``x - lambd`` where ``x > lambd``, ``x + lambd`` where ``x < -lambd``,
     else 0 (default ``lambd=0.5``).
 
+    Args:
+        lambd: the shrinkage amount (default 0.5).
+
     Example::
 
         >>> nn.Softshrink(lambd=0.5)(fjax.tensor([-2., 0.25, 1.]))
@@ -377,6 +427,9 @@ class Softshrink(Module):
 class Hardshrink(Softshrink):
     """Hard shrinkage: ``x`` where ``|x| > lambd``, else 0 (default ``lambd=0.5``).
 
+    Args:
+        lambd: the magnitude at or below which values become 0 (default 0.5).
+
     Example::
 
         >>> nn.Hardshrink(lambd=0.5)(fjax.tensor([-2., -0.25, 0.25, 1.]))
@@ -390,6 +443,11 @@ class Hardshrink(Softshrink):
 class Threshold(Module):
     """``x`` where ``x > threshold`` (strictly), else ``value``. Both arguments are required.
     ``inplace`` as in :class:`ReLU`.
+
+    Args:
+        threshold: elements not above it are replaced.
+        value: the replacement value.
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 
@@ -415,6 +473,9 @@ class GLU(Module):
     """Gated linear unit: split the input in two halves ``a, b`` along ``dim`` (default ``-1``,
     whose size must be even) and return ``a * sigmoid(b)``; that dim halves.
 
+    Args:
+        dim: the dimension split in halves (default -1).
+
     Example::
 
         >>> m = nn.GLU(dim=-1)
@@ -437,6 +498,12 @@ class PReLU(Module):
     """Leaky ReLU with a learned negative slope ``weight``: ``x`` where ``x >= 0``, else
     ``weight * x``. ``num_parameters=1`` shares one slope; otherwise it must equal the channel
     count (dim 1 of the input). Slopes start at ``init`` (default ``0.25``).
+
+    Args:
+        num_parameters: the number of slopes: 1 (shared) or the channel count (default 1).
+        init: the initial value of every slope (default 0.25).
+        device: the device of the parameters and buffers (None: the default device).
+        dtype: the dtype of the parameters and buffers (None: the default float dtype).
 
     Example::
 
@@ -477,6 +544,11 @@ class RReLU(Module):
     """Randomized leaky ReLU: in training mode each negative element is multiplied by a slope drawn
     uniformly from ``[lower, upper]``; in eval mode by the fixed slope ``(lower + upper) / 2``.
 
+    Args:
+        lower: lower bound of the random slope (default 0.125).
+        upper: upper bound of the random slope (default 0.3333333333333333).
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> m = nn.RReLU(lower=0.1, upper=0.3).eval()
@@ -515,6 +587,9 @@ class Softmax(_SoftmaxBase):
     """Softmax ``exp(x) / sum(exp(x))`` along ``dim``, so each slice along ``dim`` sums to 1.
     Pass ``dim`` explicitly, as in torch.
 
+    Args:
+        dim: the dimension the softmax is taken along (default None).
+
     Example::
 
         >>> m = nn.Softmax(dim=1)
@@ -529,6 +604,9 @@ class Softmax(_SoftmaxBase):
 class Softmin(_SoftmaxBase):
     """Softmin: ``softmax(-x)`` along ``dim``, so the smallest entries get the most weight.
 
+    Args:
+        dim: the dimension the softmin is taken along (default None).
+
     Example::
 
         >>> m = nn.Softmin(dim=0)
@@ -541,6 +619,9 @@ class Softmin(_SoftmaxBase):
 
 class LogSoftmax(_SoftmaxBase):
     """``log(softmax(x))`` along ``dim``, computed stably; the usual input of :class:`NLLLoss`.
+
+    Args:
+        dim: the dimension the log-softmax is taken along (default None).
 
     Example::
 

@@ -153,6 +153,19 @@ class Conv1d(_Conv):
     ``'same'`` or ``'valid'``), ``dilation``, ``groups``, ``bias`` and ``padding_mode``
     (``'zeros'``, ``'reflect'``, ``'replicate'``, ``'circular'``) follow torch.
 
+    Args:
+        in_channels: the number of input channels.
+        out_channels: the number of output channels.
+        kernel_size: the filter size, an int or a 1-tuple.
+        stride: the step of the filter, an int or a 1-tuple (default 1).
+        padding: padding on each side, an int or a 1-tuple, or ``'valid'`` / ``'same'`` (default 0).
+        dilation: the spacing of the filter taps, an int or a 1-tuple (default 1).
+        groups: the number of independent channel groups (default 1).
+        bias: if True, learn an ``(out_channels,)`` bias (default True).
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'`` padding (default 'zeros').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> m = nn.Conv1d(in_channels=1, out_channels=1, kernel_size=2, bias=False)
@@ -175,6 +188,19 @@ class Conv2d(_Conv):
     arguments are those of :class:`Conv1d`. Each output size is
     ``floor((size + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1``.
 
+    Args:
+        in_channels: the number of input channels.
+        out_channels: the number of output channels.
+        kernel_size: the filter size, an int or an ``(h, w)`` pair.
+        stride: the step of the filter, an int or an ``(h, w)`` pair (default 1).
+        padding: padding on each side, an int or an ``(h, w)`` pair, or ``'valid'`` / ``'same'`` (default 0).
+        dilation: the spacing of the filter taps, an int or an ``(h, w)`` pair (default 1).
+        groups: the number of independent channel groups (default 1).
+        bias: if True, learn an ``(out_channels,)`` bias (default True).
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'`` padding (default 'zeros').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> m = nn.Conv2d(in_channels=3, out_channels=8, kernel_size=3, padding=1)
@@ -194,6 +220,19 @@ class Conv2d(_Conv):
 class Conv3d(_Conv):
     """3-d convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` input, with weight
     ``(C_out, C_in / groups, kd, kh, kw)``; arguments as in :class:`Conv2d`, ints or triples.
+
+    Args:
+        in_channels: the number of input channels.
+        out_channels: the number of output channels.
+        kernel_size: the filter size, an int or a ``(d, h, w)`` triple.
+        stride: the step of the filter, an int or a ``(d, h, w)`` triple (default 1).
+        padding: padding on each side, an int or a ``(d, h, w)`` triple, or ``'valid'`` / ``'same'`` (default 0).
+        dilation: the spacing of the filter taps, an int or a ``(d, h, w)`` triple (default 1).
+        groups: the number of independent channel groups (default 1).
+        bias: if True, learn an ``(out_channels,)`` bias (default True).
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'`` padding (default 'zeros').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 
@@ -280,6 +319,20 @@ class ConvTranspose1d(_ConvTranspose):
     ``(L - 1) * stride - 2 * padding + dilation * (kernel_size - 1) + output_padding + 1``;
     only ``padding_mode='zeros'`` is supported, as in torch.
 
+    Args:
+        in_channels: the number of input channels.
+        out_channels: the number of output channels.
+        kernel_size: the filter size, an int or a 1-tuple.
+        stride: the step of the scatter, an int or a 1-tuple (default 1).
+        padding: removed from each side of the output, an int or a 1-tuple (default 0).
+        output_padding: extra size added to one side of the output, an int or a 1-tuple (default 0).
+        groups: the number of independent channel groups (default 1).
+        bias: if True, learn an ``(out_channels,)`` bias (default True).
+        dilation: the spacing of the filter taps, an int or a 1-tuple (default 1).
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'`` padding (default 'zeros').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> m = nn.ConvTranspose1d(in_channels=1, out_channels=1, kernel_size=2, stride=2, bias=False)
@@ -299,6 +352,20 @@ class ConvTranspose2d(_ConvTranspose):
     """Transposed 2-d convolution with weight ``(C_in, C_out / groups, kh, kw)``; arguments as in
     :class:`ConvTranspose1d`, ints or pairs. ``forward(input, output_size=...)`` picks the
     ``output_padding`` that yields that size when a stride makes it ambiguous.
+
+    Args:
+        in_channels: the number of input channels.
+        out_channels: the number of output channels.
+        kernel_size: the filter size, an int or an ``(h, w)`` pair.
+        stride: the step of the scatter, an int or an ``(h, w)`` pair (default 1).
+        padding: removed from each side of the output, an int or an ``(h, w)`` pair (default 0).
+        output_padding: extra size added to one side of the output, an int or an ``(h, w)`` pair (default 0).
+        groups: the number of independent channel groups (default 1).
+        bias: if True, learn an ``(out_channels,)`` bias (default True).
+        dilation: the spacing of the filter taps, an int or an ``(h, w)`` pair (default 1).
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'`` padding (default 'zeros').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 
@@ -320,6 +387,20 @@ class ConvTranspose2d(_ConvTranspose):
 class ConvTranspose3d(_ConvTranspose):
     """Transposed 3-d convolution with weight ``(C_in, C_out / groups, kd, kh, kw)``; arguments as in
     :class:`ConvTranspose2d`, ints or triples.
+
+    Args:
+        in_channels: the number of input channels.
+        out_channels: the number of output channels.
+        kernel_size: the filter size, an int or a ``(d, h, w)`` triple.
+        stride: the step of the scatter, an int or a ``(d, h, w)`` triple (default 1).
+        padding: removed from each side of the output, an int or a ``(d, h, w)`` triple (default 0).
+        output_padding: extra size added to one side of the output, an int or a ``(d, h, w)`` triple (default 0).
+        groups: the number of independent channel groups (default 1).
+        bias: if True, learn an ``(out_channels,)`` bias (default True).
+        dilation: the spacing of the filter taps, an int or a ``(d, h, w)`` triple (default 1).
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'`` padding (default 'zeros').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 

@@ -10,6 +10,11 @@ from ..module import Module
 class PairwiseDistance(Module):
     """The ``p``-norm of ``x1 - x2 + eps`` over the last dim (``F.pairwise_distance``).
 
+    Args:
+        p: the norm degree (default 2.0).
+        eps: added to the difference (default 1e-06).
+        keepdim: keep the reduced last dimension with size 1 (default False).
+
     Example::
 
         >>> nn.PairwiseDistance()(fjax.tensor([[0., 0.]]), fjax.tensor([[3., 4.]]))
@@ -28,6 +33,10 @@ class PairwiseDistance(Module):
 
 class CosineSimilarity(Module):
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (``F.cosine_similarity``).
+
+    Args:
+        dim: the dimension the cosine is taken along (default 1).
+        eps: the lower bound of each norm (default 1e-08).
 
     Example::
 

@@ -33,6 +33,11 @@ class Dropout(_DropoutNd):
     default one) and ``forward(x, addend=None)``, which adds ``addend`` to the result (OneFlow's
     fused residual connection; in eval mode ``x + addend``).
 
+    Args:
+        p: probability of zeroing an element (default 0.5).
+        inplace: if True, overwrite the input with the result (default False).
+        generator: the ``fjax.Generator`` the mask is drawn from (default None: the global one).
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -62,6 +67,10 @@ class Dropout1d(_DropoutNd):
     zeroed as a whole with probability ``p`` and the kept ones are scaled by ``1 / (1 - p)``;
     the identity in eval mode.
 
+    Args:
+        p: probability of zeroing a channel (default 0.5).
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -78,6 +87,10 @@ class Dropout2d(_DropoutNd):
     ``H x W`` feature map is zeroed with probability ``p`` and the kept ones are scaled by
     ``1 / (1 - p)``; the identity in eval mode.
 
+    Args:
+        p: probability of zeroing a channel (default 0.5).
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -93,6 +106,10 @@ class Dropout3d(_DropoutNd):
     """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: while training, each
     ``D x H x W`` volume is zeroed with probability ``p`` and the kept ones are scaled by
     ``1 / (1 - p)``; the identity in eval mode.
+
+    Args:
+        p: probability of zeroing a channel (default 0.5).
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 
@@ -112,6 +129,10 @@ class AlphaDropout(_DropoutNd):
     negative saturation value and an affine correction keeps a zero-mean, unit-variance input
     at zero mean and unit variance; the identity in eval mode.
 
+    Args:
+        p: probability of dropping an element (default 0.5).
+        inplace: if True, overwrite the input with the result (default False).
+
     Example::
 
         >>> _ = fjax.manual_seed(0)
@@ -130,6 +151,10 @@ class AlphaDropout(_DropoutNd):
 class FeatureAlphaDropout(_DropoutNd):
     """:class:`AlphaDropout` of whole channels: while training, each channel (dim 1) is masked as a
     unit, then the same affine correction is applied; the identity in eval mode.
+
+    Args:
+        p: probability of dropping a channel (default 0.5).
+        inplace: if True, overwrite the input with the result (default False).
 
     Example::
 

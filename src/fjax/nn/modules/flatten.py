@@ -10,6 +10,10 @@ class Flatten(Module):
     """Merge dims ``start_dim`` through ``end_dim`` (inclusive) into one. The defaults
     ``start_dim=1, end_dim=-1`` keep the batch dim and flatten the rest, as in torch.
 
+    Args:
+        start_dim: the first dim merged (default 1).
+        end_dim: the last dim merged (inclusive) (default -1).
+
     Example::
 
         >>> nn.Flatten()(fjax.ones(2, 3, 4)).shape
@@ -33,6 +37,10 @@ class Flatten(Module):
 class Unflatten(Module):
     """Split dim ``dim`` into several dims of sizes ``unflattened_size`` (a tuple or list whose
     product equals that dim; one entry may be ``-1``). The inverse of :class:`Flatten`.
+
+    Args:
+        dim: the dim split.
+        unflattened_size: the new sizes, a tuple or list (one entry may be -1).
 
     Example::
 

@@ -10,6 +10,13 @@ from ..module import Module
 class Fold(Module):
     """Sum sliding blocks ``(N, C * prod(kernel_size), L)`` back into an ``(N, C, *output_size)`` image.
 
+    Args:
+        output_size: the image's spatial size ``(H, W)`` (an int for a square).
+        kernel_size: the block size, an int or an ``(kh, kw)`` pair.
+        dilation: the spacing of the block's elements (default 1).
+        padding: zeros added on each side of the image (default 0).
+        stride: the step between blocks (default 1).
+
     Example::
 
         >>> cols = nn.Unfold(kernel_size=2)(fjax.ones(1, 1, 3, 3))
@@ -39,6 +46,12 @@ class Fold(Module):
 
 class Unfold(Module):
     """Extract sliding blocks of an ``(N, C, H, W)`` input as columns ``(N, C * prod(kernel_size), L)``.
+
+    Args:
+        kernel_size: the block size, an int or an ``(kh, kw)`` pair.
+        dilation: the spacing of the block's elements (default 1).
+        padding: zeros added on each side of the image (default 0).
+        stride: the step between blocks (default 1).
 
     Example::
 

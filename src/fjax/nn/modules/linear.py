@@ -37,6 +37,13 @@ class Linear(Module):
 
     Both are initialised from U(-1/sqrt(in_features), 1/sqrt(in_features)), as in torch.
 
+    Args:
+        in_features: the size of each input's last dim.
+        out_features: the size of each output's last dim.
+        bias: if True, learn an ``(out_features,)`` bias (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> m = nn.Linear(in_features=3, out_features=4)
@@ -90,6 +97,14 @@ class Bilinear(Module):
     ``(out_features, in1_features, in2_features)``. Inputs are ``(*, in1_features)`` and
     ``(*, in2_features)`` with the same leading dims. Parameters start uniform in
     ``(-1/sqrt(in1_features), 1/sqrt(in1_features))``; ``bias=False`` drops the bias.
+
+    Args:
+        in1_features: the last-dim size of the first input.
+        in2_features: the last-dim size of the second input.
+        out_features: the last-dim size of the output.
+        bias: if True, learn an ``(out_features,)`` bias (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 

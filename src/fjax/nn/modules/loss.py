@@ -33,6 +33,11 @@ class L1Loss(_Loss):
     ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``; the deprecated
     ``size_average``/``reduce`` flags map onto it as in torch.
 
+    Args:
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> x = fjax.tensor([1., 2., 4.])
@@ -53,6 +58,11 @@ class MSELoss(_Loss):
     """Mean squared error: ``(input - target) ** 2`` elementwise, then reduced; ``reduction`` is
     ``'mean'`` (default), ``'sum'`` or ``'none'``.
 
+    Args:
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> x = fjax.tensor([1., 2., 4.])
@@ -72,6 +82,12 @@ class SmoothL1Loss(_Loss):
     else ``d - 0.5 * beta`` (default ``beta=1``); then reduced, ``reduction`` is ``'mean'``
     (default), ``'sum'`` or ``'none'``.
     Compare :class:`HuberLoss`, which scales the linear part by ``delta`` instead.
+
+    Args:
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+        beta: where the loss turns from quadratic to linear (default 1.0).
 
     Example::
 
@@ -96,6 +112,10 @@ class HuberLoss(_Loss):
     ``delta * (d - 0.5 * delta)`` (default ``delta=1``, where it equals :class:`SmoothL1Loss`);
     then reduced, ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
 
+    Args:
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+        delta: where the loss turns from quadratic to linear (default 1.0).
+
     Example::
 
         >>> x = fjax.tensor([0.5, 3.])
@@ -119,6 +139,13 @@ class NLLLoss(_WeightedLoss):
     from :class:`LogSoftmax`) and integer class indices ``(N, ...)``. Each term is scaled by
     ``weight[target]`` when a per-class ``weight`` is given, and ``'mean'`` divides by the sum of
     those weights; targets equal to ``ignore_index`` (default ``-100``) are skipped.
+
+    Args:
+        weight: optional ``(C,)`` per-class weight (default None: all 1).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        ignore_index: a target value that adds nothing to the loss (default -100).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
 
     Example::
 
@@ -147,6 +174,14 @@ class CrossEntropyLoss(_WeightedLoss):
     class indices ``(N, ...)`` (with ``weight`` and ``ignore_index`` as in :class:`NLLLoss`) or
     float class probabilities shaped like the input. ``label_smoothing`` mixes the target with
     the uniform distribution; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Args:
+        weight: optional ``(C,)`` per-class weight (default None: all 1).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        ignore_index: a class-index target value that adds nothing to the loss (default -100).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+        label_smoothing: amount in ``[0, 1]`` of uniform smoothing of the targets (default 0.0).
 
     Example::
 
@@ -187,6 +222,12 @@ class BCELoss(_WeightedLoss):
     or ``'none'``. Prefer :class:`BCEWithLogitsLoss`
     on raw scores.
 
+    Args:
+        weight: optional weight of each element's loss, broadcast to the input (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> p = fjax.tensor([0.9, 0.2, 0.5])
@@ -205,6 +246,13 @@ class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits. ``weight``
     scales each element; ``pos_weight`` (broadcast over the last dim, one per class) scales the
     positive term ``y * log(sigmoid(x))``; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Args:
+        weight: optional weight of each element's loss, broadcast to the input (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+        pos_weight: optional weight of the positive term, broadcast along the last dim (default None).
 
     Example::
 
@@ -233,6 +281,12 @@ class KLDivLoss(_Loss):
     ``reduction='batchmean'`` (sum divided by the batch size) gives the true KL divergence; the
     default ``'mean'`` averages over every element, as in torch.
 
+    Args:
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'``, ``'batchmean'`` or ``'sum'`` (default 'mean').
+        log_target: if True, the target is given as log-probabilities (default False).
+
     Example::
 
         >>> logq = fjax.tensor([[0.25, 0.75]]).log()
@@ -255,6 +309,12 @@ class CosineEmbeddingLoss(_Loss):
     """Cosine embedding loss of row pairs ``(N, D)``: ``1 - cos(x1, x2)`` where ``target == 1``
     (similar pair) and ``max(0, cos(x1, x2) - margin)`` where ``target == -1``; ``reduction`` is
     ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Args:
+        margin: the margin of the ``-1`` case (default 0.0).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
 
     Example::
 
@@ -280,6 +340,12 @@ class MarginRankingLoss(_Loss):
     ``input1`` to rank above ``input2`` by at least ``margin``, ``-1`` the reverse;
     ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
 
+    Args:
+        margin: the required score gap (default 0.0).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> x1 = fjax.tensor([1., 2., 3.])
@@ -302,6 +368,12 @@ class HingeEmbeddingLoss(_Loss):
     ``max(0, margin - input)`` where ``target == -1`` (default ``margin=1``); ``reduction`` is
     ``'mean'`` (default), ``'sum'`` or ``'none'``.
 
+    Args:
+        margin: the margin of the ``-1`` case (default 1.0).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> x = fjax.tensor([0.3, 0.3, 2.0])
@@ -322,6 +394,11 @@ class SoftMarginLoss(_Loss):
     """Two-class logistic loss ``log(1 + exp(-target * input))`` with targets ``1`` or ``-1``;
     ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
 
+    Args:
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> x = fjax.tensor([2., -1., 0.])
@@ -340,6 +417,12 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Multi-label loss of ``(N, C)`` logits against 0/1 targets: the binary cross entropy of each
     class's sigmoid, optionally scaled by a per-class ``weight``, averaged over the ``C``
     classes; then reduced over ``N`` (``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``).
+
+    Args:
+        weight: optional ``(C,)`` per-class weight (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
 
     Example::
 
@@ -360,6 +443,14 @@ class PoissonNLLLoss(_Loss):
     ``exp(input) - target * input`` when ``log_input=True`` (default; ``input`` is the log-rate),
     else ``input - target * log(input + eps)``. ``full=True`` adds the Stirling term for
     ``target > 1``; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Args:
+        log_input: whether the input is the log-rate (default True).
+        full: if True, add Stirling's approximation of ``log(target!)`` (default False).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        eps: added to the input inside the log when ``log_input=False`` (default 1e-08).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
 
     Example::
 
@@ -399,6 +490,11 @@ class GaussianNLLLoss(_Loss):
     ``var`` may have one fewer dim or a last dim of 1 for a shared variance). ``full=True`` adds
     the constant ``0.5 * log(2 * pi)``; ``reduction`` is ``'mean'`` (default), ``'sum'`` or ``'none'``.
 
+    Args:
+        full: if True, add the constant ``0.5 * log(2 * pi)`` (default False).
+        eps: the lower clamp of ``var`` (default 1e-06).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
     Example::
 
         >>> mu = fjax.tensor([0., 1.])
@@ -424,6 +520,15 @@ class TripletMarginLoss(_Loss):
     with ``d`` the ``p``-norm distance (``eps`` added to the difference, as in torch).
     ``swap=True`` uses ``min(d(a, n), d(p, n))`` as the negative distance; ``reduction`` is
     ``'mean'`` (default), ``'sum'`` or ``'none'``.
+
+    Args:
+        margin: the required distance gap (default 1.0).
+        p: the norm degree of the distance (default 2.0).
+        eps: added inside the distance for stability (default 1e-06).
+        swap: if True, use ``min(d(a, n), d(p, n))`` as the negative distance (default False).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
 
     Example::
 

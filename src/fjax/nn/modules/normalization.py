@@ -131,6 +131,16 @@ class BatchNorm1d(_BatchNorm):
     ``(1 - momentum) * running + momentum * batch`` (``momentum=None``: cumulative average),
     and eval mode normalizes with them instead.
 
+    Args:
+        num_features: the number of channels ``C`` (dim 1).
+        eps: added to the variance for stability (default 1e-05).
+        momentum: the running statistics' update factor (None: a cumulative average) (default 0.1).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default True).
+        track_running_stats: if True, keep running mean/variance buffers and use them in eval mode (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (False: weight only) (default True).
+
     Example::
 
         >>> bn = nn.BatchNorm1d(num_features=2, eps=1e-5, momentum=0.1)
@@ -152,6 +162,16 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalization of each channel of ``(N, C, H, W)`` input over ``N``, ``H`` and ``W``;
     arguments and running statistics as in :class:`BatchNorm1d`.
 
+    Args:
+        num_features: the number of channels ``C`` (dim 1).
+        eps: added to the variance for stability (default 1e-05).
+        momentum: the running statistics' update factor (None: a cumulative average) (default 0.1).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default True).
+        track_running_stats: if True, keep running mean/variance buffers and use them in eval mode (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (False: weight only) (default True).
+
     Example::
 
         >>> bn = nn.BatchNorm2d(num_features=3, momentum=0.1)
@@ -170,6 +190,16 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     """Batch normalization of each channel of ``(N, C, D, H, W)`` input over ``N``, ``D``, ``H`` and
     ``W``; arguments and running statistics as in :class:`BatchNorm1d`.
+
+    Args:
+        num_features: the number of channels ``C`` (dim 1).
+        eps: added to the variance for stability (default 1e-05).
+        momentum: the running statistics' update factor (None: a cumulative average) (default 0.1).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default True).
+        track_running_stats: if True, keep running mean/variance buffers and use them in eval mode (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (False: weight only) (default True).
 
     Example::
 
@@ -220,6 +250,16 @@ class InstanceNorm1d(_InstanceNorm):
     normalized over ``L`` with its own mean and biased variance. Unlike batch norm the defaults
     are ``affine=False`` and ``track_running_stats=False``, as in torch.
 
+    Args:
+        num_features: the number of channels ``C`` (dim 1).
+        eps: added to the variance for stability (default 1e-05).
+        momentum: the running statistics' update factor (default 0.1).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default False).
+        track_running_stats: if True, keep running mean/variance buffers and use them in eval mode (default False).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (False: weight only) (default True).
+
     Example::
 
         >>> m = nn.InstanceNorm1d(num_features=2)
@@ -235,6 +275,16 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalization of ``(N, C, H, W)`` or ``(C, H, W)`` input: each ``H x W`` map is
     normalized on its own; arguments as in :class:`InstanceNorm1d`.
+
+    Args:
+        num_features: the number of channels ``C`` (dim 1).
+        eps: added to the variance for stability (default 1e-05).
+        momentum: the running statistics' update factor (default 0.1).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default False).
+        track_running_stats: if True, keep running mean/variance buffers and use them in eval mode (default False).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (False: weight only) (default True).
 
     Example::
 
@@ -252,6 +302,16 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input: each ``D x H x W``
     volume is normalized on its own; arguments as in :class:`InstanceNorm1d`.
+
+    Args:
+        num_features: the number of channels ``C`` (dim 1).
+        eps: added to the variance for stability (default 1e-05).
+        momentum: the running statistics' update factor (default 0.1).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default False).
+        track_running_stats: if True, keep running mean/variance buffers and use them in eval mode (default False).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (False: weight only) (default True).
 
     Example::
 
@@ -281,6 +341,14 @@ class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims (an int or a shape) with the mean and
     biased variance of each sample, then scale and shift by per-element ``weight`` and ``bias``
     (``elementwise_affine=True``; ``bias=False`` drops the shift). No running statistics.
+
+    Args:
+        normalized_shape: the trailing dims normalized over (an int or a shape).
+        eps: added to the variance for stability (default 1e-05).
+        elementwise_affine: if True, learn a per-element ``weight`` and ``bias`` (default True).
+        bias: with ``elementwise_affine``, also learn the ``bias`` (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 
@@ -334,6 +402,15 @@ class GroupNorm(Module):
     """Group normalization: the channels (dim 1) of each sample are split into ``num_groups``
     groups, each normalized over its channels and spatial dims; then a per-channel affine map
     (``affine=True``). ``num_channels`` must be divisible by ``num_groups``.
+
+    Args:
+        num_groups: the number of groups the channels are split into.
+        num_channels: the number of channels ``C``, divisible by ``num_groups``.
+        eps: added to the variance for stability (default 1e-05).
+        affine: if True, learn a per-channel ``weight`` and ``bias`` (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: with ``affine``, also learn the ``bias`` (default True).
 
     Example::
 
@@ -392,6 +469,13 @@ class RMSNorm(Module):
 
     ``eps=None`` uses the input dtype's machine epsilon, as in torch. There is no mean
     subtraction and no bias; ``weight`` starts at ones (``elementwise_affine=True``).
+
+    Args:
+        normalized_shape: the trailing dims normalized over (an int or a shape).
+        eps: added to the mean square (default None: the dtype's machine epsilon).
+        elementwise_affine: if True, learn a per-element ``weight`` (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 

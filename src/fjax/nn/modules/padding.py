@@ -46,6 +46,10 @@ class _ConstantPadNd(_PadNd):
 class ConstantPad1d(_ConstantPadNd):
     """Pad the last dim with ``value``: ``padding`` is an int or ``(left, right)``.
 
+    Args:
+        padding: one int for every side, or ``(left, right)``.
+        value: the fill value.
+
     Example::
 
         >>> nn.ConstantPad1d((1, 2), 3.5)(fjax.tensor([[1., 2.]]))
@@ -57,6 +61,10 @@ class ConstantPad1d(_ConstantPadNd):
 
 class ConstantPad2d(_ConstantPadNd):
     """Pad the last two dims with ``value``: ``padding`` is an int or ``(left, right, top, bottom)``.
+
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom)``.
+        value: the fill value.
 
     Example::
 
@@ -70,6 +78,10 @@ class ConstantPad2d(_ConstantPadNd):
 class ConstantPad3d(_ConstantPadNd):
     """Pad the last three dims with ``value``: an int or ``(left, right, top, bottom, front, back)``.
 
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom, front, back)``.
+        value: the fill value.
+
     Example::
 
         >>> nn.ConstantPad3d((1, 0, 0, 1, 2, 0), 0.5)(fjax.ones(1, 2, 2, 2)).shape
@@ -81,6 +93,9 @@ class ConstantPad3d(_ConstantPadNd):
 
 class ZeroPad1d(ConstantPad1d):
     """Pad the last dim with zeros: ``padding`` is an int or ``(left, right)``.
+
+    Args:
+        padding: one int for every side, or ``(left, right)``.
 
     Example::
 
@@ -97,6 +112,9 @@ class ZeroPad1d(ConstantPad1d):
 
 class ZeroPad2d(ConstantPad2d):
     """Pad the last two dims with zeros: ``padding`` is an int or ``(left, right, top, bottom)``.
+
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom)``.
 
     Example::
 
@@ -116,6 +134,9 @@ class ZeroPad2d(ConstantPad2d):
 class ZeroPad3d(ConstantPad3d):
     """Pad the last three dims with zeros: an int or ``(left, right, top, bottom, front, back)``.
 
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom, front, back)``.
+
     Example::
 
         >>> nn.ZeroPad3d(1)(fjax.ones(1, 1, 1, 1)).shape
@@ -132,6 +153,9 @@ class ZeroPad3d(ConstantPad3d):
 class ReflectionPad1d(_PadNd):
     """Mirror the last dim at its edges (the edge itself is not repeated).
 
+    Args:
+        padding: one int for every side, or ``(left, right)``.
+
     Example::
 
         >>> nn.ReflectionPad1d(2)(fjax.tensor([[1., 2., 3.]]))
@@ -143,6 +167,9 @@ class ReflectionPad1d(_PadNd):
 
 class ReflectionPad2d(_PadNd):
     """Mirror the last two dims at their edges; ``padding`` is an int or ``(left, right, top, bottom)``.
+
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom)``.
 
     Example::
 
@@ -158,6 +185,9 @@ class ReflectionPad2d(_PadNd):
 class ReflectionPad3d(_PadNd):
     """Mirror the last three dims at their edges.
 
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom, front, back)``.
+
     Example::
 
         >>> nn.ReflectionPad3d(1)(fjax.ones(1, 2, 2, 2)).shape
@@ -169,6 +199,9 @@ class ReflectionPad3d(_PadNd):
 
 class ReplicationPad1d(_PadNd):
     """Repeat the edge values of the last dim.
+
+    Args:
+        padding: one int for every side, or ``(left, right)``.
 
     Example::
 
@@ -182,6 +215,9 @@ class ReplicationPad1d(_PadNd):
 class ReplicationPad2d(_PadNd):
     """Repeat the edge values of the last two dims.
 
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom)``.
+
     Example::
 
         >>> nn.ReplicationPad2d(1)(fjax.ones(1, 2, 2)).shape
@@ -193,6 +229,9 @@ class ReplicationPad2d(_PadNd):
 
 class ReplicationPad3d(_PadNd):
     """Repeat the edge values of the last three dims.
+
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom, front, back)``.
 
     Example::
 
@@ -206,6 +245,9 @@ class ReplicationPad3d(_PadNd):
 class CircularPad1d(_PadNd):
     """Wrap the last dim around: the left pad is taken from the right end and vice versa.
 
+    Args:
+        padding: one int for every side, or ``(left, right)``.
+
     Example::
 
         >>> nn.CircularPad1d((1, 2))(fjax.tensor([[1., 2., 3.]]))
@@ -218,6 +260,9 @@ class CircularPad1d(_PadNd):
 class CircularPad2d(_PadNd):
     """Wrap the last two dims around.
 
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom)``.
+
     Example::
 
         >>> nn.CircularPad2d(1)(fjax.ones(1, 1, 2, 2)).shape
@@ -229,6 +274,9 @@ class CircularPad2d(_PadNd):
 
 class CircularPad3d(_PadNd):
     """Wrap the last three dims around.
+
+    Args:
+        padding: one int for every side, or ``(left, right, top, bottom, front, back)``.
 
     Example::
 

@@ -10,6 +10,9 @@ from ..module import Module
 class PixelShuffle(Module):
     """``(*, C * r * r, H, W)`` to ``(*, C, H * r, W * r)``, with ``r = upscale_factor``.
 
+    Args:
+        upscale_factor: the factor ``r`` the height and width grow by.
+
     Example::
 
         >>> nn.PixelShuffle(2)(fjax.arange(8.).reshape(1, 4, 1, 2))
@@ -30,6 +33,9 @@ class PixelShuffle(Module):
 
 class PixelUnshuffle(Module):
     """``(*, C, H * r, W * r)`` to ``(*, C * r * r, H, W)``, with ``r = downscale_factor``: undoes PixelShuffle.
+
+    Args:
+        downscale_factor: the factor ``r`` the height and width shrink by.
 
     Example::
 

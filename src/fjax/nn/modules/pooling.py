@@ -39,6 +39,14 @@ class MaxPool1d(_MaxPoolNd):
     to ``kernel_size``; ``padding`` pads with ``-inf``; ``ceil_mode=True`` keeps a last partial
     window; ``return_indices=True`` also returns the flat argmax positions (for ``MaxUnpool``).
 
+    Args:
+        kernel_size: the window size, an int or a 1-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: ``-inf`` padding added on each side (default 0).
+        dilation: the spacing of the window's elements (default 1).
+        return_indices: also return the int64 positions of the maxima (default False).
+        ceil_mode: keep a last, partial window (default False).
+
     Example::
 
         >>> x = fjax.tensor([[[1., 3., 2., 5., 4.]]])
@@ -59,6 +67,14 @@ class MaxPool2d(_MaxPoolNd):
     ``kernel_size``, ``stride`` (default ``kernel_size``), ``padding`` and ``dilation`` take an
     int or a pair; ``ceil_mode`` and ``return_indices`` as in :class:`MaxPool1d`.
 
+    Args:
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        stride: the window step (default None: ``kernel_size``).
+        padding: ``-inf`` padding added on each side (default 0).
+        dilation: the spacing of the window's elements (default 1).
+        return_indices: also return the int64 positions of the maxima (default False).
+        ceil_mode: keep a last, partial window (default False).
+
     Example::
 
         >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
@@ -76,6 +92,14 @@ class MaxPool3d(_MaxPoolNd):
     """3-d max pooling over the last three dims of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input;
     arguments as in :class:`MaxPool2d`, with ints or triples.
 
+    Args:
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: ``-inf`` padding added on each side (default 0).
+        dilation: the spacing of the window's elements (default 1).
+        return_indices: also return the int64 positions of the maxima (default False).
+        ceil_mode: keep a last, partial window (default False).
+
     Example::
 
         >>> x = fjax.arange(8.).reshape(1, 1, 2, 2, 2)
@@ -90,6 +114,13 @@ class AvgPool1d(Module):
     """1-d average pooling over the last dim of ``(N, C, L)`` or ``(C, L)`` input. ``stride``
     defaults to ``kernel_size``; zero ``padding`` counts in the divisor unless
     ``count_include_pad=False``; ``ceil_mode=True`` keeps a last partial window.
+
+    Args:
+        kernel_size: the window size, an int or a 1-tuple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: zeros added on each side (default 0).
+        ceil_mode: keep a last, partial window (default False).
+        count_include_pad: count the zero padding in the divisor (default True).
 
     Example::
 
@@ -152,6 +183,14 @@ class AvgPool2d(_AvgPoolNd):
     Arguments as in :class:`AvgPool1d`, ints or pairs; ``divisor_override`` replaces the window
     size as the divisor.
 
+    Args:
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        stride: the window step (default None: ``kernel_size``).
+        padding: zeros added on each side (default 0).
+        ceil_mode: keep a last, partial window (default False).
+        count_include_pad: count the zero padding in the divisor (default True).
+        divisor_override: divide each window's sum by this instead of its size (default None).
+
     Example::
 
         >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
@@ -169,6 +208,14 @@ class AvgPool2d(_AvgPoolNd):
 class AvgPool3d(_AvgPoolNd):
     """3-d average pooling over the last three dims of ``(N, C, D, H, W)`` or ``(C, D, H, W)``
     input; arguments as in :class:`AvgPool2d`, with ints or triples.
+
+    Args:
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        stride: the window step (default None: ``kernel_size``).
+        padding: zeros added on each side (default 0).
+        ceil_mode: keep a last, partial window (default False).
+        count_include_pad: count the zero padding in the divisor (default True).
+        divisor_override: divide each window's sum by this instead of its size (default None).
 
     Example::
 
@@ -201,6 +248,9 @@ class AdaptiveAvgPool1d(_AdaptivePool):
     Window ``i`` spans ``[floor(i * L / out), ceil((i + 1) * L / out))``, as in torch, so
     windows may overlap when ``L`` is not a multiple of ``out``.
 
+    Args:
+        output_size: the output's spatial size, an int or a 1-tuple.
+
     Example::
 
         >>> x = fjax.tensor([[[1., 2., 3., 4., 5.]]])
@@ -218,6 +268,9 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     or a pair ``(H_out, W_out)``; ``None`` in the pair keeps that input size. Windows as in
     :class:`AdaptiveAvgPool1d`; ``AdaptiveAvgPool2d(1)`` is global average pooling.
 
+    Args:
+        output_size: the output's spatial size, an int or an ``(h, w)`` pair (None keeps that size).
+
     Example::
 
         >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
@@ -234,6 +287,9 @@ class AdaptiveAvgPool2d(_AdaptivePool):
 class AdaptiveAvgPool3d(_AdaptivePool):
     """Average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input to a fixed ``output_size``,
     an int or a triple (``None`` keeps that input size).
+
+    Args:
+        output_size: the output's spatial size, an int or a ``(d, h, w)`` triple (None keeps that size).
 
     Example::
 
@@ -261,6 +317,10 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     windows of :class:`AdaptiveAvgPool1d`. ``return_indices=True`` also returns the argmax
     positions.
 
+    Args:
+        output_size: the output's spatial size, an int or a 1-tuple.
+        return_indices: also return the int64 positions of the maxima (default False).
+
     Example::
 
         >>> x = fjax.tensor([[[1., 5., 2., 4., 3.]]])
@@ -278,6 +338,10 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """Max pooling of ``(N, C, H, W)`` or ``(C, H, W)`` input to a fixed ``output_size``, an int or
     a pair; ``return_indices`` as in :class:`AdaptiveMaxPool1d`.
 
+    Args:
+        output_size: the output's spatial size, an int or an ``(h, w)`` pair (None keeps that size).
+        return_indices: also return the int64 positions of the maxima (default False).
+
     Example::
 
         >>> x = fjax.arange(16.).reshape(1, 1, 4, 4)
@@ -294,6 +358,10 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPool):
     """Max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input to a fixed ``output_size``, an
     int or a triple (``None`` keeps that input size); ``return_indices`` as in
     :class:`AdaptiveMaxPool1d`.
+
+    Args:
+        output_size: the output's spatial size, an int or a ``(d, h, w)`` triple (None keeps that size).
+        return_indices: also return the int64 positions of the maxima (default False).
 
     Example::
 
@@ -325,6 +393,11 @@ class MaxUnpool1d(_MaxUnpoolNd):
     each value back where its index says and zeros elsewhere; ``output_size`` picks among the
     lengths that pool to the input's.
 
+    Args:
+        kernel_size: the pooling window size, an int or a 1-tuple.
+        stride: the pooling step (default None: ``kernel_size``).
+        padding: the pooling padding (default 0).
+
     Example::
 
         >>> out, idx = nn.MaxPool1d(2, return_indices=True)(fjax.tensor([[[1., 3., 2., 5.]]]))
@@ -337,6 +410,11 @@ class MaxUnpool1d(_MaxUnpoolNd):
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """A partial inverse of :class:`MaxPool2d` (see :class:`MaxUnpool1d`).
+
+    Args:
+        kernel_size: the pooling window size, an int or an ``(h, w)`` pair.
+        stride: the pooling step (default None: ``kernel_size``).
+        padding: the pooling padding (default 0).
 
     Example::
 
@@ -351,6 +429,11 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """A partial inverse of :class:`MaxPool3d` (see :class:`MaxUnpool1d`).
+
+    Args:
+        kernel_size: the pooling window size, an int or a ``(d, h, w)`` triple.
+        stride: the pooling step (default None: ``kernel_size``).
+        padding: the pooling padding (default 0).
 
     Example::
 
@@ -389,6 +472,13 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
     ``output_ratio`` times the input size. Each call draws new window positions from the default
     generator unless ``_random_samples`` fixes them.
 
+    Args:
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        output_size: the output's spatial size, an int or a tuple; give this or ``output_ratio`` (default None).
+        output_ratio: the output size as a fraction of the input size, in ``(0, 1)`` (default None).
+        return_indices: also return the int64 positions of the maxima (default False).
+        _random_samples: ``(N, C, 2)`` uniform samples in ``[0, 1)`` placing the windows (default None: drawn per call).
+
     Example::
 
         >>> pool = nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
@@ -402,6 +492,13 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """Fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input (see
     :class:`FractionalMaxPool2d`).
+
+    Args:
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        output_size: the output's spatial size, an int or a tuple; give this or ``output_ratio`` (default None).
+        output_ratio: the output size as a fraction of the input size, in ``(0, 1)`` (default None).
+        return_indices: also return the int64 positions of the maxima (default False).
+        _random_samples: ``(N, C, 3)`` uniform samples in ``[0, 1)`` placing the windows (default None: drawn per call).
 
     Example::
 

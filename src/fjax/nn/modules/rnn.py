@@ -402,6 +402,14 @@ class RNNCell(RNNCellBase):
     ``forward(input, hx=None)`` takes ``(N, input_size)`` or unbatched ``(input_size,)`` input and
     returns ``h'``; ``hx=None`` starts from zeros.
 
+    Args:
+        input_size: the size of each input's last dim.
+        hidden_size: the size of the hidden state.
+        bias: if True, learn the input and hidden biases (default True).
+        nonlinearity: ``'tanh'`` or ``'relu'`` (default 'tanh').
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> cell = nn.RNNCell(input_size=4, hidden_size=3, nonlinearity='relu')
@@ -436,6 +444,13 @@ class LSTMCell(RNNCellBase):
     are stacked in ``weight_ih`` ``(4 * hidden_size, input_size)`` and ``weight_hh``; states
     default to zeros.
 
+    Args:
+        input_size: the size of each input's last dim.
+        hidden_size: the size of the hidden state.
+        bias: if True, learn the input and hidden biases (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> cell = nn.LSTMCell(input_size=4, hidden_size=3)
@@ -462,6 +477,13 @@ class GRUCell(RNNCellBase):
     torch's arguments: ``GRUCell(input_size, hidden_size, bias=True)``; the gates ``r, z, n`` are
     stacked in ``weight_ih`` ``(3 * hidden_size, input_size)`` and ``weight_hh``; ``bias=False``
     leaves ``bias_ih`` and ``bias_hh`` as None.
+
+    Args:
+        input_size: the size of each input's last dim.
+        hidden_size: the size of the hidden state.
+        bias: if True, learn the input and hidden biases (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 

@@ -18,6 +18,19 @@ class Embedding(Module):
 
     Row ``padding_idx`` starts at zero and gets no gradient.
 
+    Args:
+        num_embeddings: the number of rows of the table.
+        embedding_dim: the size of each embedding vector.
+        padding_idx: a row that receives no gradient (default None: none).
+        max_norm: not supported (NotImplementedError on use unless None) (default None).
+        norm_type: the p of ``max_norm``'s norm; unused, as ``max_norm`` is unsupported (default 2.0).
+        scale_grad_by_freq: not supported (NotImplementedError on use when True) (default False).
+        sparse: not supported (NotImplementedError on use when True) (default False).
+        _weight: an initial ``(num_embeddings, embedding_dim)`` table (default None: drawn from N(0, 1)).
+        _freeze: if True, the table does not require grad (default False).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> emb = nn.Embedding(num_embeddings=10, embedding_dim=3, padding_idx=0)

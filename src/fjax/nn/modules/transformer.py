@@ -47,6 +47,19 @@ class MultiheadAttention(Module):
     Masks: ``attn_mask`` ``(L, S)`` or ``(N * num_heads, L, S)`` and ``key_padding_mask`` ``(N, S)``,
     boolean (True = do not attend) or additive float.
 
+    Args:
+        embed_dim: the model size ``E``.
+        num_heads: the number of heads, dividing ``embed_dim``.
+        dropout: the dropout probability of the attention weights (default 0.0).
+        bias: if True, learn input and output projection biases (default True).
+        add_bias_kv: if True, append learned bias rows to the keys and values (default False).
+        add_zero_attn: if True, append a row of zeros to the keys and values (default False).
+        kdim: the key size (default None: ``embed_dim``).
+        vdim: the value size (default None: ``embed_dim``).
+        batch_first: if True, inputs are ``(N, L, E)`` rather than ``(L, N, E)`` (default False).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> mha = nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
@@ -288,6 +301,19 @@ class TransformerEncoderLayer(Module):
     ``activation`` (``'relu'``, ``'gelu'`` or a callable), ``layer_norm_eps``, ``batch_first``;
     ``forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False)``.
 
+    Args:
+        d_model: the embedding size.
+        nhead: the number of attention heads.
+        dim_feedforward: the hidden size of the feed-forward block (default 2048).
+        dropout: the dropout probability (default 0.1).
+        activation: the feed-forward activation: ``'relu'``, ``'gelu'`` or a callable (default relu).
+        layer_norm_eps: the LayerNorms' eps (default 1e-05).
+        batch_first: if True, inputs are ``(N, L, E)`` rather than ``(L, N, E)`` (default False).
+        norm_first: if True, apply each LayerNorm before its block rather than after (default False).
+        bias: if True, the attention, linear and LayerNorm layers learn biases (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+
     Example::
 
         >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
@@ -354,6 +380,19 @@ class TransformerDecoderLayer(Module):
     ``norm_first=True``); constructor arguments as in :class:`TransformerEncoderLayer`.
     ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
     memory_key_padding_mask=None)`` returns a tensor shaped like ``tgt``.
+
+    Args:
+        d_model: the embedding size.
+        nhead: the number of attention heads.
+        dim_feedforward: the hidden size of the feed-forward block (default 2048).
+        dropout: the dropout probability (default 0.1).
+        activation: the feed-forward activation: ``'relu'``, ``'gelu'`` or a callable (default relu).
+        layer_norm_eps: the LayerNorms' eps (default 1e-05).
+        batch_first: if True, inputs are ``(N, L, E)`` rather than ``(L, N, E)`` (default False).
+        norm_first: if True, apply each LayerNorm before its block rather than after (default False).
+        bias: if True, the attention, linear and LayerNorm layers learn biases (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 
@@ -441,6 +480,13 @@ class TransformerEncoder(Module):
     ``enable_nested_tensor`` and ``mask_check`` select torch inference fast paths; fjax has
     one path, so they are accepted and have no effect. Each copy has its own parameters.
 
+    Args:
+        encoder_layer: the layer copied ``num_layers`` times.
+        num_layers: the number of copies.
+        norm: an optional module applied to the output (default None).
+        enable_nested_tensor: torch's fast-path switch; no effect (default True).
+        mask_check: torch's fast-path switch; no effect (default True).
+
     Example::
 
         >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
@@ -482,6 +528,11 @@ class TransformerDecoder(Module):
 
     ``forward`` takes the arguments of ``TransformerDecoderLayer.forward`` and passes them
     to every layer; a boolean ``tgt_mask`` (True = do not attend) makes decoding causal.
+
+    Args:
+        decoder_layer: the layer copied ``num_layers`` times.
+        num_layers: the number of copies.
+        norm: an optional module applied to the output (default None).
 
     Example::
 
@@ -531,6 +582,23 @@ class Transformer(Module):
     ``forward(src, tgt, ...)`` takes ``(S, N, E)`` and ``(T, N, E)`` (``(N, S, E)``/``(N, T, E)``
     with ``batch_first``, or unbatched ``(S, E)``/``(T, E)``) and returns ``tgt``'s shape. Masks
     are boolean (True = do not attend) or additive float, as in :class:`MultiheadAttention`.
+
+    Args:
+        d_model: the embedding size (default 512).
+        nhead: the number of attention heads (default 8).
+        num_encoder_layers: the number of encoder layers (default 6).
+        num_decoder_layers: the number of decoder layers (default 6).
+        dim_feedforward: the hidden size of the feed-forward block (default 2048).
+        dropout: the dropout probability (default 0.1).
+        activation: the feed-forward activation: ``'relu'``, ``'gelu'`` or a callable (default relu).
+        custom_encoder: a module used as the encoder instead of the built one (default None).
+        custom_decoder: a module used as the decoder instead of the built one (default None).
+        layer_norm_eps: the LayerNorms' eps (default 1e-05).
+        batch_first: if True, inputs are ``(N, L, E)`` rather than ``(L, N, E)`` (default False).
+        norm_first: if True, apply each LayerNorm before its block rather than after (default False).
+        bias: if True, the attention, linear and LayerNorm layers learn biases (default True).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
 
     Example::
 

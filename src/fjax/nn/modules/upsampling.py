@@ -13,6 +13,13 @@ class Upsample(Module):
     ``mode`` is ``'nearest'``, ``'linear'``, ``'bilinear'``, ``'bicubic'``, ``'trilinear'`` or another
     mode ``F.interpolate`` accepts; a scale factor is stored as a float (or a tuple of floats).
 
+    Args:
+        size: the output's spatial size (an int or a tuple); give this or ``scale_factor`` (default None).
+        scale_factor: multiplier of each spatial size (a float or a tuple) (default None).
+        mode: the ``F.interpolate`` mode (default 'nearest').
+        align_corners: for the linear and cubic modes, map corner pixels onto corner pixels (default None).
+        recompute_scale_factor: if True, compute from the output size instead of using ``scale_factor`` (default None).
+
     Example::
 
         >>> up = nn.Upsample(scale_factor=2, mode="nearest")
@@ -59,6 +66,10 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     """``Upsample(size, scale_factor, mode='nearest')`` of a 4-D input.
 
+    Args:
+        size: the output's spatial size (an int or a tuple); give this or ``scale_factor`` (default None).
+        scale_factor: multiplier of each spatial size (a float or a tuple) (default None).
+
     Example::
 
         >>> nn.UpsamplingNearest2d(scale_factor=2)(fjax.ones(1, 1, 2, 3)).shape
@@ -71,6 +82,10 @@ class UpsamplingNearest2d(Upsample):
 
 class UpsamplingBilinear2d(Upsample):
     """``Upsample(size, scale_factor, mode='bilinear', align_corners=True)`` of a 4-D input.
+
+    Args:
+        size: the output's spatial size (an int or a tuple); give this or ``scale_factor`` (default None).
+        scale_factor: multiplier of each spatial size (a float or a tuple) (default None).
 
     Example::
 

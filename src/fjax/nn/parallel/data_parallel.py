@@ -15,6 +15,12 @@ class DataParallel(Module):
     are over the whole batch here, over each replica's part in torch). For data parallelism over
     several devices use ``nn.Graph`` with a mesh, or DistributedDataParallel over processes.
 
+    Args:
+        module: the module to wrap.
+        device_ids: torch's replica devices; accepted, the batch runs as one call (default None).
+        output_device: torch's gather device; accepted, the output stays where the module puts it (default None).
+        dim: torch's scatter dim; accepted, the batch is not split (default 0).
+
     Example::
 
         >>> model = nn.DataParallel(nn.Linear(3, 2))
