@@ -64,8 +64,7 @@ class _TorchStorage(Storage):
         self._import()
 
     def _import(self) -> None:
-        t = self.torch.detach()
-        Storage.array.__set__(self, jax.dlpack.from_dlpack(t if t.is_contiguous() else t.contiguous()))
+        Storage.array.__set__(self, _dlpack(self.torch))
         self._seen = (self.torch._version, self.torch.data_ptr())
 
     def pull(self) -> None:
@@ -119,9 +118,15 @@ def _from_torch_value(v):
     return v
 
 
-def _to_fjax(t) -> Tensor:
+def _dlpack(t):
+    """A torch tensor's memory as a jax array (zero-copy where DLPack allows; a non-contiguous
+    tensor is copied first)."""
     t = t.detach()
-    return Tensor._wrap(jax.dlpack.from_dlpack(t if t.is_contiguous() else t.contiguous()))
+    return jax.dlpack.from_dlpack(t if t.is_contiguous() else t.contiguous())
+
+
+def _to_fjax(t) -> Tensor:
+    return Tensor._wrap(_dlpack(t))
 
 
 def _to_torch(v):
