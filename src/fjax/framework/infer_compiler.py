@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import operator
 import sys
 import time
 from collections import OrderedDict
@@ -211,10 +210,6 @@ def _to_copy(x, dtype=None, layout=None, device=None, pin_memory=None, non_block
     return x.to(dtype=dtype, copy=True) if dtype is not None else x.clone()
 
 
-def _alias(x):
-    return x.view(x.shape)
-
-
 _REDUCTIONS = ("none", "mean", "sum")
 
 
@@ -279,7 +274,7 @@ _ATEN = {
     # so its transpose views flat); fjax's outputs are contiguous, so a view that needs torch's
     # strides copies instead (reshape: a view wherever the strides allow one).
     "view.default": lambda x, size: x.reshape(size),
-    "alias": _alias,
+    "alias": lambda x: x.view(x.shape),
     "lift_fresh_copy": lambda x: x.clone(),
     "_to_copy": _to_copy,
     "_assert_tensor_metadata": lambda *a, **k: None,
@@ -294,12 +289,10 @@ _ATEN = {
     "upsample_trilinear3d": _interpolate("trilinear"),
     "lstm": _recurrent("LSTM"),
     "gru": _recurrent("GRU"),
-    "scalar_tensor": lambda s, dtype=None, layout=None, device=None, pin_memory=None: _tensor_of(s, dtype),
+    "scalar_tensor": lambda s, dtype=None, layout=None, device=None, pin_memory=None: tensor(
+        s, dtype=dtype or _dt.float32
+    ),
 }
-
-
-def _tensor_of(s, dtype):
-    return tensor(s, dtype=dtype or _dt.float32)
 
 
 def _resolve(op):
@@ -320,24 +313,6 @@ def _resolve(op):
 
 # Keyword arguments ATen records at their defaults that torch's Python signatures lack: dropped.
 _ATEN_ONLY = {"pin_memory": ("None", "False"), "layout": ("None", "torch.strided")}
-
-_PY_OPS = {
-    operator.getitem,
-    operator.add,
-    operator.sub,
-    operator.mul,
-    operator.floordiv,
-    operator.truediv,
-    operator.mod,
-    operator.neg,
-    operator.pow,
-    operator.eq,
-    operator.ne,
-    operator.lt,
-    operator.le,
-    operator.gt,
-    operator.ge,
-}
 
 
 # -- a captured program --------------------------------------------------------------------------
@@ -455,7 +430,7 @@ class _Program:
             if isinstance(target, torch._ops.OpOverload):
                 fn = _resolve(target)
                 counts[str(target)] = counts.get(str(target), 0) + 1
-            elif target in _PY_OPS or getattr(target, "__module__", "") in ("math", "_operator", "torch"):
+            elif getattr(target, "__module__", "") in ("_operator", "math", "torch"):  # SymInt arithmetic, getitem
                 fn = target
             else:
                 raise NotImplementedError(
