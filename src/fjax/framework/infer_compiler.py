@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import logging
 import sys
+import threading
 import time
 from collections import OrderedDict
 
@@ -48,6 +49,9 @@ __all__ = ["compile_from_torch"]
 _log = logging.getLogger("fjax.compile_from_torch")
 _CAPTURES = itertools.count()
 _OPTIONS = {"size": 9, "dynamic": True, "debug": -1}
+# torch.export's tracing state (its dispatch-mode stack, fake-tensor mode) is process-wide: two
+# threads capturing at once corrupt each other's capture, so captures take turns.
+_EXPORT_LOCK = threading.Lock()
 
 
 # -- shared storage ---------------------------------------------------------------------------
@@ -82,9 +86,15 @@ class _TorchStorage(Storage):
             import torch
 
             t = self.torch.detach()
-            if not value.is_deleted() and value.unsafe_buffer_pointer() != t.data_ptr():
-                with torch.no_grad():
-                    t.copy_(torch.from_dlpack(value))
+            if not value.is_deleted():
+                # Wait with the GIL released: ``unsafe_buffer_pointer`` blocks until the array is
+                # ready while holding it, and the XLA threads finishing that computation may need
+                # the GIL to drop DLPack-imported torch buffers (torch's deleter decrefs a Python
+                # object): a deadlock.
+                value.block_until_ready()
+                if value.unsafe_buffer_pointer() != t.data_ptr():
+                    with torch.no_grad():
+                        t.copy_(torch.from_dlpack(value))
             self._import()  # the array is torch's memory again (a donated one is deleted)
             return
         Storage.array.__set__(self, value)  # a tracer inside a trace: restored when it ends
@@ -561,7 +571,8 @@ class TorchModule(_Mirror):
             )
             dynamic = tuple(dims[0]) if not kwargs else {**_by_name(self._torch_module, dims[0]), **dims[1]}
         start = time.perf_counter()
-        ep = torch.export.export(self._torch_module, tuple(args), kwargs, dynamic_shapes=dynamic, strict=False)
+        with _EXPORT_LOCK:
+            ep = torch.export.export(self._torch_module, tuple(args), kwargs, dynamic_shapes=dynamic, strict=False)
         if self._debug >= 0:
             what = "every dimension dynamic" if self._dynamic else "static shapes"
             _log.info(

@@ -290,7 +290,9 @@ def _distinct_buffers(call_args):
 
     def distinct(a):
         try:
-            ptr = a.addressable_shards[0].data.unsafe_buffer_pointer()  # sharded arrays: the first shard
+            shard = a.addressable_shards[0].data  # sharded arrays: the first shard
+            shard.block_until_ready()  # releases the GIL; ``unsafe_buffer_pointer`` would wait holding it
+            ptr = shard.unsafe_buffer_pointer()
         except (ValueError, RuntimeError):  # JaxRuntimeError is a RuntimeError
             return a  # multi-process layouts hide the buffer: nothing to compare
         if ptr in seen:
