@@ -7,12 +7,30 @@ the device by background workers (threads, or processes with ``multiprocessing_c
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
-from .dataset import Dataset, IterableDataset, TensorDataset
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .distributed import DistributedSampler
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
 __all__ = [
     "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
     "DataLoader",
     "Dataset",
     "DistributedSampler",
@@ -20,9 +38,14 @@ __all__ = [
     "RandomSampler",
     "Sampler",
     "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
     "WorkerInfo",
     "default_collate",
     "default_convert",
     "get_worker_info",
+    "random_split",
 ]

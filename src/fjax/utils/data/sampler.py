@@ -8,7 +8,7 @@ generator seed gives the same order; the orders differ from torch's (a different
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Iterator, Sized
+from typing import Iterable, Iterator, Sequence, Sized
 
 import jax
 import jax.numpy as jnp
@@ -99,6 +99,92 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         yield from self._draw()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given keys in a random order (a fresh permutation of ``indices`` each epoch).
+
+    Args:
+        indices: the dataset keys to draw from, without replacement.
+        generator: a ``fjax.Generator``; default ``fjax.default_generator``. The same seed gives
+            the same order (not torch's order for that seed: the streams are jax.random's).
+
+    Example::
+
+        >>> from fjax.utils.data import SubsetRandomSampler
+        >>> s = SubsetRandomSampler([10, 20, 30], generator=fjax.Generator().manual_seed(0))
+        >>> sorted(s), len(s)
+        ([10, 20, 30], 3)
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None):
+        self.indices = indices
+        self.generator = _check_generator(generator, "SubsetRandomSampler")
+
+    def __iter__(self) -> Iterator[int]:
+        key = (self.generator or default_generator).next_key()
+        for i in _on_host(lambda: jax.random.permutation(key, len(self.indices))):
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """Keys ``0..len(weights)-1`` drawn with probabilities proportional to ``weights``
+    (``fjax.multinomial``'s draw, on the host CPU).
+
+    Args:
+        weights: a 1-D sequence of non-negative weights, not necessarily summing to one.
+        num_samples: how many keys per epoch.
+        replacement: draw with replacement; without it every key appears at most once.
+        generator: a ``fjax.Generator``; default ``fjax.default_generator``. The same seed gives the
+            same keys (not torch's keys for that seed: the streams are jax.random's).
+
+    Example::
+
+        >>> from fjax.utils.data import WeightedRandomSampler
+        >>> s = WeightedRandomSampler([0.0, 1.0, 3.0], 4, generator=fjax.Generator().manual_seed(0))
+        >>> len(s), set(s) <= {1, 2}
+        (4, True)
+    """
+
+    def __init__(
+        self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator: Generator | None = None
+    ):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                "WeightedRandomSampler: num_samples should be a positive integer value, "
+                f"but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"WeightedRandomSampler: replacement should be a boolean value, but got replacement={replacement}"
+            )
+        from ... import float64
+        from ...creation import as_tensor
+
+        with jax.default_device(jax.devices("cpu")[0]):
+            weights = as_tensor(np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights), dtype=float64)
+        if weights.ndim != 1:
+            raise ValueError(
+                f"WeightedRandomSampler: weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights.shape)}"
+            )
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = _check_generator(generator, "WeightedRandomSampler")
+
+    def __iter__(self) -> Iterator[int]:
+        from ...random import multinomial
+
+        with jax.default_device(jax.devices("cpu")[0]):
+            drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        yield from drawn.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
