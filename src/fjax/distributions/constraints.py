@@ -36,6 +36,7 @@ __all__ = [
     "less_than",
     "lower_cholesky",
     "lower_triangular",
+    "MixtureSameFamilyConstraint",
     "multinomial",
     "nonnegative",
     "nonnegative_integer",
@@ -390,6 +391,47 @@ class _Multinomial(Constraint):
 
     def check(self, x):
         return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: ``base_constraint`` (the components' support) checked
+    with the component dim added back, every component's check required.
+
+    Args:
+        base_constraint: the component distribution's support.
+
+    Example::
+
+        >>> from fjax.distributions import constraints
+        >>> constraints.MixtureSameFamilyConstraint(constraints.positive).check(fjax.tensor([1.0, -1.0]))
+        tensor([ True, False], dtype=fjax.bool)
+    """
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(
+                "MixtureSameFamilyConstraint: base_constraint must be a Constraint, "
+                f"got {type(base_constraint).__name__}"
+            )
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.ndim < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.ndim}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.ndim - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 def _is_lower_triangular(value):

@@ -18,22 +18,39 @@ import math
 
 import numpy as np
 
-from .. import creation
+from .. import creation, linalg
+from ..dispatch import functions as _f
 from ..nn import functional as F
 from ..tensor import Size, Tensor
 from . import constraints
-from .utils import _NUMBER, _finfo, _sum_rightmost, broadcast_all, lazy_property
+from .utils import (
+    _NUMBER,
+    _finfo,
+    _sum_rightmost,
+    broadcast_all,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = [
     "AbsTransform",
     "AffineTransform",
+    "CatTransform",
     "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
+    "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
     "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
     "TanhTransform",
     "Transform",
     "identity_transform",
@@ -689,3 +706,428 @@ class SoftmaxTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return shape
+
+
+class ReshapeTransform(Transform):
+    """Reshape the rightmost ``in_shape`` dims to ``out_shape`` (same number of elements); the
+    Jacobian term is zero.
+
+    Args:
+        in_shape: the input event shape.
+        out_shape: the output event shape.
+        cache_size: 0 (no caching) or 1 (remember the last pair).
+
+    Example::
+
+        >>> from fjax.distributions.transforms import ReshapeTransform
+        >>> ReshapeTransform((4,), (2, 2))(fjax.zeros(3, 4)).shape
+        fjax.Size([3, 2, 2])
+    """
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0):
+        self.in_shape, self.out_shape = Size(tuple(in_shape)), Size(tuple(out_shape))
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch_shape = tuple(x.shape[: x.ndim - len(self.in_shape)])
+        return x.reshape(batch_shape + tuple(self.out_shape))
+
+    def _inverse(self, y):
+        batch_shape = tuple(y.shape[: y.ndim - len(self.out_shape)])
+        return y.reshape(batch_shape + tuple(self.in_shape))
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(tuple(x.shape[: x.ndim - len(self.in_shape)]))
+
+    def forward_shape(self, shape):
+        if len(shape) < len(self.in_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.in_shape)
+        if tuple(shape[cut:]) != tuple(self.in_shape):
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {tuple(self.in_shape)}")
+        return Size(tuple(shape[:cut]) + tuple(self.out_shape))
+
+    def inverse_shape(self, shape):
+        if len(shape) < len(self.out_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.out_shape)
+        if tuple(shape[cut:]) != tuple(self.out_shape):
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {tuple(self.out_shape)}")
+        return Size(tuple(shape[:cut]) + tuple(self.in_shape))
+
+
+def _clipped_sigmoid(x):
+    info = _finfo(x)
+    return x.sigmoid().clamp(min=float(info.tiny), max=1.0 - float(info.eps))
+
+
+class StickBreakingTransform(Transform):
+    """Unconstrained vectors of length ``K - 1`` to the simplex of ``K`` entries by stick breaking
+    (an iterated sigmoid): bijective, as for HMC.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import StickBreakingTransform
+        >>> StickBreakingTransform()(fjax.tensor([0.0, 0.0]))
+        tensor([0.3333, 0.3333, 0.3333], dtype=fjax.float32)
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+        z = _clipped_sigmoid(x - offset.log())
+        z_cumprod = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=float(_finfo(y).tiny))
+        return y_crop.log() - sf.log() + offset.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+        x = x - offset.log()
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length ``D(D-1)/2`` to lower Cholesky factors of ``D x D``
+    correlation matrices (unit-norm rows, positive diagonal), by a signed stick breaking of
+    ``tanh(x)`` row by row. The Jacobian term is that of ``x`` and the strict lower triangle of ``y``.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import CorrCholeskyTransform
+        >>> CorrCholeskyTransform()(fjax.tensor([0.0]))
+        tensor([[1., 0.],
+                [0., 1.]], dtype=fjax.float32)
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = float(_finfo(x).eps)
+        x = x.tanh().clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z1m_cumprod_sqrt = (1 - r**2).sqrt().cumprod(-1)
+        r = r + creation.eye(r.shape[-1], dtype=r.dtype)
+        return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(y_cumsum_shifted, diag=-1).sqrt()
+        return (t.log1p() - (-t).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum_tril = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices to lower-triangular ones with a positive diagonal: the strict
+    lower triangle is kept and the diagonal exponentiated (not bijective: the upper part is dropped).
+
+    Example::
+
+        >>> from fjax.distributions.transforms import LowerCholeskyTransform
+        >>> LowerCholeskyTransform()(fjax.tensor([[0.0, 5.0], [2.0, 0.0]]))
+        tensor([[1., 0.],
+                [2., 1.]], dtype=fjax.float32)
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices to positive-definite ones: ``L @ L.mT`` with ``L`` the
+    ``LowerCholeskyTransform`` of ``x``; the inverse goes through a Cholesky factorization.
+
+    Example::
+
+        >>> from fjax.distributions.transforms import PositiveDefiniteTransform
+        >>> PositiveDefiniteTransform()(fjax.tensor([[0.0, 0.0], [1.0, 0.0]]))
+        tensor([[1., 1.],
+                [1., 2.]], dtype=fjax.float32)
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+def _check_dim(what: str, name: str, t, dim: int, size: int, expected: str):
+    if not -t.ndim <= dim < t.ndim:
+        raise ValueError(f"{what}: dim {dim} out of range for {name} with {t.ndim} dimensions")
+    if t.shape[dim] != size:
+        raise ValueError(f"{what}: {name}.size({dim}) = {t.shape[dim]} must equal {expected} {size}")
+
+
+class CatTransform(Transform):
+    """The transforms ``tseq`` applied to consecutive slices along ``dim`` (of ``lengths``,
+    default 1 each), the results concatenated as ``fjax.cat`` would.
+
+    Args:
+        tseq: the transforms, one per slice.
+        dim: the dim the slices are cut along.
+        lengths: the length of each slice (default 1 each).
+        cache_size: 0 (no caching) or 1 (remember the last pair).
+
+    Example::
+
+        >>> from fjax.distributions.transforms import CatTransform, ExpTransform, identity_transform
+        >>> t = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[1, 2])
+        >>> t(fjax.tensor([0.0, 1.0, 2.0]))
+        tensor([1., 1., 2.], dtype=fjax.float32)
+    """
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("CatTransform: every element of tseq must be a Transform")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"CatTransform: got {len(self.lengths)} lengths for {len(self.transforms)} transforms")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _map(self, x, inverse: bool):
+        _check_dim("CatTransform", "y" if inverse else "x", x, self.dim, self.length, "the total length")
+        out, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            piece = x.narrow(self.dim, start, length)
+            out.append(trans.inv(piece) if inverse else trans(piece))
+            start = start + length
+        return _f.cat(out, self.dim)
+
+    def _call(self, x):
+        return self._map(x, False)
+
+    def _inverse(self, y):
+        return self._map(y, True)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim("CatTransform", "x", x, self.dim, self.length, "the total length")
+        _check_dim("CatTransform", "y", y, self.dim, self.length, "the total length")
+        terms, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            term = trans.log_abs_det_jacobian(x.narrow(self.dim, start, length), y.narrow(self.dim, start, length))
+            if trans.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - trans.event_dim)
+            terms.append(term)
+            start = start + length
+        dim = self.dim - x.ndim if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        return _f.cat(terms, dim) if dim < 0 else sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """The transforms ``tseq`` applied to the slices along ``dim`` (one each), the results stacked
+    back as ``fjax.stack`` would.
+
+    Args:
+        tseq: the transforms, one per slice.
+        dim: the dim sliced along.
+        cache_size: 0 (no caching) or 1 (remember the last pair).
+
+    Example::
+
+        >>> from fjax.distributions.transforms import ExpTransform, StackTransform, identity_transform
+        >>> StackTransform([ExpTransform(), identity_transform], dim=1)(fjax.tensor([[0.0, 3.0]]))
+        tensor([[1., 3.]], dtype=fjax.float32)
+    """
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("StackTransform: every element of tseq must be a Transform")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z, name):
+        _check_dim("StackTransform", name, z, self.dim, len(self.transforms), "len(transforms)")
+        return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
+
+    def _call(self, x):
+        return _f.stack([t(v) for v, t in zip(self._slice(x, "x"), self.transforms)], self.dim)
+
+    def _inverse(self, y):
+        return _f.stack([t.inv(v) for v, t in zip(self._slice(y, "y"), self.transforms)], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        pieces = zip(self._slice(x, "x"), self._slice(y, "y"), self.transforms)
+        return _f.stack([t.log_abs_det_jacobian(a, b) for a, b, t in pieces], self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``, into ``[0, 1]``; the inverse is ``icdf`` and the Jacobian term
+    ``log_prob(x)`` (e.g. a Gaussian copula from a multivariate normal).
+
+    Args:
+        distribution: the distribution whose cdf maps.
+        cache_size: 0 (no caching) or 1 (remember the last pair).
+
+    Example::
+
+        >>> from fjax.distributions import Normal
+        >>> from fjax.distributions.transforms import CumulativeDistributionTransform
+        >>> CumulativeDistributionTransform(Normal(0.0, 1.0))(fjax.tensor([0.0]))
+        tensor([0.5000], dtype=fjax.float32)
+    """
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -23,6 +23,8 @@ __all__ = [
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
 ]
 
 euler_constant = 0.5772156649015329  # Euler-Mascheroni constant
@@ -89,6 +91,58 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     if is_binary:
         return ps.log() - (-ps).log1p()
     return ps.log()
+
+
+def _tril_positions(n: int, diag: int) -> np.ndarray:
+    """Flat (row-major) positions in an ``n x n`` matrix of the entries on or below diagonal ``diag``."""
+    arange = np.arange(n)
+    return np.flatnonzero(arange < arange.reshape(-1, 1) + (diag + 1))
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of ``mat`` (``(..., n, n)``) on or below diagonal ``diag``, row by row, as a vector.
+
+    Args:
+        mat: a batch of square matrices.
+        diag: the highest diagonal kept (0 the main one, -1 strictly below it).
+
+    Example::
+
+        >>> from fjax.distributions.utils import tril_matrix_to_vec
+        >>> tril_matrix_to_vec(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([1., 3., 4.], dtype=fjax.float32)
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"tril_matrix_to_vec: diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    index = creation.tensor(_tril_positions(n, diag), dtype=_dt.int64)
+    return mat.reshape(tuple(mat.shape[:-2]) + (n * n,)).index_select(-1, index)
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The square matrix whose entries on or below diagonal ``diag`` are ``vec``'s, row by row (zeros above).
+
+    Args:
+        vec: a batch of vectors whose length is a triangular number for ``diag``.
+        diag: the highest diagonal filled (0 the main one, -1 strictly below it).
+
+    Example::
+
+        >>> from fjax.distributions.utils import vec_to_tril_matrix
+        >>> vec_to_tril_matrix(fjax.tensor([1.0, 3.0, 4.0]))
+        tensor([[1., 0.],
+                [3., 4.]], dtype=fjax.float32)
+    """
+    m = vec.shape[-1]
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > _finfo(vec).eps:
+        raise ValueError(f"vec_to_tril_matrix: the size of last dimension ({m}) is not a triangular number")
+    n = round(n)
+    gather = np.full(n * n, m)  # position m of the padded vector holds a zero
+    gather[_tril_positions(n, diag)] = np.arange(m)
+    padded = F.pad(vec, [0, 1])
+    index = creation.tensor(gather, dtype=_dt.int64)
+    return padded.index_select(-1, index).reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
 class lazy_property:  # noqa: N801 - torch's name

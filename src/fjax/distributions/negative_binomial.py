@@ -1,0 +1,105 @@
+"""The negative binomial distribution."""
+
+from __future__ import annotations
+
+from ..autograd.grad_mode import no_grad
+from ..nn import functional as F
+from ..tensor import Size, Tensor
+from . import _draw, constraints
+from .distribution import Distribution
+from .gamma import Gamma
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+
+class NegativeBinomial(Distribution):
+    """The number of successes before ``total_count`` failures in Bernoulli trials of success
+    probability ``probs`` (or log-odds ``logits``; give one). Draws are Poisson with a gamma rate.
+
+    Args:
+        total_count: the number of failures (non-negative; need not be an integer).
+        probs: the success probability, in ``[0, 1)``.
+        logits: the log-odds of success.
+        validate_args: check the parameters (and ``log_prob``'s values) against their constraints.
+
+    Example::
+
+        >>> from fjax.distributions import NegativeBinomial
+        >>> d = NegativeBinomial(3.0, fjax.tensor([0.5, 0.2]))
+        >>> d.log_prob(fjax.tensor([2.0, 2.0])), d.mean
+        (tensor([-1.6740, -1.6607], dtype=fjax.float32), tensor([3.0000, 0.7500], dtype=fjax.float32))
+    """
+
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args: bool | None = None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = Size(tuple(batch_shape))
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in vars(self):
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in vars(self):
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / (-self.logits).sigmoid()
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.shape
+
+    @lazy_property
+    def _gamma(self) -> Gamma:
+        return Gamma(concentration=self.total_count, rate=(-self.logits).exp(), validate_args=False)
+
+    def sample(self, sample_shape=Size()) -> Tensor:
+        with no_grad():
+            return _draw.poisson(self._gamma.sample(sample_shape))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        log_normalization = -(self.total_count + value).lgamma() + (1.0 + value).lgamma() + self.total_count.lgamma()
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized - log_normalization

@@ -1,0 +1,270 @@
+"""The rest of torch.distributions in fjax: the further distributions (Cauchy, StudentT, Gumbel,
+Weibull, mixtures, low-rank normals, relaxed and matrix distributions, ...), the further
+transforms and ``biject_to``/``transform_to``, against torch on fresh random parameters:
+log_prob, cdf/icdf, entropy and moments with their gradients, transforms' values, inverses and
+log-Jacobians with gradients, KL divergences, sample shapes and moments, and reparametrized
+gradients."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+import torch
+import torch.distributions as TD
+
+import fjax
+import fjax.distributions as FD
+
+SEED = int(os.environ.get("FJAX_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
+D = "float32"
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def _rng(*salt):
+    return np.random.default_rng([SEED, *salt])
+
+
+def _np(t):
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy()
+    return np.asarray(t.detach()._data)
+
+
+def _close(a, b, what, scale=1.0):
+    """fjax ``a`` equals torch ``b``: shape, dtype and values (NaNs and infinities match)."""
+    a, b = _np(a), _np(b)
+    msg = f"{what} (FJAX_TEST_SEED={SEED})"
+    assert a.shape == b.shape, f"{msg}: shape {a.shape} != torch {b.shape}"
+    assert a.dtype == b.dtype, f"{msg}: dtype {a.dtype} != torch {b.dtype}"
+    np.testing.assert_allclose(a, b, rtol=RTOL * scale, atol=ATOL * scale, equal_nan=True, err_msg=msg)
+
+
+def _real(rng, shape):
+    return rng.standard_normal(shape).astype(D)
+
+
+def _pos(rng, shape, lo=0.5, hi=3.0):
+    return rng.uniform(lo, hi, shape).astype(D)
+
+
+def _unit(rng, shape, lo=0.05, hi=0.95):
+    return rng.uniform(lo, hi, shape).astype(D)
+
+
+def _simplex(rng, shape):
+    e = rng.uniform(0.1, 1.0, shape)
+    return (e / e.sum(-1, keepdims=True)).astype(D)
+
+
+def _spd(rng, shape):
+    a = rng.standard_normal(shape)
+    return (a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])).astype(D)
+
+
+def _corr_cholesky(rng, shape):
+    a = rng.standard_normal(shape[:-1] + (shape[-1] + 2,))
+    cov = a @ np.swapaxes(a, -1, -2)
+    d = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(cov / d[..., :, None] / d[..., None, :]).astype(D)
+
+
+B = (3, 4)  # the batch shape of most cases
+S = (2, 3, 4)  # a value: one sample dim before the batch
+MOMENTS = ("mean", "variance", "stddev", "mode", "entropy")
+
+
+@dataclass
+class Case:
+    """One distribution made from the same random parameters in fjax and torch."""
+
+    name: str
+    params: Callable  # rng -> {name: array or number}
+    value: Callable  # (rng, params) -> the array log_prob/cdf are evaluated at
+    props: tuple = MOMENTS
+    cdf: bool = False
+    icdf: bool = False
+    cls: str = ""  # the class name when it differs from ``name``
+    nograd: tuple = ()  # parameters that take no gradient
+    extra: tuple = ()  # further attributes to compare
+    no_backward: tuple = ()  # outputs left out of the gradient check
+    scale: float = 1.0  # tolerance multiplier
+
+
+CASES = [
+    Case(
+        "Cauchy",
+        lambda r: {"loc": _real(r, B), "scale": _pos(r, B)},
+        lambda r, p: _real(r, S),
+        cdf=True,
+        icdf=True,
+    ),
+    Case(
+        "Chi2",
+        lambda r: {"df": _pos(r, B, 0.5, 6.0)},
+        lambda r, p: _pos(r, S, 0.1, 5.0),
+        cdf=True,
+        extra=("df",),
+        no_backward=("cdf",),  # torch has no gradient of gammainc in the concentration
+    ),
+    Case(
+        "StudentT",
+        lambda r: {"df": _pos(r, B, 0.5, 6.0), "loc": _real(r, B), "scale": _pos(r, B)},
+        lambda r, p: _real(r, S),
+    ),
+    Case("HalfNormal", lambda r: {"scale": _pos(r, B)}, lambda r, p: _pos(r, S, 0.0, 4.0), cdf=True, icdf=True),
+    Case("HalfCauchy", lambda r: {"scale": _pos(r, B)}, lambda r, p: _pos(r, S, 0.0, 4.0), cdf=True, icdf=True),
+    Case(
+        "Geometric",
+        lambda r: {"probs": _unit(r, B)},
+        lambda r, p: r.integers(0, 6, S).astype(D),
+        extra=("logits",),
+    ),
+    Case(
+        "Geometric-logits",
+        lambda r: {"logits": _real(r, B)},
+        lambda r, p: r.integers(0, 6, S).astype(D),
+        cls="Geometric",
+        extra=("probs",),
+    ),
+    Case(
+        "NegativeBinomial",
+        lambda r: {"total_count": _pos(r, B, 0.5, 8.0), "probs": _unit(r, B)},
+        lambda r, p: r.integers(0, 10, S).astype(D),
+        props=("mean", "variance", "stddev", "mode"),
+        extra=("logits",),
+        scale=10,
+    ),
+    Case(
+        "NegativeBinomial-logits",
+        lambda r: {"total_count": 4.0, "logits": _real(r, B)},
+        lambda r, p: r.integers(0, 10, S).astype(D),
+        props=("mean", "variance", "mode"),
+        cls="NegativeBinomial",
+        extra=("probs",),
+        scale=10,
+    ),
+    Case(
+        "Multinomial",
+        lambda r: {"total_count": 5, "probs": _pos(r, (3, 4))},
+        lambda r, p: np.stack([r.multinomial(5, [0.25] * 4) for _ in range(6)]).reshape(2, 3, 4).astype(D),
+        props=("mean", "variance", "entropy"),
+        extra=("probs", "logits"),
+    ),
+    Case(
+        "Multinomial-logits",
+        lambda r: {"total_count": 3, "logits": _real(r, (3, 4))},
+        lambda r, p: np.stack([r.multinomial(3, [0.25] * 4) for _ in range(6)]).reshape(2, 3, 4).astype(D),
+        props=("mean", "variance", "entropy"),
+        cls="Multinomial",
+        extra=("probs",),
+    ),
+    Case(
+        "Gumbel",
+        lambda r: {"loc": _real(r, B), "scale": _pos(r, B)},
+        lambda r, p: _real(r, S),
+        cdf=True,
+        icdf=True,
+    ),
+    Case(
+        "Weibull",
+        lambda r: {"scale": _pos(r, B), "concentration": _pos(r, B, 0.8, 3.0)},
+        lambda r, p: _pos(r, S, 0.1, 3.0),
+        cdf=True,
+        icdf=True,
+        scale=10,
+    ),
+    Case(
+        "Pareto",
+        lambda r: {"scale": _pos(r, B), "alpha": _pos(r, B, 0.5, 4.0)},
+        lambda r, p: p["scale"] + _pos(r, S, 0.0, 3.0),
+        cdf=True,
+        icdf=True,
+    ),
+    Case(
+        "VonMises",
+        lambda r: {"loc": _real(r, B), "concentration": _pos(r, B, 0.2, 8.0)},
+        lambda r, p: r.uniform(-np.pi, np.pi, S).astype(D),
+        props=("mean", "mode", "variance"),
+        scale=10,
+    ),
+    Case(
+        "LowRankMultivariateNormal",
+        lambda r: {"loc": _real(r, (3, 4)), "cov_factor": _real(r, (3, 4, 2)), "cov_diag": _pos(r, (4,))},
+        lambda r, p: _real(r, (2, 3, 4)),
+        props=("mean", "mode", "variance", "entropy"),
+        extra=("scale_tril", "covariance_matrix", "precision_matrix"),
+        scale=10,
+    ),
+]
+
+
+def _make(lib, case, params, grad=True):
+    """The distribution and its differentiable parameter tensors, in fjax (``lib=fjax``) or torch."""
+    ns = FD if lib is fjax else TD
+    args, leaves = {}, {}
+    for k, v in params.items():
+        if isinstance(v, np.ndarray):
+            needs = grad and k not in case.nograd and v.dtype.kind == "f"
+            t = fjax.tensor(v, requires_grad=needs) if lib is fjax else torch.from_numpy(v.copy()).requires_grad_(needs)
+            if needs:
+                leaves[k] = t
+            v = t
+        args[k] = v
+    return getattr(ns, case.cls or case.name)(**args), leaves
+
+
+def _tensor(lib, a):
+    return fjax.tensor(a) if lib is fjax else torch.from_numpy(np.array(a))
+
+
+def _outputs(dist, case, value, u):
+    out = {"log_prob": dist.log_prob(value)}
+    if case.cdf:
+        out["cdf"] = dist.cdf(value)
+    if case.icdf:
+        out["icdf"] = dist.icdf(u)
+    for p in case.props + case.extra:
+        out[p] = dist.entropy() if p == "entropy" else getattr(dist, p)
+    return out
+
+
+def _compare(case, fj, fj_leaves, th, th_leaves, rng):
+    for k in th:
+        _close(fj[k], th[k], f"{case.name}.{k}", case.scale)
+    weights = {
+        k: rng.standard_normal(tuple(t.shape)).astype(D)
+        for k, t in th.items()
+        if t.is_floating_point() and np.isfinite(_np(t)).all() and k not in case.no_backward
+    }
+    sum(((fj[k] * fjax.tensor(w)).sum() for k, w in weights.items())).backward()
+    sum(((th[k] * torch.from_numpy(w)).sum() for k, w in weights.items())).backward()
+    assert fj_leaves.keys() == th_leaves.keys()
+    for k in th_leaves:
+        _close(fj_leaves[k].grad, th_leaves[k].grad, f"{case.name} grad of {k}", 100 * case.scale)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_against_torch(case):
+    """log_prob, cdf, icdf, entropy, moments and derived parameters equal torch's, and so do the
+    gradients of a random weighting of them with respect to every parameter; expand and repr too."""
+    rng = _rng(CASES.index(case))
+    params = case.params(rng)
+    value, u = case.value(rng, params), _unit(rng, S)
+    results = {}
+    for lib in (fjax, torch):
+        dist, leaves = _make(lib, case, params)
+        results[lib] = (_outputs(dist, case, _tensor(lib, value), _tensor(lib, u)), leaves, dist)
+    (fj, fj_leaves, fj_dist), (th, th_leaves, th_dist) = results[fjax], results[torch]
+    assert fj_dist.batch_shape == tuple(th_dist.batch_shape)
+    assert fj_dist.event_shape == tuple(th_dist.event_shape)
+    assert fj_dist.has_rsample == th_dist.has_rsample
+    assert repr(fj_dist.support).split("(")[0] == repr(th_dist.support).split("(")[0]
+    _compare(case, fj, fj_leaves, th, th_leaves, rng)
+    shape = (2,) + tuple(th_dist.batch_shape)
+    fje, the = fj_dist.expand(shape), th_dist.expand(shape)
+    assert fje.batch_shape == shape and type(fje) is type(fj_dist)
+    _close(fje.log_prob(_tensor(fjax, value)), the.log_prob(_tensor(torch, value)), f"{case.name} expanded", case.scale)
