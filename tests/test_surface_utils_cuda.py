@@ -222,3 +222,166 @@ def _run_examples(objs):
 def test_data_examples_run():
     names = "ChainDataset ConcatDataset StackDataset Subset SubsetRandomSampler WeightedRandomSampler random_split"
     _run_examples([(n, getattr(fdata, n)) for n in names.split()] + [("cumsum", fdata.ConcatDataset.cumsum)])
+
+
+# ----------------------------------------------------------------------------------------------
+# fjax.utils.benchmark
+# ----------------------------------------------------------------------------------------------
+
+import inspect  # noqa: E402
+import re  # noqa: E402
+
+import torch.utils.benchmark as tb  # noqa: E402
+
+import fjax.utils.benchmark as fb  # noqa: E402
+
+
+def _measurements(b, rng, spread=0.3, env=False, holes=False):
+    out = []
+    for label in ("conv", "add"):
+        for sub in ("float", "int"):
+            for desc in ("n=1", "n=16", "n=256"):
+                for threads in (1, 2):
+                    if holes and rng.random() < 0.25:
+                        continue
+                    base = 10.0 ** rng.uniform(-7, -2)
+                    times = list(base * (1 + spread * rng.random(int(rng.integers(1, 9)))))
+                    spec = b.TaskSpec(
+                        "f(x)",
+                        "x = 1",
+                        label=label,
+                        sub_label=sub,
+                        description=desc,
+                        env=(f"env{int(rng.integers(0, 2))}" if env else None),
+                        num_threads=threads,
+                    )
+                    out.append(b.Measurement(int(rng.integers(1, 50)), times, spec))
+    return out
+
+
+def _both(seed, **kw):
+    return _measurements(fb, np.random.default_rng(seed), **kw), _measurements(tb, np.random.default_rng(seed), **kw)
+
+
+def _strip_address(s):
+    return re.sub(r"<[\w.]+Measurement object at 0x[0-9a-f]+>", "<Measurement>", s)
+
+
+def test_measurement_statistics_and_repr_match_torch():
+    fs, ts = _both(10, spread=0.5)
+    for f, t in zip(fs, ts):
+        assert f.times == t.times
+        for name in ("median", "mean", "iqr"):
+            assert getattr(f, name) == pytest.approx(getattr(t, name), rel=1e-12), name
+        assert f.significant_figures == t.significant_figures
+        assert f.has_warnings == t.has_warnings and f.meets_confidence(0.2) == t.meets_confidence(0.2)
+        assert f.title == t.title and f.as_row_name == t.as_row_name and f.label == t.label
+        assert _strip_address(repr(f)) == _strip_address(repr(t))
+    multi = "x = f(y)\nz = x + 1"
+    for stmt, setup in [(multi, "y = 1\nw = 2"), ("pass", "pass")]:
+        f = fb.Measurement(3, [1e-3, 2e-3], fb.TaskSpec(stmt, setup, sub_label="s", description="d"))
+        t = tb.Measurement(3, [1e-3, 2e-3], tb.TaskSpec(stmt, setup, sub_label="s", description="d"))
+        assert _strip_address(repr(f)) == _strip_address(repr(t))
+    merged_f, merged_t = fb.Measurement.merge(fs + fs[:3]), tb.Measurement.merge(ts + ts[:3])
+    assert [m.times for m in merged_f] == [m.times for m in merged_t]
+    assert all(m.number_per_run == 1 for m in merged_f)
+
+
+def test_number_helpers_match_torch():
+    rng = np.random.default_rng(11)
+    for x in [*(10.0 ** rng.uniform(-9, 2, 30)), *(float(v) for v in 10.0 ** rng.uniform(-9, 2, 30)), 1e-6, 1000.0]:
+        assert fb.select_unit(x) == tb.select_unit(x)
+        for n in (1, 2, 3, 4):
+            assert fb.trim_sigfig(x, n) == tb.trim_sigfig(x, n), (x, n)
+    for u in ("ns", "us", "ms", "s"):
+        assert fb.unit_to_english(u) == tb.unit_to_english(u)
+    items = rng.integers(0, 6, 20).tolist()
+    assert fb.ordered_unique(items) == tb.ordered_unique(items)
+    with pytest.raises(AssertionError, match="integer"):
+        fb.trim_sigfig(1.0, 1.5)
+    with fb.set_torch_threads(1):
+        pass
+
+
+@pytest.mark.parametrize("seed,env,holes", [(20, False, False), (21, True, False), (22, False, True), (23, True, True)])
+def test_compare_output_matches_torch(seed, env, holes):
+    fs, ts = _both(seed, env=env, holes=holes)
+    f, t = fb.Compare(fs), tb.Compare(ts)
+    assert str(f) == str(t)
+    f.trim_significant_figures(), t.trim_significant_figures()
+    assert str(f) == str(t)
+    f.highlight_warnings(), t.highlight_warnings()
+    f.colorize(rowwise=seed % 2 == 0), t.colorize(rowwise=seed % 2 == 0)
+    assert str(f) == str(t)
+    with pytest.raises(ValueError, match="Measurement"):
+        f.extend_results([1.0])
+
+
+def test_timer_signature_matches_torch():
+    fsig, tsig = inspect.signature(fb.Timer), inspect.signature(tb.Timer)
+    assert list(fsig.parameters) == list(tsig.parameters)
+    for name, p in tsig.parameters.items():
+        if name not in ("timer", "language"):
+            assert fsig.parameters[name].default == p.default, name
+    for meth in ("timeit", "blocked_autorange", "adaptive_autorange", "repeat", "autorange"):
+        fp, tp = (
+            inspect.signature(getattr(fb.Timer, meth)).parameters,
+            inspect.signature(getattr(tb.Timer, meth)).parameters,
+        )
+        assert [(p.name, p.kind, p.default) for p in fp.values()] == [(p.name, p.kind, p.default) for p in tp.values()]
+    assert [e.name for e in fb.Language] == [e.name for e in tb.Language]
+    assert [e.value for e in fb.Colorize] == [e.value for e in tb.Colorize]
+
+
+def test_timer_measures_fjax_work():
+    x = fjax.randn(384, 384)
+    y = x @ x @ x @ x
+    fb.timer()
+    assert y._data.is_ready()  # the default clock waits for jax's asynchronous dispatch
+
+    calls = []
+
+    def clock():
+        calls.append(1)
+        return fb.timer()
+
+    big = fb.Timer("y = x @ x @ x", globals={"x": x}, timer=clock, label="mm", sub_label="big", description="384")
+    small = fb.Timer("y = x + 1", setup="x = torch.ones(4)", label="mm", sub_label="small", description="384")
+    mb, ms = big.blocked_autorange(min_run_time=0.05), small.blocked_autorange(min_run_time=0.05)
+    assert calls and mb.median > ms.median > 0
+    assert sum(mb.raw_times) >= 0.05 and mb.number_per_run >= 1
+    one = big.timeit(3)
+    assert one.number_per_run == 3 and len(one.times) == 1 and one.median == one.raw_times[0] / 3
+    ad = small.adaptive_autorange(threshold=0.5, min_run_time=0.01, max_run_time=0.2)
+    assert len(ad.times) >= 1 and ad.task_spec.sub_label == "small"
+    lines = str(fb.Compare([mb, ms])).splitlines()
+    assert lines[0].startswith("[") and " mm " in lines[0] and "384" in lines[1]
+    assert lines[2].startswith("1 threads:") and "big" in lines[3] and "small" in lines[4]
+    assert re.match(r"Times are in \w+seconds \((ns|us|ms|s)\)\.", lines[6])
+
+
+def test_timer_errors():
+    with pytest.raises(NotImplementedError, match="cpp"):
+        fb.Timer("x", language="cpp")
+    with pytest.raises(ValueError, match="global_setup"):
+        fb.Timer("x", global_setup="#include <x>")
+    with pytest.raises(ValueError, match="str"):
+        fb.Timer(lambda: 1)
+    with pytest.raises(ValueError, match="language"):
+        fb.Timer("x", language="rust")
+    for meth in ("repeat", "autorange", "collect_callgrind"):
+        with pytest.raises(NotImplementedError):
+            getattr(fb.Timer(), meth)()
+
+
+def test_benchmark_examples_run():
+    objs = []
+    for n in fb.__all__:
+        o = getattr(fb, n)
+        objs.append((n, o))
+        if isinstance(o, type) and not issubclass(o, Exception):
+            for k, v in vars(o).items():
+                v = v.__func__ if isinstance(v, staticmethod) else v
+                if not k.startswith("_") and callable(v) and not isinstance(v, type(fb.Language.PYTHON)):
+                    objs.append((f"{n}.{k}", v))
+    _run_examples(objs)
