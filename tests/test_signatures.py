@@ -55,6 +55,7 @@ _ORACLE_WRONG = {
     "fjax.Tensor.uniform_": "torch names its bounds from/to; from is a Python keyword, no def can name it",
     "fjax.Tensor.random_": "torch's bounds are from/to; from is a Python keyword (random_ takes it in **kwargs)",
     "fjax.Tensor.atanh_": "docstring says atanh_(other); torch's atanh_ takes no arguments",
+    "fjax.Tensor.arctanh_": "docstring says arctanh_(other); torch's arctanh_ takes no arguments",
     "fjax.view_copy": "overrides table lists only view_copy(self, dtype); torch.view_copy(x, size=(2, 2)) works",
     "fjax.Tensor.new_empty_strided": "docstring shows dtype positional; x.new_empty_strided(s, st, float64) raises",
     "fjax.Tensor.resize_": "overrides table says (memory_format, *, sizes); torch's x.resize_(2, 2) takes sizes first",
@@ -68,8 +69,9 @@ _ORACLE_WRONG.update(
     {
         f"fjax.Tensor.{name}": f"docstring misnames a parameter; torch's Tensor.{name} takes fjax's name"
         for name in (
-            "bmm broadcast_to div div_ dot floor_divide floor_divide_ fmod fmod_ index_copy index_copy_ matmul mul "
-            "mul_ narrow remainder remainder_ take tensor_split true_divide true_divide_ where"
+            "bmm broadcast_to div div_ divide divide_ dot floor_divide floor_divide_ fmod fmod_ index_copy index_copy_ "
+            "matmul mul mul_ multiply multiply_ narrow remainder remainder_ take tensor_split true_divide true_divide_ "
+            "where"
         ).split()
     }
 )

@@ -8,7 +8,7 @@ import numpy as np
 
 from .dispatch import functions as F
 from .errors import OpError
-from .ops._registry import OPS
+from .ops._registry import ALIASES, OPS
 from .tensor import Tensor
 
 
@@ -178,6 +178,7 @@ _INPLACE_EXAMPLE_ARGS = {
     "renorm": "2, 0, 1.0",
     **dict.fromkeys(("acosh", "bitwise_not", "tril", "triu"), ""),
     **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm"), "fjax.tensor([8, 4])"),
+    **dict.fromkeys(("bitwise_left_shift", "bitwise_right_shift"), "fjax.tensor([1, 2])"),
     "addmm": "fjax.ones(2, 3), fjax.ones(3, 2)",
     "addmv": "fjax.ones(2, 3), fjax.ones(3)",
     "addr": "fjax.ones(2), fjax.ones(2)",
@@ -188,7 +189,10 @@ _INPLACE_EXAMPLE_ARGS = {
 }
 _INPLACE_EXAMPLE_INPUTS = {
     "acosh": "fjax.tensor([1.0, 2.0])",
-    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "gcd", "lcm"), "fjax.tensor([12, 10])"),
+    **dict.fromkeys(
+        "bitwise_and bitwise_or bitwise_xor bitwise_not gcd lcm bitwise_left_shift bitwise_right_shift".split(),
+        "fjax.tensor([12, 10])",
+    ),
     **dict.fromkeys(("tril", "triu", "addmm", "addr", "addbmm"), "fjax.ones(2, 2)"),
     "addmv": "fjax.ones(2)",
     "baddbmm": "fjax.ones(4, 2, 2)",
@@ -198,12 +202,13 @@ _INPLACE_EXAMPLE_INPUTS = {
 def _inplace_doc(name: str) -> str:
     """The docstring of ``Tensor.<name>_``: what it does, and an example where one is listed above."""
     doc = f"In-place :func:`fjax.{name}`: ``x.{name}_(...)`` writes ``x.{name}(...)`` into ``x`` and returns ``x``."
-    args = _INPLACE_EXAMPLE_ARGS.get(name)
+    op = ALIASES.get(name, name)  # an alias's example is its op's
+    args = _INPLACE_EXAMPLE_ARGS.get(op)
     if args is None:
         return doc + f"\n\nSee :func:`fjax.{name}` for the arguments and an example."
     return (
         doc + f"\n\nSee :func:`fjax.{name}` for the arguments.\n\nExample:\n"
-        f"    >>> x = {_INPLACE_EXAMPLE_INPUTS.get(name, 'fjax.tensor([0.25, 0.5])')}\n"
+        f"    >>> x = {_INPLACE_EXAMPLE_INPUTS.get(op, 'fjax.tensor([0.25, 0.5])')}\n"
         f"    >>> expected = x.{name}({args})\n"
         f"    >>> x.{name}_({args}) is x, bool((x == expected).all())\n"
         "    (True, True)"
@@ -303,6 +308,10 @@ def _operators():
         "__ror__": ("bitwise_or", True),
         "__xor__": ("bitwise_xor", False),
         "__rxor__": ("bitwise_xor", True),
+        "__lshift__": ("bitwise_left_shift", False),
+        "__rlshift__": ("bitwise_left_shift", True),
+        "__rshift__": ("bitwise_right_shift", False),
+        "__rrshift__": ("bitwise_right_shift", True),
         "__eq__": ("eq", False),
         "__ne__": ("ne", False),
         "__lt__": ("lt", False),
@@ -328,14 +337,26 @@ def _operators():
         ("__iand__", "bitwise_and"),
         ("__ior__", "bitwise_or"),
         ("__ixor__", "bitwise_xor"),
+        ("__ilshift__", "bitwise_left_shift"),
+        ("__irshift__", "bitwise_right_shift"),
     ]:
         if hasattr(F, name):
             ops[dunder] = inplace(name)
-    # torch's in-place methods: x.add_(y), x.clamp_(min=0), x.t_(), x.unsqueeze_(0) ...
-    for name, op in OPS.items():
+    # torch's in-place methods: x.add_(y), x.clamp_(min=0), x.t_(), x.unsqueeze_(0) ..., and those of
+    # the aliases: x.absolute_(), x.clip_(0, 1), x.swapdims_(0, 1)
+    for name, op in _named_ops():
         if op.method and name + "_" in _TORCH_INPLACE:
-            ops[name + "_"] = inplace_view(name) if name in _INPLACE_VIEW_EXAMPLES else inplace(name)
+            view = name in _INPLACE_VIEW_EXAMPLES or op.name in _INPLACE_VIEW_EXAMPLES
+            ops[name + "_"] = inplace_view(name) if view else inplace(name)
     return ops
+
+
+def _named_ops():
+    """(name, op) for every op-table entry and each of its aliases (``("absolute", OPS["abs"])``)."""
+    for name, op in OPS.items():
+        yield name, op
+        for alias in op.aliases:
+            yield alias, op
 
 
 def _extremum(reduce_name: str, pairwise_name: str):
@@ -863,7 +884,7 @@ def broadcast_shapes(*shapes):
 
 def install() -> None:
     """Bind every op-table method, the varargs shape methods and the operators onto Tensor."""
-    for name, op in OPS.items():
+    for name, op in _named_ops():
         if op.method and name not in _NOT_METHODS and not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(F, name))
     for name, fn in {**_varargs_methods(), **_operators()}.items():

@@ -578,6 +578,25 @@ new_kernel_cache(config.eager_cache_size)
 config._cache_size_listeners.append(new_kernel_cache)
 _profiler._RUN_CODE = run.__code__
 
+
+def alias(fn, name: str):
+    """The lifted op ``fn`` under torch's other name ``name`` (``OpDef.aliases``): the same code,
+    closure and signature (no extra call), whose ``__name__`` is ``name`` and whose docstring
+    says which op it is an alias of."""
+    out = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    out.__dict__.update(fn.__dict__)  # op, __signature__
+    out.__qualname__ = name
+    out.__module__ = fn.__module__
+    out.__doc__ = f"Alias of :func:`fjax.{fn.__name__}`.\n\n{inspect.getdoc(fn) or ''}".rstrip()
+    out.alias_of = fn.__name__
+    return out
+
+
 functions = types.SimpleNamespace(**{name: lift(op) for name, op in OPS.items()})
-"""Every op-table entry as a Tensor-level function (``functions.add(x, y)``)."""
+"""Every op-table entry as a Tensor-level function (``functions.add(x, y)``), and each of its
+aliases (``functions.absolute``, ``abs`` under torch's other name)."""
+for _op in OPS.values():
+    for _name in _op.aliases:
+        setattr(functions, _name, alias(getattr(functions, _op.name), _name))
 _Above.ops = functions

@@ -67,6 +67,14 @@ SAMPLES = {
     "bitwise_and": _bitwise(),
     "bitwise_or": _bitwise(),
     "bitwise_xor": _bitwise(),
+    **{
+        name: [
+            S(I((3, 4), -100, 100), I((4,), 0, 12), **INT),
+            S(D(I((5,), -50, 50), "int8"), D(I((5,), -2, 10), "int8"), **INT),
+            S(D(I((5,), 0, 200), "uint8"), 3, **INT),
+        ]
+        for name in ("bitwise_left_shift", "bitwise_right_shift")
+    },
     "bitwise_not": [S(I((3, 4), -8, 8), **INT), S(B((4,)), **INT), S(D(I((4,), 0, 100), "int32"), **INT)],
     "where": [
         S(B((3, 4)), (3, 4), (4,)),

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 OPS: dict[str, "OpDef"] = {}
+ALIASES: dict[str, str] = {}
+"""alias name -> the name of the op it is an alias of (``OpDef.aliases``, inverted)."""
 
 
 @dataclass(eq=False)
@@ -34,6 +36,9 @@ class OpDef:
             silently (out-of-range indices, which it clamps).
         returns: for an op whose tuple result torch names (``x.max(0).values``), the named
             tuple class it comes back as (``fjax.return_types.<name>``).
+        aliases: torch's other names for the op (``absolute`` for ``abs``): each is exposed as
+            the same function under its own name (``fjax.<alias>``, and ``Tensor.<alias>`` when
+            ``method``) and takes no entry of its own in the table.
     """
 
     name: str
@@ -46,6 +51,7 @@ class OpDef:
     jit: bool = True
     check: Callable | None = None
     returns: type | None = None
+    aliases: tuple = ()
 
 
 def _named_tuple(name: str, fields: tuple) -> type:
@@ -70,6 +76,7 @@ def defop(
     jit: bool = True,
     check: Callable | None = None,
     returns: tuple = (),
+    aliases: tuple = (),
 ):
     """Register a pure op in the table. Returns the function unchanged.
 
@@ -78,18 +85,27 @@ def defop(
         @defop(static=("dim",))
         def softmax(input, dim):
             return jax.nn.softmax(input, axis=dim)
+
+        @defop(aliases=("absolute",))  # fjax.absolute is fjax.abs under torch's other name
+        def abs(input): ...
     """
 
     def register(fn):
         op_name = name or fn.__name__.rstrip("_")
-        if op_name in OPS:
+        if op_name in OPS or op_name in ALIASES:
             raise ValueError(f"op {op_name!r} is registered twice")
         params = tuple(inspect.signature(fn).parameters)
         unknown = set(static) - set(params)
         if unknown:
             raise ValueError(f"op {op_name!r}: static names {sorted(unknown)} are not parameters")
         named = _named_tuple(op_name, returns) if returns else None
-        OPS[op_name] = OpDef(op_name, fn, frozenset(static), differentiable, method, linear, params, jit, check, named)
+        for alias in aliases:
+            if alias in OPS or alias in ALIASES or alias == op_name:
+                raise ValueError(f"op {op_name!r}: alias {alias!r} is registered already")
+            ALIASES[alias] = op_name
+        OPS[op_name] = OpDef(
+            op_name, fn, frozenset(static), differentiable, method, linear, params, jit, check, named, tuple(aliases)
+        )
         return fn
 
     return register

@@ -28,7 +28,7 @@ def eq(input, other):
     return input == other
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, aliases=("not_equal",))
 def ne(input, other):
     """Elementwise ``input != other`` as a bool tensor.
 
@@ -47,7 +47,7 @@ def ne(input, other):
     return input != other
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, aliases=("less",))
 def lt(input, other):
     """Elementwise ``input < other`` as a bool tensor.
 
@@ -67,7 +67,7 @@ def lt(input, other):
     return input < other
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, aliases=("less_equal",))
 def le(input, other):
     """Elementwise ``input <= other`` as a bool tensor.
 
@@ -86,7 +86,7 @@ def le(input, other):
     return input <= other
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, aliases=("greater",))
 def gt(input, other):
     """Elementwise ``input > other`` as a bool tensor.
 
@@ -105,7 +105,7 @@ def gt(input, other):
     return input > other
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, aliases=("greater_equal",))
 def ge(input, other):
     """Elementwise ``input >= other`` as a bool tensor.
 
@@ -337,6 +337,51 @@ def bitwise_xor(input, other):
         tensor([ 6, 12], dtype=fjax.int64)
     """
     return jnp.bitwise_xor(*_integral("bitwise_xor", input, other))
+
+
+def _shift_operands(op, input, other):
+    x, y = _integral(op, input, other)
+    if x.dtype == jnp.bool_:
+        raise TypeError(f"{op}: expected integer tensors, got bool")
+    return x, y
+
+
+@defop(differentiable=False)
+def bitwise_left_shift(input, other):
+    """Elementwise ``input << other`` of integer tensors: the bits of ``input`` moved left by ``other``,
+    the result wrapping at the dtype's width as in torch (a shift by a negative amount or by at least
+    the width gives 0).
+
+    Args:
+        input: an integer tensor.
+        other: the shift amounts, an integer tensor or number that broadcasts with ``input``.
+
+    Example::
+
+        >>> fjax.bitwise_left_shift(fjax.tensor([1, 3]), fjax.tensor([2, 1]))
+        tensor([4, 6], dtype=fjax.int64)
+        >>> fjax.tensor([-1, 64], dtype=fjax.int8) << 1
+        tensor([ -2, -128], dtype=fjax.int8)
+    """
+    return jnp.left_shift(*_shift_operands("bitwise_left_shift", input, other))
+
+
+@defop(differentiable=False)
+def bitwise_right_shift(input, other):
+    """Elementwise ``input >> other`` of integer tensors: arithmetic (sign-filling) for signed dtypes,
+    logical for unsigned ones; a shift by a negative amount or by at least the width gives 0 (-1 for a
+    negative ``input``), as in torch.
+
+    Args:
+        input: an integer tensor.
+        other: the shift amounts, an integer tensor or number that broadcasts with ``input``.
+
+    Example::
+
+        >>> fjax.bitwise_right_shift(fjax.tensor([16, -16]), 2)
+        tensor([ 4, -4], dtype=fjax.int64)
+    """
+    return jnp.right_shift(*_shift_operands("bitwise_right_shift", input, other))
 
 
 @defop(differentiable=False)

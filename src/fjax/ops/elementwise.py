@@ -44,7 +44,7 @@ def add(input, other, *, alpha=1):
     return input + _scale("add", other, alpha)
 
 
-@defop(linear=True)
+@defop(linear=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other``, with the broadcasting and dtype promotion of ``add``.
 
@@ -64,7 +64,7 @@ def sub(input, other, *, alpha=1):
     return input - _scale("sub", other, alpha)
 
 
-@defop()
+@defop(aliases=("multiply",))
 def mul(input, other):
     """Elementwise product ``input * other``.
 
@@ -104,7 +104,7 @@ def _zero_divisor(name):
     return check
 
 
-@defop(static=("rounding_mode",), check=_zero_divisor("div"))
+@defop(static=("rounding_mode",), check=_zero_divisor("div"), aliases=("divide",))
 def div(input, other, *, rounding_mode=None):
     """Elementwise ``input / other``.
 
@@ -145,7 +145,7 @@ def div(input, other, *, rounding_mode=None):
     raise ValueError(f"div expected rounding_mode None, 'floor' or 'trunc', got {rounding_mode!r}")
 
 
-@defop(linear=True)
+@defop(linear=True, aliases=("negative",))
 def neg(input):
     """Elementwise negation ``-input``; the dtype is kept (negating 0.0 gives -0.0).
 
@@ -300,7 +300,7 @@ def _abs_jvp(primals, tangents):
     return jnp.abs(x), jnp.sign(x) * t  # torch: the gradient at 0 is 0, not 1
 
 
-@defop()
+@defop(aliases=("absolute",))
 def abs(input):
     """Elementwise absolute value ``|input|``, in the input's dtype.
 
@@ -437,7 +437,7 @@ def ceil(input):
     return input if not jnp.issubdtype(input.dtype, jnp.inexact) else jnp.ceil(input)
 
 
-@defop()
+@defop(aliases=("fix",))
 def trunc(input):
     """Elementwise rounding towards zero: drops the fractional part.
 
@@ -512,7 +512,7 @@ def _clamp(x, lo, hi):
     return out
 
 
-@defop()
+@defop(aliases=("clip",))
 def clamp(input, min=None, max=None):
     """Limit every element to the range ``[min, max]``; ``clip`` is the same op under another name.
 
@@ -534,9 +534,6 @@ def clamp(input, min=None, max=None):
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
     input, min, max = promote(input, min, max)
     return _clamp(input, min, max)
-
-
-clip = defop("clip")(clamp)
 
 
 @defop()

@@ -181,7 +181,7 @@ def inner(input, other):
     return jnp.inner(input, other)
 
 
-@defop()
+@defop(aliases=("ger",))
 def outer(input, vec2):
     """Outer product of 1-D tensors: ``out[i][j] = input[i] * vec2[j]``, shape ``(n, m)``; the dtypes
     promote.

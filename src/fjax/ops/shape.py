@@ -144,7 +144,7 @@ def permute(input, dims):
     return jnp.transpose(input, axes)
 
 
-@defop(static=("dim0", "dim1"), linear=True)
+@defop(static=("dim0", "dim1"), linear=True, aliases=("swapdims",))
 def transpose(input, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (negative dims count from the end); the other dims stay where
     they are. The result shares storage with ``input``.
@@ -177,20 +177,6 @@ def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
 
-@defop(static=("dim0", "dim1"), linear=True)
-def swapdims(input, dim0, dim1):
-    """Alias of ``transpose``: swap dims ``dim0`` and ``dim1``.
-
-    Example::
-
-        >>> fjax.tensor([[1, 2, 3]]).swapdims(0, 1)
-        tensor([[1],
-                [2],
-                [3]], dtype=fjax.int64)
-    """
-    return transpose(input, dim0, dim1)
-
-
 @defop(linear=True)
 def t(input):
     """Transpose a matrix (swap its two dims). 0-d and 1-D tensors come back as they are; more than two
@@ -210,7 +196,7 @@ def t(input):
     return input.T
 
 
-@defop(static=("source", "destination"), linear=True)
+@defop(static=("source", "destination"), linear=True, aliases=("moveaxis",))
 def movedim(input, source, destination):
     """Move dim(s) ``source`` to position(s) ``destination`` (ints, or tuples of equal length); the
     other dims keep their relative order.
@@ -232,18 +218,6 @@ def movedim(input, source, destination):
         if n
         else input
     )
-
-
-@defop(static=("source", "destination"), linear=True)
-def moveaxis(input, source, destination):
-    """Alias of ``movedim`` (numpy's name).
-
-    Example::
-
-        >>> fjax.zeros(2, 3, 4).moveaxis(-1, 0).shape
-        fjax.Size([4, 2, 3])
-    """
-    return movedim(input, source, destination)
 
 
 @defop(static=("dim",), linear=True)

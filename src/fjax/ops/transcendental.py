@@ -185,7 +185,7 @@ def tan(input):
     return jnp.tan(to_float(input))
 
 
-@defop()
+@defop(aliases=("arcsin",))
 def asin(input):
     """Elementwise inverse sine, in radians in ``[-pi/2, pi/2]``.
 
@@ -200,7 +200,7 @@ def asin(input):
     return jnp.arcsin(to_float(input))
 
 
-@defop()
+@defop(aliases=("arccos",))
 def acos(input):
     """Elementwise inverse cosine, in radians in ``[0, pi]``.
 
@@ -215,7 +215,7 @@ def acos(input):
     return jnp.arccos(to_float(input))
 
 
-@defop()
+@defop(aliases=("arctan",))
 def atan(input):
     """Elementwise inverse tangent, in radians in ``(-pi/2, pi/2)``.
 
@@ -277,7 +277,7 @@ def tanh(input):
     return jnp.tanh(to_float(input))
 
 
-@defop()
+@defop(aliases=("arcsinh",))
 def asinh(input):
     """Elementwise inverse hyperbolic sine.
 
@@ -291,7 +291,7 @@ def asinh(input):
     return jnp.arcsinh(to_float(input))
 
 
-@defop()
+@defop(aliases=("arccosh",))
 def acosh(input):
     """Elementwise inverse hyperbolic cosine, defined for ``input >= 1``.
 
@@ -306,7 +306,7 @@ def acosh(input):
     return jnp.arccosh(to_float(input))
 
 
-@defop()
+@defop(aliases=("arctanh",))
 def atanh(input):
     """Elementwise inverse hyperbolic tangent, defined on ``[-1, 1]``.
 
@@ -531,7 +531,7 @@ def _float_pair(input, other):
     return to_float(input), to_float(other)
 
 
-@defop()
+@defop(aliases=("arctan2",))
 def atan2(input, other):
     """Elementwise angle, in radians in ``[-pi, pi]``, of the point ``(x, y) = (other, input)``:
     the four-quadrant inverse tangent of ``input / other``.
