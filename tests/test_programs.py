@@ -33,6 +33,10 @@ CASES = [
     "mock_legacy_policy",
     "mock_lstm_lbfgs",
     "mock_gnn",
+    "mock_diffusion",
+    "mock_normalizing_flow",
+    "mock_actor_critic",
+    "mock_wgan_gp",
 ]
 
 
