@@ -828,6 +828,13 @@ class Tensor:
 
     __hash__ = object.__hash__  # by identity, in C: optimizers and caches key dicts by Tensors
 
+    def __getattr__(self, name):  # only after normal lookup failed: free on the hot path
+        if name.startswith("_"):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        from .mock_torch._surface import missing
+
+        raise missing("torch.Tensor", name)
+
     def __repr__(self):
         return _repr(self)
 

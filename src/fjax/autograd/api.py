@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import jax
@@ -49,7 +50,9 @@ def _seed(outputs, grad_outputs, create_graph):
     return grads
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+def backward(
+    tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None
+) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (torch.autograd.backward).
 
     Args:
@@ -57,6 +60,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         grad_tensors: the gradient of each tensor (``None`` for a scalar).
         retain_graph: keep the tape for another backward.
         create_graph: record the backward pass, for higher derivatives.
+        grad_variables: torch's deprecated name for ``grad_tensors``.
         inputs: accumulate only into these leaves.
 
     Example:
@@ -65,6 +69,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         >>> x.grad
         tensor([2., 4.], dtype=fjax.float32)
     """
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise RuntimeError("backward: 'grad_tensors' and 'grad_variables' (its deprecated name) are both given")
+        grad_tensors = grad_variables
     tensors = _as_tuple(tensors)
     grads = _seed(tensors, _as_tuple(grad_tensors), create_graph)
     inputs = _as_tuple(inputs)
@@ -90,7 +98,9 @@ def grad(
     grad_outputs=None,
     retain_graph=None,
     create_graph=False,
+    only_inputs=True,
     allow_unused=None,
+    is_grads_batched=False,
     materialize_grads=False,
 ):
     """Gradients of ``outputs`` w.r.t. ``inputs``, without touching ``.grad`` (torch.autograd.grad).
@@ -101,7 +111,10 @@ def grad(
         grad_outputs: the vector of the vector-Jacobian product, one per output (default None: ones for scalar outputs).
         retain_graph: keep the graph for another backward (default None: the value of ``create_graph``).
         create_graph: if True, build the graph of the gradients, for higher-order derivatives (default False).
+        only_inputs: deprecated and ignored, as in torch (gradients are only ever returned for ``inputs``).
         allow_unused: if True, an input the outputs do not depend on gets None instead of an error (default None).
+        is_grads_batched: if True, the first dimension of every ``grad_outputs`` entry is a batch: one
+            vector-Jacobian product per entry, stacked along a new first dimension of each gradient.
         materialize_grads: if True, such an input gets zeros instead of None (default False).
 
     Example::
@@ -111,7 +124,13 @@ def grad(
         >>> fjax.autograd.grad(g, x)[0]   # 6 * x
         tensor(18., dtype=fjax.float32)
     """
+    if not only_inputs:
+        warnings.warn("grad: only_inputs is deprecated and ignored (as in torch)", UserWarning, stacklevel=2)
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    if is_grads_batched:
+        return _batched_grad(
+            outputs, inputs, _as_tuple(grad_outputs), retain_graph, create_graph, allow_unused, materialize_grads
+        )
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
@@ -135,6 +154,35 @@ def grad(
                     "set allow_unused=True if this is the desired behavior"
                 )
     return tuple(results)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``grad(..., is_grads_batched=True)``: one vector-Jacobian product per row of the grad_outputs."""
+    if not grad_outputs or any(g is None for g in grad_outputs):
+        raise RuntimeError("grad: is_grads_batched=True needs a batched tensor in grad_outputs for every output")
+    sizes = {int(g.shape[0]) if g.ndim else None for g in grad_outputs}
+    if len(sizes) != 1 or None in sizes:
+        shapes = [tuple(g.shape) for g in grad_outputs]
+        raise RuntimeError(
+            f"grad: is_grads_batched=True needs grad_outputs with one common first dimension, got {shapes}"
+        )
+    (n,) = sizes
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [
+        grad(
+            outputs,
+            inputs,
+            [g[i] for g in grad_outputs],
+            retain_graph=keep or i < n - 1,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+        )
+        for i in range(n)
+    ]
+    return tuple(
+        None if rows[0][j] is None else _Above.ops.stack([r[j] for r in rows]) for j in range(len(inputs))
+    )
 
 
 def _reachable(outputs, inputs) -> list[bool]:
