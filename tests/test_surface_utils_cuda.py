@@ -385,3 +385,199 @@ def test_benchmark_examples_run():
                 if not k.startswith("_") and callable(v) and not isinstance(v, type(fb.Language.PYTHON)):
                     objs.append((f"{n}.{k}", v))
     _run_examples(objs)
+
+
+# ----------------------------------------------------------------------------------------------
+# fjax.cuda and fjax.accelerator: the answers torch gives on a machine without a GPU
+# ----------------------------------------------------------------------------------------------
+
+_NO_GPU = not fjax.cuda.is_available() and not torch.cuda.is_available()
+needs_no_gpu = pytest.mark.skipif(not _NO_GPU, reason="compares the answers of a machine without a GPU")
+
+_CUDA_NAMES = (
+    "Event Stream StreamContext current_stream default_generators default_stream device device_of get_arch_list "
+    "get_device_properties get_per_process_memory_fraction get_rng_state get_rng_state_all get_sync_debug_mode "
+    "has_half init initial_seed is_tf32_supported max_memory_cached max_memory_reserved mem_get_info memory_cached "
+    "memory_stats memory_stats_as_nested_dict memory_summary memory_usage reset_accumulated_memory_stats "
+    "reset_max_memory_allocated reset_max_memory_cached seed seed_all set_per_process_memory_fraction set_rng_state "
+    "set_rng_state_all set_stream set_sync_debug_mode stream"
+).split()
+_ACCEL_NAMES = (
+    "current_device_idx current_stream device_index empty_cache empty_host_cache get_device_capability "
+    "get_memory_info max_memory_allocated max_memory_reserved memory_allocated memory_reserved memory_stats "
+    "reset_accumulated_memory_stats reset_peak_memory_stats set_device_idx set_device_index set_stream"
+).split()
+
+
+def _outcome(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+        except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+            return "raises", type(e), [x.category for x in w]
+    return "returns", value, [x.category for x in w]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "current_stream()",
+        "default_stream()",
+        "default_generators",
+        "get_arch_list()",
+        "get_device_properties()",
+        "get_device_properties(0)",
+        "get_per_process_memory_fraction()",
+        "get_rng_state()",
+        "get_rng_state_all()",
+        "get_sync_debug_mode()",
+        "has_half",
+        "init()",
+        "initial_seed()",
+        "is_tf32_supported()",
+        "max_memory_cached()",
+        "max_memory_reserved()",
+        "max_memory_reserved(0)",
+        "mem_get_info()",
+        "memory_cached()",
+        "memory_stats()",
+        "memory_stats(0)",
+        "memory_stats_as_nested_dict()",
+        "seed()",
+        "seed_all()",
+        "set_per_process_memory_fraction(0.5)",
+        "set_rng_state(lib.zeros(2, dtype=lib.int64))",
+        "set_rng_state_all([])",
+        "set_stream(None)",
+        "set_sync_debug_mode(0)",
+        "set_sync_debug_mode('warn')",
+        "stream(None).__enter__()",
+        "StreamContext(None).__exit__(None, None, None)",
+        "Stream()",
+        "Event()",
+        "Event(enable_timing=True)",
+        "device(0).__enter__()",
+        "device(-1).__enter__()",
+        "device_of(lib.ones(2)).idx",
+        "device_of(lib.ones(2)).__enter__()",
+    ],
+)
+@needs_no_gpu
+def test_cuda_without_gpu_matches_torch(call):
+    t = _outcome(lambda: eval(f"lib.cuda.{call}", {"lib": torch}))
+    f = _outcome(lambda: eval(f"lib.cuda.{call}", {"lib": fjax}))
+    assert f[0] == t[0], (call, t, f)
+    if t[0] == "raises":
+        assert issubclass(f[1], t[1]), (call, t, f)  # fjax's no-GPU error is both RuntimeError and AssertionError
+    else:
+        assert f[1] == t[1] and type(f[1]) is type(t[1]) and f[2] == t[2], (call, t, f)
+
+
+@needs_no_gpu
+def test_cuda_memory_extras_without_gpu():
+    # torch's CPU build crashes here (KeyError / AttributeError / missing NVML); fjax answers cleanly
+    for fn in (fjax.cuda.memory_summary, fjax.cuda.memory_usage):
+        with pytest.raises(RuntimeError, match="no GPU"):
+            fn()
+    fjax.cuda.reset_accumulated_memory_stats()
+    for fn in (fjax.cuda.reset_max_memory_allocated, fjax.cuda.reset_max_memory_cached):
+        with pytest.warns(FutureWarning):
+            fn()
+
+
+def test_cuda_signatures_match_torch():
+    for name in _CUDA_NAMES:
+        t, f = getattr(torch.cuda, name), getattr(fjax.cuda, name)
+        assert type(t) is type(f) or callable(f), name
+        if not callable(t) or name in ("Event", "Stream"):  # torch's are built in __new__
+            continue
+        tp, fp = inspect.signature(t).parameters, inspect.signature(f).parameters
+        assert [(p.name, p.kind) for p in fp.values()] == [(p.name, p.kind) for p in tp.values()], name
+    for name in ("Event", "Stream"):
+        tp = inspect.signature(getattr(torch.cuda, name)).parameters
+        fp = inspect.signature(getattr(fjax.cuda, name)).parameters
+        assert [(p.name, p.kind, p.default) for p in fp.values()] == [(p.name, p.kind, p.default) for p in tp.values()]
+    for name in _ACCEL_NAMES:
+        t, f = getattr(torch.accelerator, name), getattr(fjax.accelerator, name)
+        tp, fp = inspect.signature(t).parameters, inspect.signature(f).parameters
+        assert [(p.name, p.kind, p.default) for p in fp.values()] == [
+            (p.name, p.kind, p.default) for p in tp.values()
+        ], name
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "current_device_idx()",
+        "current_device_index()",
+        "current_stream()",
+        "empty_cache()",
+        "empty_host_cache()",
+        "get_device_capability()",
+        "get_memory_info()",
+        "max_memory_allocated()",
+        "max_memory_reserved()",
+        "memory_allocated()",
+        "memory_reserved()",
+        "memory_stats()",
+        "memory_stats(0)",
+        "reset_accumulated_memory_stats()",
+        "reset_peak_memory_stats()",
+        "set_device_idx(0)",
+        "set_device_index(0)",
+        "set_stream(None)",
+        "device_index(None).__enter__()",
+        "device_index(0).__enter__()",
+    ],
+)
+@needs_no_gpu
+def test_accelerator_without_gpu_matches_torch(call):
+    t = _outcome(lambda: eval(f"lib.accelerator.{call}", {"lib": torch}))
+    f = _outcome(lambda: eval(f"lib.accelerator.{call}", {"lib": fjax}))
+    assert f[0] == t[0] and f[2] == t[2], (call, t, f)
+    if t[0] == "raises":
+        assert f[1] is t[1], (call, t, f)
+    else:
+        assert f[1] == t[1], (call, t, f)
+    if t[0] == "raises" and t[1] is RuntimeError:
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
+            eval(f"lib.accelerator.{call}", {"lib": fjax})
+
+
+@pytest.mark.skipif(not fjax.cuda.is_available(), reason="needs a GPU")
+def test_cuda_streams_events_and_memory_on_gpu():
+    x = fjax.randn(256, 256, device="cuda")
+    s = fjax.cuda.Stream()
+    with fjax.cuda.stream(s):
+        assert fjax.cuda.current_stream() is s
+        y = x @ x
+    assert fjax.cuda.current_stream() == fjax.cuda.default_stream()
+    start, end = fjax.cuda.Event(enable_timing=True), fjax.cuda.Event(enable_timing=True)
+    start.record()
+    y = y @ x
+    end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) >= 0 and y._data.is_ready()
+    p = fjax.cuda.get_device_properties(0)
+    assert p.name == fjax.cuda.get_device_name(0) and (p.major, p.minor) == fjax.cuda.get_device_capability(0)
+    assert p.multi_processor_count > 0 and p.total_memory > 0
+    free, total = fjax.cuda.mem_get_info()
+    assert 0 <= free <= total == p.total_memory
+    stats = fjax.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == fjax.cuda.memory_allocated() >= x.numel() * 4
+    assert fjax.cuda.max_memory_reserved() >= fjax.cuda.memory_reserved() > 0
+    assert "Allocated memory" in fjax.cuda.memory_summary()
+    assert fjax.accelerator.get_memory_info() == fjax.cuda.mem_get_info()
+    assert fjax.float32 in fjax.accelerator.get_device_capability()["supported_dtypes"]
+    assert len(fjax.cuda.default_generators) == fjax.cuda.device_count()
+    with fjax.accelerator.device_index(0):
+        assert fjax.accelerator.current_device_index() == 0
+
+
+def test_cuda_accelerator_examples_run():
+    objs = [(f"cuda.{n}", getattr(fjax.cuda, n)) for n in _CUDA_NAMES if callable(getattr(fjax.cuda, n))]
+    objs += [(f"accelerator.{n}", getattr(fjax.accelerator, n)) for n in _ACCEL_NAMES]
+    for cls in (fjax.cuda.Stream, fjax.cuda.Event):
+        objs += [(f"{cls.__name__}.{k}", v) for k, v in vars(cls).items() if not k.startswith("_") and callable(v)]
+    _run_examples(objs)
