@@ -37,6 +37,7 @@ CASES = [
     "mock_normalizing_flow",
     "mock_actor_critic",
     "mock_wgan_gp",
+    "mock_pinn",
 ]
 
 
