@@ -164,3 +164,6 @@ from .serialization import load, save  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 
 globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...: torch's legacy typed tensors
+
+from . import compiler  # noqa: E402 - torch.compiler
+from .compiler import compile  # noqa: E402 - torch.compile

@@ -1,0 +1,203 @@
+"""``fjax.compile`` (torch.compile): a function, a decorator and a module compiled to one program
+whose backward is one tape node, compared with torch eager on fresh random inputs; graph breaks
+warn once and match eager, or raise naming the line with ``fullgraph=True``; a torch training
+script calling ``torch.compile`` runs under mock_torch with torch's losses."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import fjax
+import fjax.mock_torch as mock_torch
+from fjax import nn
+
+
+def _net(lib, w):
+    m = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.BatchNorm1d(8), lib.nn.Tanh(), lib.nn.Linear(8, 3))
+    with lib.no_grad():
+        for p, a in zip(m.parameters(), w):
+            p.copy_(lib.tensor(a))
+    return m
+
+
+def _weights(seed):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) * 0.5 for s in ((8, 4), (8,), (8,), (8,), (3, 8), (3,))]
+
+
+def test_compiled_module_trains_as_torch_eager():
+    seed = int(np.random.SeedSequence().entropy % 2**31)
+    w, rng = _weights(seed), np.random.default_rng(seed + 1)
+    fm, tm = _net(fjax, w), _net(torch, w)
+    fast = fjax.compile(fm)
+    assert fast._orig_mod is fm and list(fast.state_dict())[0] == "_orig_mod.0.weight"
+    fo, to = (
+        fjax.optim.SGD(fast.parameters(), lr=0.1, momentum=0.9),
+        torch.optim.SGD(tm.parameters(), lr=0.1, momentum=0.9),
+    )
+    for _ in range(5):
+        x = rng.standard_normal((6, 4)).astype(np.float32)
+        y = rng.integers(0, 3, 6)
+        fl = nn.functional.cross_entropy(fast(fjax.tensor(x)), fjax.tensor(y))
+        tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
+        fo.zero_grad(), to.zero_grad()
+        fl.backward(), tl.backward()
+        fo.step(), to.step()
+        np.testing.assert_allclose(float(fl), float(tl), rtol=1e-5)
+    for (name, p), q in zip(fm.named_parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    for key in ("1.running_mean", "1.running_var", "1.num_batches_tracked"):  # written back from the program
+        np.testing.assert_allclose(fm.state_dict()[key].numpy(), tm.state_dict()[key].numpy(), rtol=1e-5, atol=1e-6)
+    fast.eval()
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(
+        fast(fjax.tensor(x)).numpy(), tm.eval()(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_compiled_function_and_decorator_match_eager_with_gradients():
+    rng = np.random.default_rng(int(np.random.SeedSequence().entropy % 2**31))
+    a, b = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((5,)).astype(np.float32)
+
+    def f(x, y, *, scale=2.0):
+        return {"out": (x * y).sin().sum(1) * scale, "n": x.shape[0]}
+
+    g = fjax.compile(f)
+    h = fjax.compile(fullgraph=True)(f)  # the decorator form with arguments
+    fx, fy = fjax.tensor(a, requires_grad=True), fjax.tensor(b, requires_grad=True)
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    for compiled in (g, h):
+        out = compiled(fx, fy, scale=3.0)
+        assert out["n"] == 3
+        want = (tx * ty).sin().sum(1) * 3.0
+        np.testing.assert_allclose(out["out"].numpy(), want.detach().numpy(), rtol=1e-6)
+        gx, gy = fjax.autograd.grad(out["out"].sum(), (fx, fy))
+        tgx, tgy = torch.autograd.grad(want.sum(), (tx, ty))
+        np.testing.assert_allclose(gx.numpy(), tgx.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(gy.numpy(), tgy.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_no_compiles_after_warm_up():
+    net = fjax.compile(nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1)))
+    opt = fjax.optim.Adam(net.parameters())
+    for step in range(4):
+        if step == 2:
+            before = fjax.profiler.compile_count()
+        loss = net(fjax.randn(3, 4)).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert fjax.profiler.compile_count() == before
+
+
+def test_graph_break_warns_once_and_matches_eager():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        if x.sum() > 0:  # a host read: a graph break
+            return x * 2
+        return x - 1
+
+    g = fjax.compile(f)
+    x = fjax.tensor([1.0, 2.0])
+    with pytest.warns(UserWarning, match=r"graph break at .*test_compile.py:\d+ \(if x.sum\(\) > 0:"):
+        assert fjax.equal(g(x), x * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once only
+        assert fjax.equal(g(-x), -x - 1)
+    with pytest.raises(fjax.compiler.GraphBreak, match=r"fullgraph=True.*test_compile.py:\d+ \(if x.sum\(\) > 0:"):
+        fjax.compile(f, fullgraph=True)(x)
+
+
+def test_options_are_checked_as_torch_does():
+    f = lambda x: x + 1  # noqa: E731
+    assert fjax.compile(f, disable=True) is f and fjax.compile(f, backend="eager") is f
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        fjax.compile(f, backend="nope")
+    with pytest.raises(RuntimeError, match="mode"):
+        fjax.compile(f, mode="fastest")
+    with pytest.raises(NotImplementedError, match="callable backend"):
+        fjax.compile(f, backend=lambda gm, ex: gm)
+    fjax.compiler.reset()
+    assert not fjax.compiler.is_compiling()
+
+
+_SCRIPT = """
+import numpy as np
+import torch
+import torch._dynamo
+from torch import nn
+
+torch._dynamo.config.suppress_errors = True
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x, mask):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=31, d=16, heads=2, layers=2, block=8):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(block, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx, targets):
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(torch.arange(t))
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        for b in self.blocks:
+            x = b(x, mask)
+        logits = self.head(x)
+        return nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def main(steps=4, seed=0):
+    rng = np.random.default_rng(seed)
+    model = GPT()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.1))
+    model = torch.compile(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(steps):
+        idx = torch.tensor(rng.integers(0, 31, (2, 8)))
+        loss = model(idx, torch.roll(idx, -1, 1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    return losses
+"""
+
+
+def test_gpt_script_calling_torch_compile_runs_under_mock_torch(tmp_path, monkeypatch):
+    path = tmp_path / "train_gpt.py"
+    path.write_text(_SCRIPT)
+    monkeypatch.setattr(torch, "compile", lambda m, **kw: m)  # the oracle: torch eager, same numbers
+    namespace: dict = {}
+    exec(compile(_SCRIPT, str(path), "exec"), namespace)  # noqa: S102
+    want = namespace["main"]()
+    with mock_torch.enable():
+        fj: dict = {}
+        exec(compile(_SCRIPT, str(path), "exec"), fj)  # noqa: S102
+        assert fj["torch"] is fjax
+        got = fj["main"]()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert want[0] != want[-1]
