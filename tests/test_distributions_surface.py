@@ -199,6 +199,97 @@ CASES = [
         extra=("scale_tril", "covariance_matrix", "precision_matrix"),
         scale=10,
     ),
+    Case(
+        "FisherSnedecor",
+        lambda r: {"df1": _pos(r, B, 0.5, 8.0), "df2": _pos(r, B, 1.0, 9.0)},
+        lambda r, p: _pos(r, S, 0.1, 4.0),
+        props=("mean", "variance", "mode"),
+    ),
+    Case(
+        "ContinuousBernoulli",
+        lambda r: {"probs": np.concatenate([_unit(r, (3, 3)), np.full((3, 1), 0.4995, D)], -1)},
+        lambda r, p: _unit(r, S, 0.0, 1.0),
+        props=("mean", "variance", "stddev", "entropy"),
+        cdf=True,
+        icdf=True,
+        extra=("logits",),
+        scale=10,
+    ),
+    Case(
+        "ContinuousBernoulli-logits",
+        lambda r: {"logits": _real(r, B)},
+        lambda r, p: _unit(r, S, 0.0, 1.0),
+        props=("mean", "variance", "stddev", "entropy"),
+        cdf=True,
+        icdf=True,
+        cls="ContinuousBernoulli",
+        extra=("probs",),
+        scale=10,
+    ),
+    Case(
+        "GeneralizedPareto",
+        lambda r: {"loc": _real(r, B), "scale": _pos(r, B), "concentration": r.uniform(0.05, 0.9, B).astype(D)},
+        lambda r, p: p["loc"] + _pos(r, S, 0.0, 3.0),
+        cdf=True,
+        icdf=True,
+    ),
+    Case(
+        "GeneralizedPareto-negative",
+        lambda r: {"loc": _real(r, B), "scale": _pos(r, B), "concentration": r.uniform(-0.9, -0.05, B).astype(D)},
+        lambda r, p: p["loc"] + _unit(r, S, 0.0, 0.9) * p["scale"],
+        cdf=True,
+        icdf=True,
+        cls="GeneralizedPareto",
+    ),
+    Case(
+        "InverseGamma",
+        lambda r: {"concentration": _pos(r, B, 0.5, 4.0), "rate": _pos(r, B)},
+        lambda r, p: _pos(r, S, 0.1, 4.0),
+        props=("mean", "variance", "mode", "entropy"),
+    ),
+    Case(
+        "Kumaraswamy",
+        lambda r: {"concentration1": _pos(r, B), "concentration0": _pos(r, B)},
+        lambda r, p: _unit(r, S),
+        scale=10,
+    ),
+    Case(
+        "LogisticNormal",
+        lambda r: {"loc": _real(r, B), "scale": _pos(r, B)},
+        lambda r, p: _simplex(r, (2, 3, 5)),
+        props=(),
+        scale=10,
+    ),
+    Case(
+        "RelaxedBernoulli",
+        lambda r: {"temperature": _pos(r, (), 0.3, 2.0), "probs": _unit(r, B)},
+        lambda r, p: _unit(r, S),
+        props=(),
+        extra=("logits", "temperature"),
+    ),
+    Case(
+        "RelaxedBernoulli-logits",
+        lambda r: {"temperature": _pos(r, B, 0.3, 2.0), "logits": _real(r, B)},
+        lambda r, p: _unit(r, S),
+        props=(),
+        cls="RelaxedBernoulli",
+        extra=("probs",),
+    ),
+    Case(
+        "RelaxedOneHotCategorical",
+        lambda r: {"temperature": _pos(r, (), 0.3, 2.0), "logits": _real(r, (3, 4))},
+        lambda r, p: _simplex(r, (2, 3, 4)),
+        props=(),
+        extra=("probs",),
+    ),
+    Case(
+        "RelaxedOneHotCategorical-probs",
+        lambda r: {"temperature": _pos(r, (), 0.3, 2.0), "probs": _simplex(r, (3, 4))},
+        lambda r, p: _simplex(r, (2, 3, 4)),
+        props=(),
+        cls="RelaxedOneHotCategorical",
+        extra=("logits",),
+    ),
 ]
 
 
@@ -268,3 +359,123 @@ def test_against_torch(case):
     fje, the = fj_dist.expand(shape), th_dist.expand(shape)
     assert fje.batch_shape == shape and type(fje) is type(fj_dist)
     _close(fje.log_prob(_tensor(fjax, value)), the.log_prob(_tensor(torch, value)), f"{case.name} expanded", case.scale)
+
+
+# -- transforms -------------------------------------------------------------------------------------
+def _transform_cases(lib, rng):
+    """name -> (transform, x) with the same parameters in fjax (``lib=fjax``) and torch."""
+    ns = FD.transforms if lib is fjax else TD.transforms
+    top = FD if lib is fjax else TD
+    t = fjax.tensor if lib is fjax else torch.from_numpy
+    loc, scale = _real(rng, (4,)), _pos(rng, (4,))
+    return {
+        "reshape": (ns.ReshapeTransform((4,), (2, 2)), _real(rng, (3, 4))),
+        "stick-breaking": (ns.StickBreakingTransform(), _real(rng, (3, 4))),
+        "corr-cholesky": (ns.CorrCholeskyTransform(), _real(rng, (3, 6))),
+        "lower-cholesky": (ns.LowerCholeskyTransform(), _real(rng, (3, 4, 4))),
+        "positive-definite": (ns.PositiveDefiniteTransform(), _real(rng, (3, 3, 3))),
+        "cat": (
+            ns.CatTransform(
+                [ns.ExpTransform(), ns.AffineTransform(t(loc), t(scale)), ns.identity_transform], 1, [1, 4, 2]
+            ),
+            _real(rng, (3, 7)),
+        ),
+        "cat-event": (
+            ns.CatTransform(
+                [ns.IndependentTransform(ns.TanhTransform(), 1), ns.IndependentTransform(ns.ExpTransform(), 1)],
+                -1,
+                [2, 3],
+            ),
+            _real(rng, (3, 5)),
+        ),
+        "stack": (
+            ns.StackTransform([ns.ExpTransform(), ns.SigmoidTransform(), ns.TanhTransform()], 1),
+            _real(rng, (4, 3)),
+        ),
+        "cdf": (ns.CumulativeDistributionTransform(top.Normal(t(loc), t(scale))), _real(rng, (3, 4))),
+        "compose": (
+            ns.ComposeTransform(
+                [ns.ReshapeTransform((6,), (3, 2)), ns.IndependentTransform(ns.SoftplusTransform(), 2)]
+            ),
+            _real(rng, (2, 6)),
+        ),
+        "abs": (ns.AbsTransform(), _real(rng, (3, 4))),
+        "power": (ns.PowerTransform(t(np.array(-1.5, D))), _pos(rng, (3, 4))),
+    }
+
+
+def test_transforms_against_torch():
+    """Forward, inverse, log |det J| (values and input gradients), shapes, (co)domains and bijectivity
+    of each transform equal torch's, for the module and the ``fjax.distributions`` names alike."""
+    fj_cases, th_cases = _transform_cases(fjax, _rng(100)), _transform_cases(torch, _rng(100))
+    for name, (ft, x) in fj_cases.items():
+        tt = th_cases[name][0]
+        fx, tx = fjax.tensor(x, requires_grad=True), torch.from_numpy(x).requires_grad_()
+        fy, ty = ft(fx), tt(tx)
+        _close(fy, ty, f"{name} forward")
+        _close(ft.inv(fy), tt.inv(ty), f"{name} inverse", 100)
+        assert tuple(ft.forward_shape(fx.shape)) == tuple(tt.forward_shape(tx.shape)), name
+        assert tuple(ft.inverse_shape(fy.shape)) == tuple(tt.inverse_shape(ty.shape)), name
+        assert ft.bijective == tt.bijective, name
+        assert repr(ft.domain).split("(")[0] == repr(tt.domain).split("(")[0], name
+        assert repr(ft.codomain).split("(")[0] == repr(tt.codomain).split("(")[0], name
+        assert bool(ft.codomain.check(fy).all()), f"{name}: forward output outside the codomain"
+        if name in ("abs", "lower-cholesky", "positive-definite"):  # no log_abs_det_jacobian in torch
+            fy.sum().backward()
+            ty.sum().backward()
+        else:
+            fl, tl = ft.log_abs_det_jacobian(fx, fy), tt.log_abs_det_jacobian(tx, ty)
+            _close(fl, tl, f"{name} log_abs_det_jacobian", 10)
+            w = _rng(101).standard_normal(tuple(ty.shape)).astype(D)
+            ((fy * fjax.tensor(w)).sum() + fl.sum()).backward()
+            ((ty * torch.from_numpy(w)).sum() + tl.sum()).backward()
+        _close(fx.grad, tx.grad, f"{name} input gradient", 100)
+        assert ft.with_cache(1)._cache_size == 1
+    for name in TD.transforms.__all__:
+        assert getattr(FD, name) is getattr(FD.transforms, name), name
+    cached = FD.StickBreakingTransform().with_cache()
+    x = fjax.tensor(_real(_rng(102), (2, 3)))
+    assert cached.inv(cached(x)) is x
+
+
+CONSTRAINTS = [
+    ("real", lambda c: c.real, (3, 4)),
+    ("real_vector", lambda c: c.real_vector, (3, 4)),
+    ("positive", lambda c: c.positive, (3, 4)),
+    ("nonnegative", lambda c: c.nonnegative, (3, 4)),
+    ("greater_than", lambda c: c.greater_than(1.5), (3, 4)),
+    ("greater_than_eq", lambda c: c.greater_than_eq(-1.0), (3, 4)),
+    ("less_than", lambda c: c.less_than(2.0), (3, 4)),
+    ("unit_interval", lambda c: c.unit_interval, (3, 4)),
+    ("interval", lambda c: c.interval(-2.0, 3.0), (3, 4)),
+    ("half_open_interval", lambda c: c.half_open_interval(0.0, 2.0), (3, 4)),
+    ("simplex", lambda c: c.simplex, (3, 4)),
+    ("lower_cholesky", lambda c: c.lower_cholesky, (3, 3)),
+    ("positive_definite", lambda c: c.positive_definite, (3, 3)),
+    ("corr_cholesky", lambda c: c.corr_cholesky, (2, 6)),
+    ("independent", lambda c: c.independent(c.positive, 2), (3, 4)),
+    ("cat", lambda c: c.cat([c.positive, c.real, c.unit_interval], -1, [1, 2, 1]), (3, 4)),
+    ("stack", lambda c: c.stack([c.positive, c.real, c.interval(0.0, 2.0)], 0), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,make,shape", CONSTRAINTS, ids=[c[0] for c in CONSTRAINTS])
+def test_biject_to_and_transform_to(name, make, shape):
+    """``biject_to``/``transform_to`` give the transform torch's do (the same values and log-Jacobians),
+    whose outputs satisfy the constraint."""
+    x = _real(_rng(200 + [c[0] for c in CONSTRAINTS].index(name)), shape)
+    for fj_registry, th_registry in ((FD.biject_to, TD.biject_to), (FD.transform_to, TD.transform_to)):
+        try:
+            tt = th_registry(make(TD.constraints))
+        except NotImplementedError:
+            with pytest.raises(NotImplementedError, match="Cannot transform"):
+                fj_registry(make(FD.constraints))
+            continue
+        ft = fj_registry(make(FD.constraints))
+        fy, ty = ft(fjax.tensor(x)), tt(torch.from_numpy(x))
+        _close(fy, ty, f"{name} {fj_registry is FD.biject_to and 'biject_to' or 'transform_to'}", 10)
+        assert bool(make(FD.constraints).check(fy).all()), name
+        if tt.bijective:
+            _close(ft.log_abs_det_jacobian(fjax.tensor(x), fy), tt.log_abs_det_jacobian(torch.from_numpy(x), ty), name)
+    with pytest.raises(NotImplementedError, match="Cannot transform"):
+        FD.biject_to(FD.constraints.boolean)

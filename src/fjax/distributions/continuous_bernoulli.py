@@ -41,7 +41,7 @@ class ContinuousBernoulli(ExponentialFamily):
         >>> from fjax.distributions import ContinuousBernoulli
         >>> d = ContinuousBernoulli(fjax.tensor([0.2, 0.5]))
         >>> d.log_prob(fjax.tensor([0.5, 0.5])), d.mean
-        (tensor([0.0397, 0.0000], dtype=fjax.float32), tensor([0.2787, 0.5000], dtype=fjax.float32))
+        (tensor([-0.0788,  0.0000], dtype=fjax.float32), tensor([0.3880, 0.5000], dtype=fjax.float32))
     """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}

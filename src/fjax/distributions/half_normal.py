@@ -27,7 +27,7 @@ class HalfNormal(TransformedDistribution):
         >>> from fjax.distributions import HalfNormal
         >>> d = HalfNormal(fjax.tensor([1.0, 2.0]))
         >>> d.log_prob(fjax.tensor([1.0, 1.0])), d.mean
-        (tensor([-0.7258, -1.1128], dtype=fjax.float32), tensor([0.7979, 1.5958], dtype=fjax.float32))
+        (tensor([-0.7258, -1.0439], dtype=fjax.float32), tensor([0.7979, 1.5958], dtype=fjax.float32))
     """
 
     arg_constraints = {"scale": constraints.positive}

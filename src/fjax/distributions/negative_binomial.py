@@ -28,7 +28,7 @@ class NegativeBinomial(Distribution):
         >>> from fjax.distributions import NegativeBinomial
         >>> d = NegativeBinomial(3.0, fjax.tensor([0.5, 0.2]))
         >>> d.log_prob(fjax.tensor([2.0, 2.0])), d.mean
-        (tensor([-1.6740, -1.6607], dtype=fjax.float32), tensor([3.0000, 0.7500], dtype=fjax.float32))
+        (tensor([-1.6740, -2.0965], dtype=fjax.float32), tensor([3.0000, 0.7500], dtype=fjax.float32))
     """
 
     arg_constraints = {

@@ -26,7 +26,7 @@ class Pareto(TransformedDistribution):
         >>> from fjax.distributions import Pareto
         >>> d = Pareto(fjax.tensor([1.0]), fjax.tensor([3.0]))
         >>> d.log_prob(fjax.tensor([2.0])), d.mean
-        (tensor([-1.6741], dtype=fjax.float32), tensor([1.5000], dtype=fjax.float32))
+        (tensor([-1.6740], dtype=fjax.float32), tensor([1.5000], dtype=fjax.float32))
     """
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}

@@ -101,7 +101,7 @@ class RelaxedBernoulli(TransformedDistribution):
         >>> from fjax.distributions import RelaxedBernoulli
         >>> d = RelaxedBernoulli(fjax.tensor(0.5), probs=fjax.tensor([0.3]))
         >>> d.log_prob(fjax.tensor([0.5]))
-        tensor([0.0953], dtype=fjax.float32)
+        tensor([-0.8675], dtype=fjax.float32)
     """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}

@@ -29,7 +29,7 @@ class ExpRelaxedCategorical(Distribution):
         >>> from fjax.distributions.relaxed_categorical import ExpRelaxedCategorical
         >>> d = ExpRelaxedCategorical(fjax.tensor(1.0), logits=fjax.zeros(2))
         >>> d.log_prob(fjax.tensor([-0.6931, -0.6931]))
-        tensor(-0.6931, dtype=fjax.float32)
+        tensor(-1.3863, dtype=fjax.float32)
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}

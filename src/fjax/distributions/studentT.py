@@ -30,7 +30,7 @@ class StudentT(Distribution):
         >>> from fjax.distributions import StudentT
         >>> d = StudentT(fjax.tensor([1.0, 3.0]))
         >>> d.log_prob(fjax.tensor([0.0, 0.0])), d.variance
-        (tensor([-1.1447, -1.0008], dtype=fjax.float32), tensor([nan, 3.], dtype=fjax.float32))
+        (tensor([-1.1447, -1.0009], dtype=fjax.float32), tensor([nan, 3.], dtype=fjax.float32))
     """
 
     arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}

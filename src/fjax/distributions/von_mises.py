@@ -79,7 +79,7 @@ class VonMises(Distribution):
         >>> from fjax.distributions import VonMises
         >>> d = VonMises(fjax.tensor([0.0]), fjax.tensor([2.0]))
         >>> d.log_prob(fjax.tensor([0.5])), d.variance
-        (tensor([-0.5169], dtype=fjax.float32), tensor([0.3022], dtype=fjax.float32))
+        (tensor([-0.9067], dtype=fjax.float32), tensor([0.3022], dtype=fjax.float32))
     """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
