@@ -1,6 +1,6 @@
 """fjax.optim: torch's optimizers over optax transforms, and ``lr_scheduler``."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -37,4 +37,5 @@ __all__ = [
     "Rprop",
     "SparseAdam",
     "lr_scheduler",
+    "swa_utils",
 ]

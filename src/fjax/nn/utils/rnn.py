@@ -8,6 +8,7 @@ Lengths live on the host (as in torch): the shapes of packed data depend on them
 Example::
 
     >>> from fjax.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    >>> x = fjax.randn(3, 5, 4)
     >>> packed = pack_padded_sequence(x, [5, 3, 2], batch_first=True)
     >>> out, h = fjax.nn.GRU(4, 8, batch_first=True)(packed)
     >>> padded, lengths = pad_packed_sequence(out, batch_first=True)
@@ -225,6 +226,7 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
 
 __all__ = [
     "PackedSequence",
+    "invert_permutation",
     "pack_padded_sequence",
     "pack_sequence",
     "pad_packed_sequence",
@@ -232,3 +234,25 @@ __all__ = [
     "unpack_sequence",
     "unpad_sequence",
 ]
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of ``permutation`` (None stays None): ``out[permutation[i]] = i``.
+
+    Converts between a PackedSequence's ``sorted_indices`` and ``unsorted_indices``.
+
+    Args:
+        permutation: a 1-d tensor of indices, or None.
+
+    Example:
+        >>> from fjax.nn.utils.rnn import invert_permutation
+        >>> invert_permutation(fjax.tensor([2, 0, 1]))
+        tensor([1, 2, 0], dtype=fjax.int64)
+    """
+    if permutation is None:
+        return None
+    if permutation.ndim != 1:
+        raise OpError(f"invert_permutation: expected a 1-d permutation, got shape {tuple(permutation.shape)}")
+    from ...creation import arange, zeros_like
+
+    return zeros_like(permutation).scatter_(0, permutation, arange(permutation.numel(), dtype=permutation.dtype))
