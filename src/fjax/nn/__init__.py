@@ -14,9 +14,10 @@ from .module import Module
 from .modules import *  # noqa: F403 - the layer namespace, as torch.nn
 from .modules import __all__ as _layers
 from .parallel import DataParallel
-from .parameter import Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = [
+    "Buffer",
     "DataParallel",
     "Graph",
     "Module",
@@ -26,6 +27,8 @@ __all__ = [
     "ParameterDict",
     "ParameterList",
     "Sequential",
+    "UninitializedBuffer",
+    "UninitializedParameter",
     "functional",
     "graph",
     "init",

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
 
 from ..autograd.grad_mode import no_grad
+from ..creation import empty_like as _empty_like
 from ..creation import full as _full
 from ..creation import tensor as _tensor
+from ..creation import zeros_like as _zeros_like
 from ..dispatch import functions as _F
+from ..dtypes import bool as _bool
 from ..dtypes import int64
 from ..ops.nn import batch_norm_stats
 from ..random import bernoulli as _bernoulli
@@ -815,6 +819,252 @@ fractional_max_pool2d = _fractional(2)
 fractional_max_pool3d = _fractional(3)
 
 
+def _adaptive_with_indices(nd: int):
+    """torch's ``adaptive_max_pool*d_with_indices``: the ``(output, indices)`` pair, whatever ``return_indices``."""
+    name = f"adaptive_max_pool{nd}d"
+    op = getattr(_F, name)
+
+    def fn(input: Tensor, output_size, return_indices: bool = False):
+        return op(input, output_size, True)
+
+    example = {
+        1: ("fjax.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2", "tensor([[[1, 2]]], dtype=fjax.int64)"),
+        2: ("fjax.tensor([[[[1.0, 3.0], [2.0, 0.0]]]]), 1", "tensor([[[[1]]]], dtype=fjax.int64)"),
+        3: ("fjax.arange(8.0).reshape(1, 1, 2, 2, 2), 1", "tensor([[[[[7]]]]], dtype=fjax.int64)"),
+    }[nd]
+    fn.__name__ = fn.__qualname__ = f"{name}_with_indices"
+    fn.__doc__ = (
+        f"``{name}`` returning ``(output, indices)``: the maxima and their flat int64 positions.\n\n"
+        f"Args:\n    input: the ``(N, C, *)`` or ``(C, *)`` input with {nd} spatial dims.\n"
+        "    output_size: the output's spatial size (an int or a tuple; None keeps that dim's size).\n"
+        "    return_indices: ignored, as in torch: the pair is always returned.\n\nExample::\n\n"
+        f"    >>> F.{name}_with_indices({example[0]})[1]\n    {example[1]}\n"
+    )
+    return fn
+
+
+adaptive_max_pool1d_with_indices = _adaptive_with_indices(1)
+adaptive_max_pool2d_with_indices = _adaptive_with_indices(2)
+adaptive_max_pool3d_with_indices = _adaptive_with_indices(3)
+
+
+def _fractional_with_indices(nd: int):
+    """torch's ``fractional_max_pool*d_with_indices``: the ``(output, indices)`` pair, whatever ``return_indices``."""
+    name = f"fractional_max_pool{nd}d"
+    pool = globals()[name]
+
+    def fn(input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        return pool(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+    shape, top = ("4.0).reshape(1, 1, 2, 2", "3.") if nd == 2 else ("8.0).reshape(1, 1, 2, 2, 2", "7.")
+    fn.__name__ = fn.__qualname__ = f"{name}_with_indices"
+    fn.__doc__ = (
+        f"``{name}`` returning ``(output, indices)``: pseudo-random overlapping windows' maxima and positions.\n\n"
+        f"Args:\n    input: the ``(N, C, *)`` or ``(C, *)`` input with {nd} spatial dims.\n"
+        "    kernel_size: the window size (an int or a tuple).\n"
+        "    output_size: the output's spatial size (give it or ``output_ratio``).\n"
+        "    output_ratio: the output's size as a fraction of the input's, in ``(0, 1)``.\n"
+        "    return_indices: ignored, as in torch: the pair is always returned.\n"
+        f"    _random_samples: optional ``(N, C, {nd})`` samples in ``[0, 1)`` placing the windows.\n\nExample::\n\n"
+        f"    >>> out, idx = F.{name}_with_indices(fjax.arange({shape}), 2, output_size=1)\n"
+        f"    >>> out.flatten()\n    tensor([{top}], dtype=fjax.float32)\n"
+    )
+    return fn
+
+
+fractional_max_pool2d_with_indices = _fractional_with_indices(2)
+fractional_max_pool3d_with_indices = _fractional_with_indices(3)
+
+
+def _lp_pool(nd: int):
+    """torch's ``lp_pool*d``: ``(sum over each window of x ** p) ** (1 / p)``, through ``avg_pool*d``."""
+    name = f"lp_pool{nd}d"
+    avg = getattr(_F, f"avg_pool{nd}d")
+
+    def fn(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+        kernel = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+        if len(kernel) != nd:
+            raise ValueError(f"{name}: kernel_size must be an int or {nd} ints, got {kernel_size}")
+        out = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        return (out.sign() * relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+    shape = {1: "1, 1, 4", 2: "1, 1, 2, 2", 3: "1, 1, 2, 2, 1"}[nd]
+    kernel = {1: "2", 2: "2", 3: "(2, 2, 1)"}[nd]
+    result = {1: "tensor([[[2.2361, 5.0000]]], dtype=fjax.float32)", 2: "tensor([[[[5.4772]]]], dtype=fjax.float32)"}
+    result[3] = "tensor([[[[[5.4772]]]]], dtype=fjax.float32)"
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{nd}-d power-average pooling: ``(sum over each window of x ** p) ** (1 / p)`` (p = ``norm_type``);\n"
+        "``p = inf`` is max pooling and ``p = 1`` sum pooling. Windows with a negative sum give 0, as torch.\n\n"
+        f"Args:\n    input: the ``(N, C, *)`` or ``(C, *)`` input with {nd} spatial dims.\n"
+        "    norm_type: the power ``p``.\n"
+        "    kernel_size: the window size (an int or a tuple).\n"
+        "    stride: the window step (default None: ``kernel_size``).\n"
+        "    ceil_mode: keep a last, partial window (default False).\n\nExample::\n\n"
+        f"    >>> F.{name}(fjax.arange(1.0, 5.0).reshape({shape}), 2, {kernel})\n    {result[nd]}\n"
+    )
+    return fn
+
+
+lp_pool1d = _lp_pool(1)
+lp_pool2d = _lp_pool(2)
+lp_pool3d = _lp_pool(3)
+
+
+def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of an affine transform, for ``grid_sample``: each output pixel's
+    normalized ``(x, y[, z], 1)`` coordinates multiplied by ``theta``.
+
+    Args:
+        theta: ``(N, 2, 3)`` (2-d) or ``(N, 3, 4)`` (3-d) affine matrices, floating point.
+        size: the target ``(N, C, H, W)`` or ``(N, C, D, H, W)`` size.
+        align_corners: True puts -1 and 1 at the corner pixels' centres; None (warns, as torch) or
+            False at their outer edges.
+
+    Example::
+
+        >>> theta = fjax.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+        >>> F.affine_grid(theta, [1, 1, 1, 2], align_corners=False)
+        tensor([[[[-0.5000,  0.0000],
+                  [ 0.5000,  0.0000]]]], dtype=fjax.float32)
+    """
+    if align_corners is None:
+        warnings.warn(
+            "affine_grid: default align_corners changed to False since torch 1.3.0; pass align_corners=True "
+            "if the old behavior is desired",
+            stacklevel=2,
+        )
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"affine_grid: expected theta to have floating point type, but got {theta.dtype}")
+    size = [int(s) for s in size]
+    nd = len(size) - 2
+    if nd not in (2, 3):
+        raise NotImplementedError(f"affine_grid: only 4-d and 5-d sizes (2-d and 3-d grids) are supported, got {size}")
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1) or theta.shape[0] != size[0]:
+        raise ValueError(
+            f"affine_grid: expected theta of shape ({size[0]}, {nd}, {nd + 1}) for size {size}, got {tuple(theta.shape)}"
+        )
+    if min(size) <= 0:
+        raise ValueError(f"affine_grid: expected a non-zero, positive output size, got {size}")
+    spatial = size[2:][::-1]  # x (W) first, then y (H), then z (D)
+
+    def line(steps: int):
+        if steps <= 1:
+            return jnp.zeros((steps,))
+        r = jnp.linspace(-1.0, 1.0, steps)
+        return r if align_corners else r * (steps - 1) / steps
+
+    axes = jnp.meshgrid(*[line(s) for s in spatial[::-1]], indexing="ij")[::-1]  # (D, H, W) grids of x, y, z
+    base = jnp.stack([*axes, jnp.ones_like(axes[0])], axis=-1).reshape(1, -1, nd + 1)
+    grid = _tensor(base, dtype=theta.dtype, device=theta.device) @ theta.transpose(1, 2)
+    return grid.reshape(size[0], *size[2:], nd)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample from the Gumbel-softmax (Concrete) distribution: ``softmax((logits + g) / tau)``
+    with ``g`` Gumbel noise from the default generator; ``hard=True`` returns the one-hot of its
+    argmax whose gradient is the soft sample's (straight-through).
+
+    Args:
+        logits: ``(..., num_features)`` unnormalized log-probabilities.
+        tau: the temperature, > 0 (default 1).
+        hard: if True, return one-hot samples with the soft gradient (default False).
+        eps: unused, deprecated in torch (default 1e-10).
+        dim: the dimension the softmax is taken along (default -1).
+
+    Example::
+
+        >>> _ = fjax.manual_seed(0)
+        >>> y = F.gumbel_softmax(fjax.zeros(2, 3), hard=True)
+        >>> y.sum(dim=-1)
+        tensor([1., 1.], dtype=fjax.float32)
+    """
+    if eps != 1e-10:
+        warnings.warn("gumbel_softmax: `eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-d convolution of a time-major ``(T, B, C_in)`` sequence (fairseq's TBC layout).
+
+    Args:
+        input: the ``(T, B, C_in)`` sequence.
+        weight: the ``(K, C_in, C_out)`` filters.
+        bias: the ``(C_out,)`` bias.
+        pad: zeros added at both ends of the time dim (default 0).
+
+    Example::
+
+        >>> F.conv_tbc(fjax.ones(3, 1, 1), fjax.ones(2, 1, 1), fjax.zeros(1)).flatten()
+        tensor([2., 2.], dtype=fjax.float32)
+    """
+    if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise ValueError(
+            f"conv_tbc: expected input (T, B, C_in), weight (K, C_in, C_out) and bias (C_out,), got "
+            f"{tuple(input.shape)}, {tuple(weight.shape)} and {tuple(bias.shape)}"
+        )
+    if input.shape[2] != weight.shape[1] or weight.shape[2] != bias.shape[0]:
+        raise ValueError(
+            f"conv_tbc: input {tuple(input.shape)}, weight {tuple(weight.shape)} and bias {tuple(bias.shape)} "
+            "disagree in channels"
+        )
+    out = _F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, 1, pad)
+    return out.permute(2, 0, 1)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function=None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """Triplet loss ``max(d(a, p) - d(a, n) + margin, 0)`` with any distance ``d`` (default
+    ``pairwise_distance``); ``swap=True`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    Args:
+        anchor: the anchors, ``(N, D)`` or ``(D,)``.
+        positive: the positives, the anchors' shape.
+        negative: the negatives, the anchors' shape.
+        distance_function: a callable ``(x, y) -> distances`` (default None: ``pairwise_distance``).
+        margin: the required distance gap, > 0 (default 1.0).
+        swap: if True, use ``min(d(a, n), d(p, n))`` as the negative distance (default False).
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+
+    Example::
+
+        >>> a, p, n = fjax.zeros(1, 2), fjax.tensor([[3.0, 4.0]]), fjax.tensor([[1.0, 0.0]])
+        >>> F.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y: (x - y).abs().sum(-1))
+        tensor(7., dtype=fjax.float32)
+    """
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin > 0, got {margin}")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"triplet_margin_with_distance_loss: {reduction!r} is not a valid value for reduction")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(
+            f"triplet_margin_with_distance_loss: the anchor, positive and negative must have the same number of "
+            f"dimensions, got {anchor.ndim}, {positive.ndim} and {negative.ndim}"
+        )
+    distance = pairwise_distance if distance_function is None else distance_function
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
+    if swap:
+        dist_neg = _F.minimum(dist_neg, distance(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -984,3 +1234,173 @@ def depend(input: Tensor, depend) -> Tensor:
         True
     """
     return input
+
+
+def _mha_mask(mask: Tensor | None, name: str, dtype) -> Tensor | None:
+    """A boolean mask (True = do not attend) as an additive float one of zeros and -inf."""
+    if mask is None or mask.is_floating_point():
+        return mask
+    if mask.dtype != _bool:
+        raise ValueError(f"multi_head_attention_forward: only bool and floating types of {name} are supported")
+    return _zeros_like(mask, dtype=dtype).masked_fill(mask, float("-inf"))
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+):
+    """The computation of ``nn.MultiheadAttention`` on sequence-first inputs, with the weights
+    passed in: project, attend per head, project out. Returns ``(output, weights)``.
+
+    Args:
+        query: ``(L, N, E)`` or unbatched ``(L, E)`` queries.
+        key: ``(S, N, E_k)`` or ``(S, E_k)`` keys.
+        value: ``(S, N, E_v)`` or ``(S, E_v)`` values.
+        embed_dim_to_check: the expected ``E``.
+        num_heads: the number of heads, dividing ``E``.
+        in_proj_weight: the packed ``(3E, E)`` input projection (unless ``use_separate_proj_weight``).
+        in_proj_bias: optional packed ``(3E,)`` input projection bias.
+        bias_k: optional ``(1, 1, E)`` row appended to the keys.
+        bias_v: optional ``(1, 1, E)`` row appended to the values.
+        add_zero_attn: if True, append a zero row to the keys and values.
+        dropout_p: dropout probability of the attention weights (applied when ``training``).
+        out_proj_weight: the ``(E, E)`` output projection.
+        out_proj_bias: optional ``(E,)`` output projection bias.
+        training: apply dropout if True (default True).
+        key_padding_mask: optional ``(N, S)`` mask of keys to ignore (bool True = ignore, or additive float).
+        need_weights: also return the attention weights (default True).
+        attn_mask: optional ``(L, S)`` or ``(N * num_heads, L, S)`` mask (bool True = do not attend, or additive).
+        use_separate_proj_weight: if True, use ``q/k/v_proj_weight`` instead of ``in_proj_weight``.
+        q_proj_weight: the ``(E, E)`` query projection (with ``use_separate_proj_weight``).
+        k_proj_weight: the ``(E, E_k)`` key projection (with ``use_separate_proj_weight``).
+        v_proj_weight: the ``(E, E_v)`` value projection (with ``use_separate_proj_weight``).
+        static_k: optional ``(N * num_heads, S, E / num_heads)`` keys used instead of the projected ones.
+        static_v: optional ``(N * num_heads, S, E / num_heads)`` values used instead of the projected ones.
+        average_attn_weights: return the weights averaged over heads (default True), else per head.
+        is_causal: a hint that ``attn_mask`` is the causal mask; it needs ``attn_mask``.
+
+    Example::
+
+        >>> w = fjax.eye(2).repeat(3, 1)
+        >>> q = fjax.tensor([[[1.0, 0.0]], [[0.0, 1.0]]])
+        >>> out, weights = F.multi_head_attention_forward(
+        ...     q, q, q, 2, 1, w, None, None, None, False, 0.0, fjax.eye(2), None)
+        >>> weights
+        tensor([[[0.6698, 0.3302],
+                 [0.3302, 0.6698]]], dtype=fjax.float32)
+    """
+    name = "multi_head_attention_forward"
+    if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+        raise ValueError(
+            f"{name}: expected query, key and value all 2-d (unbatched) or 3-d (L, N, E), got shapes "
+            f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}"
+        )
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise ValueError(f"{name}: was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise ValueError(f"{name}: embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    key_padding_mask = _mha_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError(f"{name}: is_causal=True needs attn_mask (the causal mask itself), as in torch")
+    attn_mask = _mha_mask(attn_mask, "attn_mask", query.dtype)
+    # project
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise ValueError(f"{name}: use_separate_proj_weight is False but in_proj_weight is None")
+        if tuple(key.shape) != tuple(value.shape):
+            raise ValueError(f"{name}: key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    else:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise ValueError(f"{name}: use_separate_proj_weight is True but q/k/v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    if attn_mask is not None:
+        expected = (tgt_len, src_len) if attn_mask.ndim == 2 else (bsz * num_heads, tgt_len, src_len)
+        if attn_mask.ndim not in (2, 3) or tuple(attn_mask.shape) != expected:
+            raise RuntimeError(
+                f"{name}: the shape of the attn_mask is {tuple(attn_mask.shape)}, but should be {expected}"
+            )
+        if attn_mask.ndim == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+    if (bias_k is None) != (bias_v is None):
+        raise ValueError(f"{name}: bias_k and bias_v must be given together")
+    if bias_k is not None:
+        if static_k is not None or static_v is not None:
+            raise ValueError(f"{name}: bias cannot be added to static key or value")
+        k = _F.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = _F.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask = pad(attn_mask, (0, 1)) if attn_mask is not None else None
+        key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
+    # split the heads: (N * H, len, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    for static, label in ((static_k, "static_k"), (static_v, "static_v")):
+        if static is not None and (static.shape[0] != bsz * num_heads or static.shape[2] != head_dim):
+            raise ValueError(
+                f"{name}: expected {label} of shape ({bsz * num_heads}, S, {head_dim}), got {tuple(static.shape)}"
+            )
+    k = static_k if static_k is not None else k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = static_v if static_v is not None else v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        k = _F.cat([k, _zeros_like(k[:, :1])], dim=1)
+        v = _F.cat([v, _zeros_like(v[:, :1])], dim=1)
+        attn_mask = pad(attn_mask, (0, 1)) if attn_mask is not None else None
+        key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise ValueError(
+                f"{name}: expected key_padding_mask of shape {(bsz, src_len)}, got {tuple(key_padding_mask.shape)}"
+            )
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    # attend
+    scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if training and dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    out = (weights @ v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    return out, weights if batched else weights.squeeze(0)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..creation import eye, full_like
+from ..creation import eye as _eye
+from ..creation import full_like
 from ..errors import OpError
 from ..random import Generator, default_generator
 from ..tensor import Tensor
@@ -165,7 +167,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-d tensor with the identity matrix."""
     if tensor.ndim != 2:
         raise ValueError(f"init.eye_: only 2-d tensors are supported, got shape {tuple(tensor.shape)}")
-    return _fill(tensor, eye(*tensor.shape, dtype=tensor.dtype)._data, "eye_")
+    return _fill(tensor, _eye(*tensor.shape, dtype=tensor.dtype)._data, "eye_")
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -281,3 +283,35 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Gener
     values = std * jax.random.normal(_key(generator), (rows, cols), dt)
     ranks = jnp.argsort(jnp.argsort(jax.random.uniform(_key(generator), (rows, cols)), axis=0), axis=0)
     return _fill(tensor, jnp.where(ranks < num_zeros, jnp.zeros((), dt), values), "sparse_")
+
+
+def _make_deprecate(meth):
+    """torch's deprecated non-underscore name of an in-place initializer: warns (FutureWarning), then calls it."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    @functools.wraps(meth)
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning, stacklevel=2
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated alias of ``{new_name}`` (warns with a FutureWarning, then calls it).\n\n" + (
+        meth.__doc__ or ""
+    )
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

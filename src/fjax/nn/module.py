@@ -16,7 +16,7 @@ from ..creation import zeros_like as _zeros_like
 from ..device import device as _device
 from ..errors import OpError
 from ..tensor import Tensor
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedTensorMixin
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -52,6 +52,250 @@ class RemovableHandle:
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+# -- global module hooks (torch.nn.modules.module.register_module_*_hook) -------------------------
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: set = set()
+_global_forward_hooks_always_called: set = set()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: list = [None]
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+_global_call_hooks = [False]  # whether any global forward/backward hook exists: one check per call
+
+
+def _refresh_global_call_hooks() -> None:
+    _global_call_hooks[0] = bool(
+        _global_forward_pre_hooks or _global_forward_hooks or _global_backward_pre_hooks or _global_backward_hooks
+    )
+
+
+class _GlobalHandle(RemovableHandle):
+    """A handle on a global hook: removing it also updates the per-call check."""
+
+    def __init__(self, hooks: OrderedDict, *id_sets: set):
+        super().__init__(hooks)
+        self._id_sets = id_sets
+
+    def remove(self) -> None:
+        super().remove()
+        for ids in self._id_sets:
+            ids.discard(self.id)
+        _refresh_global_call_hooks()
+
+
+def _add_global(hooks: OrderedDict, hook: Callable, *id_sets: set) -> RemovableHandle:
+    modules_changed[0] += 1
+    handle = _GlobalHandle(hooks, *id_sets)
+    hooks[handle.id] = hook
+    _refresh_global_call_hooks()
+    return handle
+
+
+def _run_registration_hooks(hooks: OrderedDict, module, name: str, value):
+    for hook in list(hooks.values()):
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the ``forward`` of every module (before its own pre-hooks).
+
+    The hook may return replacement ``args``. Meant for debugging and profiling.
+
+    Args:
+        hook: the function to call.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_forward_pre_hook
+        >>> seen = []
+        >>> h = register_module_forward_pre_hook(lambda m, args: seen.append(type(m).__name__))
+        >>> _ = nn.Sequential(nn.Linear(2, 2), nn.ReLU())(fjax.ones(1, 2))
+        >>> h.remove()
+        >>> seen
+        ['Sequential', 'Linear', 'ReLU']
+    """
+    return _add_global(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False, always_call: bool = False):
+    """Call ``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) after the
+    ``forward`` of every module (before its own forward hooks). The hook may return a new output.
+
+    Args:
+        hook: the function to call.
+        with_kwargs: pass the keyword arguments too (default False).
+        always_call: also call the hook when ``forward`` raises (default False).
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_forward_hook
+        >>> shapes = []
+        >>> h = register_module_forward_hook(lambda m, args, out: shapes.append(tuple(out.shape)))
+        >>> _ = nn.Linear(2, 3)(fjax.ones(4, 2))
+        >>> h.remove()
+        >>> shapes
+        [(4, 3)]
+    """
+    handle = _add_global(
+        _global_forward_hooks, hook, _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called
+    )
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
+
+
+def _global_backward_kind(full: bool) -> None:
+    kind = _global_is_full_backward_hook[0]
+    if kind is not None and kind != full and _global_backward_hooks:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+            "Please use only one of them."
+        )
+    _global_is_full_backward_hook[0] = full
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, grad_output)`` when the gradients of every module's outputs are
+    computed (before the module's own backward pre-hooks); it may return a new ``grad_output``.
+
+    Args:
+        hook: the function to call.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_full_backward_pre_hook
+        >>> seen = []
+        >>> h = register_module_full_backward_pre_hook(lambda m, g: seen.append(type(m).__name__))
+        >>> nn.Linear(2, 1)(fjax.ones(1, 2, requires_grad=True)).sum().backward()
+        >>> h.remove()
+        >>> seen
+        ['Linear']
+    """
+    return _add_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, grad_input, grad_output)`` when the gradients of every module's inputs
+    are computed (before the module's own backward hooks); it may return a new ``grad_input``.
+
+    Args:
+        hook: the function to call.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_full_backward_hook
+        >>> seen = []
+        >>> h = register_module_full_backward_hook(lambda m, gi, go: seen.append(tuple(gi[0].shape)))
+        >>> nn.Linear(2, 1)(fjax.ones(1, 2, requires_grad=True)).sum().backward()
+        >>> h.remove()
+        >>> seen
+        [(1, 2)]
+    """
+    _global_backward_kind(True)
+    return _add_global(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """Deprecated form of :func:`register_module_full_backward_hook` (torch's non-full hooks
+    see only the last op's gradients; fjax gives them the module's, as the full hooks).
+
+    Args:
+        hook: the function to call as ``hook(module, grad_input, grad_output)``.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_backward_hook
+        >>> h = register_module_backward_hook(lambda m, gi, go: None)
+        >>> h.remove()
+    """
+    _global_backward_kind(False)
+    return _add_global(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, buffer)`` whenever any module registers a buffer; it may return a
+    replacement buffer.
+
+    Args:
+        hook: the function to call.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_buffer_registration_hook
+        >>> names = []
+        >>> h = register_module_buffer_registration_hook(lambda m, name, b: names.append(name))
+        >>> _ = nn.BatchNorm1d(2)
+        >>> h.remove()
+        >>> names
+        ['running_mean', 'running_var', 'num_batches_tracked']
+    """
+    return _add_global(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, submodule)`` whenever any module registers a child module; it may
+    return a replacement.
+
+    Args:
+        hook: the function to call.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_module_registration_hook
+        >>> names = []
+        >>> h = register_module_module_registration_hook(lambda m, name, sub: names.append(name))
+        >>> _ = nn.Sequential(nn.ReLU(), nn.Tanh())
+        >>> h.remove()
+        >>> names
+        ['0', '1']
+    """
+    return _add_global(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, param)`` whenever any module registers a parameter; it may return
+    a replacement.
+
+    Args:
+        hook: the function to call.
+
+    Returns:
+        A handle whose ``remove()`` unregisters the hook.
+
+    Example:
+        >>> from fjax.nn.modules.module import register_module_parameter_registration_hook
+        >>> names = []
+        >>> h = register_module_parameter_registration_hook(lambda m, name, p: names.append(name))
+        >>> _ = nn.Linear(2, 2)
+        >>> h.remove()
+        >>> names
+        ['weight', 'bias']
+    """
+    return _add_global(_global_parameter_registration_hooks, hook)
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -114,8 +358,10 @@ class Module:
         if graph_call is not None:
             return graph_call(self, args, kwargs)
         backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
-        if not (self._forward_pre_hooks or self._forward_hooks or backward):
+        if not (self._forward_pre_hooks or self._forward_hooks or backward or _global_call_hooks[0]):
             return self.forward(*args, **kwargs)
+        if _global_call_hooks[0]:
+            return self._call_with_global_hooks(args, kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 out = hook(self, args, kwargs)
@@ -140,6 +386,50 @@ class Module:
                 out = hook(self, args, kwargs, result)
             else:
                 out = hook(self, args, result)
+            if out is not None:
+                result = out
+        if bw is not None:
+            result = bw.setup_outputs(result)
+        return result
+
+    def _call_with_global_hooks(self, args: tuple, kwargs: dict):
+        """``__call__`` when global hooks exist: the global hooks run before the module's own."""
+        d = self.__dict__
+        for hook in list(_global_forward_pre_hooks.values()):
+            out = hook(self, args)
+            if out is not None:
+                args = out if isinstance(out, tuple) else (out,)
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                out = hook(self, args, kwargs)
+                if out is not None:
+                    args, kwargs = out
+            else:
+                out = hook(self, args)
+                if out is not None:
+                    args = out if isinstance(out, tuple) else (out,)
+        bw = None
+        hooks = list(_global_backward_hooks.values()) + list(d.get("_backward_hooks", {}).values())
+        pre_hooks = list(_global_backward_pre_hooks.values()) + list(d.get("_backward_pre_hooks", {}).values())
+        if (hooks or pre_hooks) and is_grad_enabled() and not trace_state.depth:
+            bw = _BackwardHook(self, hooks, pre_hooks)
+            args = bw.setup_inputs(args)
+        forward_hooks = [(i, h, True) for i, h in _global_forward_hooks.items()]
+        forward_hooks += [(i, h, False) for i, h in self._forward_hooks.items()]
+        try:
+            result = self.forward(*args, **kwargs)
+        except Exception:
+            for hook_id, hook, _ in forward_hooks:
+                if hook_id in _global_forward_hooks_always_called:
+                    extra = (kwargs,) if hook_id in _global_forward_hooks_with_kwargs else ()
+                    try:
+                        hook(self, args, *extra, None)
+                    except Exception as e:  # torch: a failing always-called hook only warns
+                        warnings.warn(f"global module forward hook with always_call=True raised an exception: {e}")
+            raise
+        for hook_id, hook, is_global in forward_hooks:
+            with_kwargs = _global_forward_hooks_with_kwargs if is_global else self._forward_hooks_with_kwargs
+            out = hook(self, args, kwargs, result) if hook_id in with_kwargs else hook(self, args, result)
             if out is not None:
                 result = out
         if bw is not None:
@@ -331,6 +621,8 @@ class Module:
                 "(fjax.nn.Parameter or None required)"
             )
         modules_changed[0] += 1
+        if _global_parameter_registration_hooks:
+            param = _run_registration_hooks(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -356,6 +648,8 @@ class Module:
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (fjax Tensor or None required)"
             )
         modules_changed[0] += 1
+        if _global_buffer_registration_hooks:
+            tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -381,6 +675,8 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         modules_changed[0] += 1
+        if _global_module_registration_hooks:
+            module = _run_registration_hooks(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -404,6 +700,8 @@ class Module:
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, keep="_modules")
+            if _global_module_registration_hooks:
+                value = _run_registration_hooks(_global_module_registration_hooks, self, name, value)
             self._modules[name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
@@ -411,9 +709,16 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as child module '{name}' (Module or None expected)"
                 )
             d["_modules"][name] = None
+        elif isinstance(value, Tensor) and value.__dict__.get("_is_buffer"):  # nn.Buffer(t)
+            if params is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name, keep="_buffers")
+            self.register_buffer(name, value, value.__dict__.get("persistent", True))
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
+            if _global_buffer_registration_hooks:
+                value = _run_registration_hooks(_global_buffer_registration_hooks, self, name, value)
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -971,6 +1276,8 @@ class Module:
                 continue
             current = getattr(module, registry)[name]
             value = state_dict[key]
+            if isinstance(current, UninitializedTensorMixin) and not isinstance(value, UninitializedTensorMixin):
+                current.materialize(_shape(value))  # a lazy module's parameter takes the loaded shape
             if _shape(value) != tuple(current.shape):
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {_shape(value)} from checkpoint, "

@@ -1,7 +1,7 @@
 """The layers, one module per family, at torch.nn.modules' paths (``batchnorm``, ``container``,
 ``module``, ``utils`` ... re-export what fjax defines elsewhere)."""
 
-from . import batchnorm, container, instancenorm, module, utils  # noqa: F401 - torch.nn.modules.* paths
+from . import batchnorm, container, instancenorm, lazy, linear_cross_entropy_options, module, utils  # noqa: F401
 from .activation import (
     CELU,
     ELU,
@@ -23,6 +23,7 @@ from .activation import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
     Softshrink,
@@ -31,40 +32,67 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm
+from .channelshuffle import ChannelShuffle
+from .container import Container
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
-from .linear import Bilinear, Identity, Linear
+from .instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
+from .linear import Bilinear, Identity, LazyLinear, Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .normalization import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    CrossMapLRN2d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
+    LocalResponseNorm,
     RMSNorm,
 )
 from .padding import (
@@ -97,6 +125,9 @@ from .pooling import (
     AvgPool3d,
     FractionalMaxPool2d,
     FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
@@ -104,8 +135,8 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from .sparse import Embedding
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
     Transformer,
@@ -120,6 +151,7 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
@@ -134,12 +166,15 @@ __all__ = [
     "BatchNorm3d",
     "Bilinear",
     "CELU",
+    "CTCLoss",
+    "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",
     "CircularPad3d",
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
+    "Container",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -149,12 +184,14 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "CrossMapLRN2d",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
     "Dropout3d",
     "ELU",
     "Embedding",
+    "EmbeddingBag",
     "FeatureAlphaDropout",
     "Flatten",
     "Fold",
@@ -178,11 +215,30 @@ __all__ = [
     "InstanceNorm3d",
     "KLDivLoss",
     "L1Loss",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "LSTM",
     "LSTMCell",
     "LayerNorm",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyLinear",
     "LeakyReLU",
     "Linear",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
+    "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
@@ -194,9 +250,12 @@ __all__ = [
     "MaxUnpool2d",
     "MaxUnpool3d",
     "Mish",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "MultiheadAttention",
     "NLLLoss",
+    "NLLLoss2d",
     "PReLU",
     "PairwiseDistance",
     "PixelShuffle",
@@ -204,7 +263,9 @@ __all__ = [
     "PoissonNLLLoss",
     "RMSNorm",
     "RNN",
+    "RNNBase",
     "RNNCell",
+    "RNNCellBase",
     "RReLU",
     "ReLU",
     "ReLU6",
@@ -220,10 +281,12 @@ __all__ = [
     "SmoothL1Loss",
     "SoftMarginLoss",
     "Softmax",
+    "Softmax2d",
     "Softmin",
     "Softplus",
     "Softshrink",
     "Softsign",
+    "SyncBatchNorm",
     "Tanh",
     "Tanhshrink",
     "Threshold",
@@ -233,6 +296,7 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
     "Unflatten",
     "Unfold",
     "Upsample",

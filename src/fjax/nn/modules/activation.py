@@ -10,6 +10,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ._utils import module_error
 from .transformer import MultiheadAttention  # noqa: F401 - at torch.nn.modules.activation, as torch
 
 
@@ -635,3 +636,18 @@ class LogSoftmax(_SoftmaxBase):
     """
 
     _fn = staticmethod(F.log_softmax)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` input, at every location.
+
+    Example::
+
+        >>> nn.Softmax2d()(fjax.zeros(1, 2, 1, 1)).flatten()
+        tensor([0.5000, 0.5000], dtype=fjax.float32)
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise module_error(self, f"expected input to be 3D or 4D, got {input.ndim}D of shape {tuple(input.shape)}")
+        return F.softmax(input, -3)

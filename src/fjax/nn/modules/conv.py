@@ -9,8 +9,9 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from ._utils import _pair, _single, _triple, module_error
+from .lazy import LazyModuleMixin
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -414,3 +415,134 @@ class ConvTranspose3d(_ConvTranspose):
     _nd = 3
     _tuple = staticmethod(_triple)
     _conv = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` comes from the first input's channel dim."""
+
+    def _lazy_params(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        if not self.has_uninitialized_params():
+            if self.in_channels == 0:  # the parameters came from a loaded state_dict
+                w = self.weight.shape
+                self.in_channels = w[0] if self.transposed else w[1] * self.groups
+            return
+        nd = self._nd
+        if input.ndim not in (nd + 1, nd + 2):
+            raise module_error(self, f"expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input, got {input.ndim}D")
+        self.in_channels = input.shape[0 if input.ndim == nd + 1 else 1]
+        if self.in_channels % self.groups:
+            raise module_error(self, f"in_channels={self.in_channels} must be divisible by groups={self.groups}")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        self.weight.materialize(shape)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+def _lazy_conv_doc(cls_name: str, transposed: bool, shape: str, out: str) -> str:
+    extra = "        output_padding: extra size added to one side of the output (default 0).\n" if transposed else ""
+    order = (
+        "        groups: blocked connections from input to output channels (default 1).\n"
+        "        bias: if True (default), learn an additive bias.\n"
+        "        dilation: the spacing of the kernel's elements (default 1).\n"
+        if transposed
+        else "        dilation: the spacing of the kernel's elements (default 1).\n"
+        "        groups: blocked connections from input to output channels (default 1).\n"
+        "        bias: if True (default), learn an additive bias.\n"
+    )
+    return (
+        f"A :class:`{cls_name}` whose ``in_channels`` is the first input's channel count: its weight and\n"
+        f"    bias are uninitialized until then, and the layer then becomes a ``{cls_name}``.\n\n"
+        "    Args:\n"
+        "        out_channels: the number of output channels.\n"
+        "        kernel_size: the size of the kernel.\n"
+        "        stride: the step of the kernel (default 1).\n"
+        "        padding: the padding added to the input (default 0).\n"
+        f"{extra}{order}"
+        "        padding_mode: ``'zeros'`` (default), ``'reflect'``, ``'replicate'`` or ``'circular'``.\n"
+        "        device: the device of the parameters (default None: the default device).\n"
+        "        dtype: the dtype of the parameters (default None: the default float dtype).\n\n"
+        "    Example::\n\n"
+        f"        >>> m = nn.Lazy{cls_name}(4, 1)\n"
+        f"        >>> m(fjax.ones({shape})).shape, type(m).__name__, m.in_channels\n"
+        f"        ({out}, '{cls_name}', 3)\n"
+    )
+
+
+def _lazy_conv(base, nd: int):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(
+            self,
+            out_channels: int,
+            kernel_size,
+            stride=1,
+            padding=0,
+            dilation=1,
+            groups: int = 1,
+            bias: bool = True,
+            padding_mode: str = "zeros",
+            device=None,
+            dtype=None,
+        ) -> None:
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+            self._lazy_params(out_channels, bias, device, dtype)
+
+    shape = ", ".join(["2", "3"] + ["5"] * nd)
+    out = "fjax.Size([" + ", ".join(["2", "4"] + ["5"] * nd) + "])"
+    LazyConv.__name__ = LazyConv.__qualname__ = f"Lazy{base.__name__}"
+    LazyConv.__doc__ = _lazy_conv_doc(base.__name__, False, shape, out)
+    return LazyConv
+
+
+def _lazy_conv_transpose(base, nd: int):
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(
+            self,
+            out_channels: int,
+            kernel_size,
+            stride=1,
+            padding=0,
+            output_padding=0,
+            groups: int = 1,
+            bias: bool = True,
+            dilation=1,
+            padding_mode: str = "zeros",
+            device=None,
+            dtype=None,
+        ) -> None:
+            super().__init__(
+                0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode, device,
+                dtype,
+            )  # fmt: skip
+            self._lazy_params(out_channels, bias, device, dtype)
+
+    shape = ", ".join(["2", "3"] + ["5"] * nd)
+    out = "fjax.Size([" + ", ".join(["2", "4"] + ["5"] * nd) + "])"
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = f"Lazy{base.__name__}"
+    LazyConvTranspose.__doc__ = _lazy_conv_doc(base.__name__, True, shape, out)
+    return LazyConvTranspose
+
+
+LazyConv1d = _lazy_conv(Conv1d, 1)
+LazyConv2d = _lazy_conv(Conv2d, 2)
+LazyConv3d = _lazy_conv(Conv3d, 3)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d, 1)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d, 2)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d, 3)

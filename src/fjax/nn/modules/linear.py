@@ -9,8 +9,9 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from ._utils import module_error
+from .lazy import LazyModuleMixin
 
 
 class Identity(Module):
@@ -92,6 +93,24 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A :class:`Linear` under torch's name for ``MultiheadAttention.out_proj`` (which torch's
+    quantization treats apart); in fjax it is a plain Linear.
+
+    Args:
+        in_features: the size of each input sample.
+        out_features: the size of each output sample.
+        bias: if True (default), learn an additive bias.
+        device: the device of the parameters (default None: the default device).
+        dtype: the dtype of the parameters (default None: the default float dtype).
+
+    Example::
+
+        >>> type(nn.MultiheadAttention(4, 2).out_proj).__name__
+        'NonDynamicallyQuantizableLinear'
+    """
+
+
 class Bilinear(Module):
     """Bilinear map ``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` with ``weight`` of shape
     ``(out_features, in1_features, in2_features)``. Inputs are ``(*, in1_features)`` and
@@ -165,3 +184,58 @@ class Bilinear(Module):
             f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
             f"out_features={self.out_features}, bias={self.bias is not None}"
         )
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A :class:`Linear` whose ``in_features`` is the first input's last dim: its weight and bias
+    are uninitialized until then, and the layer then becomes a ``Linear``.
+
+    Args:
+        out_features: the size of each output sample.
+        bias: if True (default), learn an additive bias.
+        device: the device of the parameters (default None: the default device).
+        dtype: the dtype of the parameters (default None: the default float dtype).
+
+    Example::
+
+        >>> m = nn.LazyLinear(3)
+        >>> m.weight
+        <UninitializedParameter>
+        >>> m(fjax.ones(2, 5)).shape, type(m).__name__, tuple(m.weight.shape)
+        (fjax.Size([2, 3]), 'Linear', (3, 5))
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Take ``in_features`` from ``input``'s last dim and draw the weight and bias (the first call does it).
+
+        Args:
+            input: the first input, ``(*, in_features)``.
+
+        Example:
+            >>> m = nn.LazyLinear(3)
+            >>> m.initialize_parameters(fjax.ones(2, 5))
+            >>> tuple(m.weight.shape), m.in_features
+            ((3, 5), 5)
+        """
+        if not self.has_uninitialized_params():
+            if self.in_features == 0:  # the parameters came from a loaded state_dict
+                self.in_features = self.weight.shape[-1]
+            return
+        self.in_features = input.shape[-1]
+        self.weight.materialize((self.out_features, self.in_features))
+        if self.bias is not None:
+            self.bias.materialize((self.out_features,))
+        self.reset_parameters()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
+from .linear import Linear
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
@@ -562,3 +565,226 @@ class TripletMarginLoss(_Loss):
             anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps, swap=self.swap,
             reduction=self.reduction,
         )  # fmt: skip
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of :class:`NLLLoss` for ``(N, C, H, W)`` inputs (torch keeps it for old code).
+
+    Args:
+        weight: optional ``(C,)`` per-class weight (default None: all 1).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        ignore_index: a target value that adds nothing to the loss (default -100).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
+    Example::
+
+        >>> logp = fjax.zeros(1, 2, 1, 1).log_softmax(1)
+        >>> nn.NLLLoss2d()(logp, fjax.tensor([[[1]]]))
+        tensor(0.6931, dtype=fjax.float32)
+    """
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss: the negative log-likelihood of each target
+    sequence summed over all its alignments to the input frames (``F.ctc_loss``).
+
+    Args:
+        blank: the blank label (default 0).
+        reduction: ``'none'``, ``'mean'`` (default: each loss divided by its target length, then
+            averaged) or ``'sum'``.
+        zero_infinity: if True, infinite losses (and their gradients) become 0 (default False).
+
+    Example::
+
+        >>> lp = fjax.tensor([[[0.5, 0.5]], [[0.5, 0.5]]]).log()
+        >>> nn.CTCLoss()(lp, fjax.tensor([[1]]), fjax.tensor([2]), fjax.tensor([1]))
+        tensor(0.2877, dtype=fjax.float32)
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction, self.zero_infinity
+        )
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss of ``(N, C)`` scores against class indices: for each sample,
+    ``sum over i != y of max(0, margin - x[y] + x[i]) ** p / C`` (times ``weight[y]`` if given).
+
+    Args:
+        p: the power of each hinge term, 1 (default) or 2.
+        margin: the margin (default 1.0).
+        weight: optional ``(C,)`` per-class weight (default None).
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
+    Example::
+
+        >>> nn.MultiMarginLoss()(fjax.tensor([[0.1, 0.2, 0.4, 0.8]]), fjax.tensor([3]))
+        tensor(0.3250, dtype=fjax.float32)
+    """
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+    ):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p}")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: weight must be None or 1D, got shape {tuple(weight.shape)}")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
+        )
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss of ``(N, C)`` scores: ``target`` lists each sample's classes,
+    ended by the first ``-1``; each (target class, other class) pair adds
+    ``max(0, 1 - (x[target] - x[other])) / C``.
+
+    Args:
+        size_average: deprecated; if given (with ``reduce``), overrides ``reduction`` as in torch (default None).
+        reduce: deprecated; if given (with ``size_average``), overrides ``reduction`` as in torch (default None).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
+    Example::
+
+        >>> nn.MultiLabelMarginLoss()(fjax.tensor([[0.1, 0.2, 0.4, 0.8]]), fjax.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500, dtype=fjax.float32)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss ``max(d(a, p) - d(a, n) + margin, 0)`` with any distance ``d`` (default
+    ``pairwise_distance``); ``swap=True`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    Args:
+        distance_function: a callable ``(x, y) -> distances`` (default None: ``F.pairwise_distance``).
+        margin: the required distance gap, > 0 (default 1.0).
+        swap: if True, use ``min(d(a, n), d(p, n))`` as the negative distance (default False).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'`` (default 'mean').
+
+    Example::
+
+        >>> loss = nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(eps=0.0))
+        >>> loss(fjax.zeros(1, 2), fjax.tensor([[3.0, 4.0]]), fjax.tensor([[1.0, 0.0]]))
+        tensor(5., dtype=fjax.float32)
+    """
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin}")
+        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function, margin=self.margin,
+            swap=self.swap, reduction=self.reduction,
+        )  # fmt: skip
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of ``Linear(in_features, C * prod(out_features))``'s logits (reshaped to
+    ``(N, C, *out_features)``) against ``target``, as ``F.linear_cross_entropy``: the projection
+    is a ``self.linear`` submodule. torch chunks the batch to save memory under ``options``;
+    fjax computes the same values in one XLA computation.
+
+    Args:
+        in_features: the size of each input sample.
+        num_classes: the number of classes ``C``.
+        out_features: the extra dims ``(d_1, ..., d_K)`` of a K-dimensional loss (default ``()``).
+        bias: if True, the projection has a bias (default False).
+        device: the device of the projection's parameters (default None).
+        dtype: the dtype of the projection's parameters (default None).
+        reduction: ``'none'``, ``'mean'`` (default) or ``'sum'``.
+        weight: optional ``(C,)`` per-class rescaling weight.
+        ignore_index: a target value that is ignored (default None, meaning -100).
+        label_smoothing: amount of smoothing in ``[0, 1]`` (default 0.0).
+        options: a ``LinearCrossEntropyOptions`` (torch's chunking choices; kept, not needed by fjax).
+
+    Example::
+
+        >>> loss = nn.LinearCrossEntropyLoss(2, 3)
+        >>> loss.linear.weight.shape
+        fjax.Size([3, 2])
+        >>> loss(fjax.zeros(4, 2), fjax.tensor([0, 1, 2, 0]))
+        tensor(1.0986, dtype=fjax.float32, grad_fn=...)
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        device=None,
+        dtype=None,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options=None,
+    ):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"LinearCrossEntropyLoss: expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(
+                f"LinearCrossEntropyLoss: expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(
+            in_features, math.prod(self.out_features, start=num_classes), bias=bias, device=device, dtype=dtype
+        )
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        linear_bias = self.linear.bias.reshape(shape) if self.linear.bias is not None else None
+        return F.linear_cross_entropy(
+            input,
+            self.linear.weight.reshape(*shape, self.linear.in_features),
+            target,
+            linear_bias=linear_bias,
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+            f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}"
+        )

@@ -10,8 +10,9 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from ._utils import module_error
+from .lazy import LazyModuleMixin
 
 
 def _affine_parameters(module: Module, shape, affine: bool, bias: bool, device, dtype) -> None:
@@ -516,3 +517,261 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """Local response normalization across channels of ``(N, C, *)`` input (AlexNet's LRN):
+    ``x / (k + alpha * mean of x**2 over size neighbouring channels) ** beta``.
+
+    Args:
+        size: the number of neighbouring channels in the window.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1.0).
+
+    Example::
+
+        >>> nn.LocalResponseNorm(2, alpha=1.0, beta=1.0, k=0.0)(fjax.tensor([[[1.0], [2.0], [3.0]]]))
+        tensor([[[2.0000],
+                 [0.8000],
+                 [0.4615]]], dtype=fjax.float32)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel LRN of 4-d ``(N, C, H, W)`` input:
+    ``x * (k + alpha / size * sum of x**2 over the channel window) ** -beta``.
+
+    The window of channel ``c`` is ``[c - p + 1, c + p - 1]`` with ``p = (size - 1) // 2 + 1``,
+    clipped at the edges; as torch's running-sum implementation, channel 0 is never dropped from
+    the windows past it.
+
+    Args:
+        size: the channel window size.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1).
+
+    Example::
+
+        >>> nn.CrossMapLRN2d(3, alpha=3.0, beta=1.0, k=0.0)(fjax.tensor([[[[1.0]], [[1.0]]]])).flatten()
+        tensor([0.5000, 0.5000], dtype=fjax.float32)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim != 4:
+            raise module_error(self, f"expected 4D input (N, C, H, W), got {input.ndim}D of shape {tuple(input.shape)}")
+        channels = input.shape[1]
+        pre = (self.size - 1) // 2 + 1
+        square = input * input
+        cum = F.pad(square.cumsum(1), (0, 0, 0, 0, 1, 0))  # cum[:, j] = sum of channels < j
+        hi = [min(c + pre, channels) for c in range(channels)]
+        lo = [max(c - pre + 1, 0) for c in range(channels)]
+        window = cum[:, hi] - cum[:, lo]
+        stuck = [float(c >= pre) for c in range(channels)]  # torch never subtracts channel 0
+        if any(stuck):
+            window = window + square[:, :1] * tensor(stuck, dtype=input.dtype).reshape(1, channels, 1, 1)
+        return input * (window * (self.alpha / self.size) + self.k) ** -self.beta
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization over ``(N, C, *)`` input whose statistics torch reduces across the
+    processes of ``process_group``. fjax runs one process (a multi-device step is one XLA
+    program, whose batch axis the statistics already span), so it computes ``BatchNorm``'s values.
+
+    Args:
+        num_features: the number of channels ``C``.
+        eps: added to the variance for stability (default 1e-5).
+        momentum: the running statistics' update factor; None for a cumulative average (default 0.1).
+        affine: if True (default), learn a per-channel weight and bias.
+        track_running_stats: if True (default), keep running mean and variance buffers.
+        process_group: torch's process group of the reduction; accepted and kept (default None).
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: if False, no bias is learned (default True).
+
+    Example::
+
+        >>> m = nn.SyncBatchNorm(2)
+        >>> m(fjax.tensor([[1.0, 2.0], [3.0, 6.0]])).round().tolist()
+        [[-1.0, -1.0], [1.0, 1.0]]
+        >>> type(nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm1d(2)))[0]).__name__
+        'SyncBatchNorm'
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input(self, input: Tensor) -> None:
+        if input.ndim < 2:
+            raise module_error(self, f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] != self.num_features:
+            raise module_error(
+                self, f"expected {self.num_features} channels at dim 1, got input of shape {tuple(input.shape)}"
+            )
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """``module`` with every BatchNorm layer in it replaced by a SyncBatchNorm sharing its
+        parameters and running statistics (the module itself if it is one).
+
+        Args:
+            module: the module (tree) to convert.
+            process_group: the process group the new layers keep (default None).
+
+        Example:
+            >>> net = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)))
+            >>> [type(m).__name__ for m in net]
+            ['Linear', 'SyncBatchNorm']
+        """
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A norm layer whose ``num_features`` comes from the first input's channel dim."""
+
+    def __init__(
+        self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *, bias=True
+    ) -> None:
+        kw = dict(device=device, dtype=dtype)
+        super().__init__(0, eps, momentum, False, False, **kw, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(**kw)
+            if bias:
+                self.bias = UninitializedParameter(**kw)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**kw)
+            self.running_var = UninitializedBuffer(**kw)
+            self.num_batches_tracked = tensor(0, dtype=int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if not self.has_uninitialized_params():
+            if self.num_features == 0:  # the parameters came from a loaded state_dict
+                loaded = self.weight if self.weight is not None else self.running_mean
+                self.num_features = loaded.shape[0] if loaded is not None else input.shape[1]
+            return
+        self.num_features = input.shape[0 if input.ndim == self._no_batch_ndim else 1]
+        for name in ("weight", "bias", "running_mean", "running_var"):
+            t = getattr(self, name)
+            if t is not None:
+                t.materialize((self.num_features,))
+        self.reset_parameters()
+
+
+def _lazy_doc(cls_name: str, shape: str, out: str) -> str:
+    return f"""A :class:`{cls_name}` whose ``num_features`` is the first input's channel count: its weight,
+    bias and running statistics are uninitialized until then, and the layer then becomes a ``{cls_name}``.
+
+    Args:
+        eps: added to the variance for stability (default 1e-5).
+        momentum: the running statistics' update factor; None for a cumulative average (default 0.1).
+        affine: if True, learn a per-channel weight and bias.
+        track_running_stats: if True, keep running mean and variance buffers.
+        device: the device of the parameters and buffers (default None: the default device).
+        dtype: the dtype of the parameters and buffers (default None: the default float dtype).
+        bias: if False, no bias is learned (default True).
+
+    Example::
+
+        >>> m = nn.Lazy{cls_name}()
+        >>> m(fjax.ones({shape})).shape, type(m).__name__, m.num_features
+        ({out}, '{cls_name}', 3)
+    """
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    __doc__ = _lazy_doc("BatchNorm1d", "2, 3", "fjax.Size([2, 3])")
+    cls_to_become = BatchNorm1d
+    _ndims, _no_batch_ndim = BatchNorm1d._ndims, BatchNorm1d._no_batch_ndim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    __doc__ = _lazy_doc("BatchNorm2d", "2, 3, 1, 1", "fjax.Size([2, 3, 1, 1])")
+    cls_to_become = BatchNorm2d
+    _ndims, _no_batch_ndim = BatchNorm2d._ndims, BatchNorm2d._no_batch_ndim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    __doc__ = _lazy_doc("BatchNorm3d", "2, 3, 1, 1, 1", "fjax.Size([2, 3, 1, 1, 1])")
+    cls_to_become = BatchNorm3d
+    _ndims, _no_batch_ndim = BatchNorm3d._ndims, BatchNorm3d._no_batch_ndim
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    __doc__ = _lazy_doc("InstanceNorm1d", "2, 3, 4", "fjax.Size([2, 3, 4])")
+    cls_to_become = InstanceNorm1d
+    _ndims, _no_batch_ndim = InstanceNorm1d._ndims, InstanceNorm1d._no_batch_ndim
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    __doc__ = _lazy_doc("InstanceNorm2d", "2, 3, 2, 2", "fjax.Size([2, 3, 2, 2])")
+    cls_to_become = InstanceNorm2d
+    _ndims, _no_batch_ndim = InstanceNorm2d._ndims, InstanceNorm2d._no_batch_ndim
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    __doc__ = _lazy_doc("InstanceNorm3d", "2, 3, 2, 2, 2", "fjax.Size([2, 3, 2, 2, 2])")
+    cls_to_become = InstanceNorm3d
+    _ndims, _no_batch_ndim = InstanceNorm3d._ndims, InstanceNorm3d._no_batch_ndim

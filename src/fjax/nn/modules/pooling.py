@@ -507,3 +507,77 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """
 
     _pool = staticmethod(F.fractional_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    _pool = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, ceil_mode={self.ceil_mode}"
+
+
+class LPPool1d(_LPPoolNd):
+    """1-d power-average pooling over ``(N, C, L)`` or ``(C, L)``: ``(sum over each window of
+    x ** p) ** (1 / p)``, ``p = norm_type`` (``inf`` gives max pooling, 1 sum pooling).
+
+    Args:
+        norm_type: the power ``p``.
+        kernel_size: the window size.
+        stride: the window step (default None: ``kernel_size``).
+        ceil_mode: keep a last, partial window (default False).
+
+    Example::
+
+        >>> nn.LPPool1d(2, 2)(fjax.tensor([[[3.0, 4.0, 1.0, 0.0]]]))
+        tensor([[[5., 1.]]], dtype=fjax.float32)
+    """
+
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """2-d power-average pooling over ``(N, C, H, W)`` or ``(C, H, W)``: ``(sum over each window
+    of x ** p) ** (1 / p)``, ``p = norm_type``.
+
+    Args:
+        norm_type: the power ``p``.
+        kernel_size: the window size, an int or an ``(h, w)`` pair.
+        stride: the window step (default None: ``kernel_size``).
+        ceil_mode: keep a last, partial window (default False).
+
+    Example::
+
+        >>> nn.LPPool2d(1, 2)(fjax.arange(4.0).reshape(1, 1, 2, 2))
+        tensor([[[[6.]]]], dtype=fjax.float32)
+    """
+
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """3-d power-average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``: ``(sum over each
+    window of x ** p) ** (1 / p)``, ``p = norm_type``.
+
+    Args:
+        norm_type: the power ``p``.
+        kernel_size: the window size, an int or a ``(d, h, w)`` triple.
+        stride: the window step (default None: ``kernel_size``).
+        ceil_mode: keep a last, partial window (default False).
+
+    Example::
+
+        >>> nn.LPPool3d(1, 2)(fjax.ones(1, 1, 2, 2, 2)).flatten()
+        tensor([8.], dtype=fjax.float32)
+    """
+
+    _pool = staticmethod(F.lp_pool3d)

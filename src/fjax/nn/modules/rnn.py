@@ -31,6 +31,24 @@ class RNNBase(Module):
 
     Attribute ``unroll`` (default 1) is the number of time steps per scan iteration; larger
     values trade compile time for fewer loop iterations on small hidden sizes.
+
+    Args:
+        mode: ``"LSTM"``, ``"GRU"``, ``"RNN_TANH"`` or ``"RNN_RELU"``.
+        input_size: the number of features of each input step.
+        hidden_size: the number of features of the hidden state.
+        num_layers: the number of stacked layers (default 1).
+        bias: if True (default), learn input and hidden biases.
+        batch_first: if True, inputs and outputs are ``(N, L, *)`` rather than ``(L, N, *)`` (default False).
+        dropout: dropout probability on each layer's output but the last (default 0.0).
+        bidirectional: if True, run each layer both ways (default False).
+        proj_size: if > 0, project the LSTM hidden state to this size (default 0).
+        device: the device of the parameters (default None: the default device).
+        dtype: the dtype of the parameters (default None: the default float dtype).
+
+    Example::
+
+        >>> isinstance(nn.LSTM(2, 3), nn.RNNBase), nn.RNNBase("GRU", 2, 3).mode
+        (True, 'GRU')
     """
 
     def __init__(
@@ -103,17 +121,33 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
+        """Every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch.
+
+        Example:
+            >>> m = nn.GRU(2, 4)
+            >>> m.reset_parameters()
+            >>> bool(m.weight_ih_l0.abs().max() <= 0.5)
+            True
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
     def flatten_parameters(self) -> None:
-        """Kept for torch compatibility: the parameters are always used where they are."""
+        """Kept for torch compatibility: the parameters are always used where they are.
+
+        Example:
+            >>> nn.LSTM(2, 3).flatten_parameters()
+        """
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
-        """The parameters of each layer and direction, in torch's order."""
+        """The parameters of each layer and direction, in torch's order.
+
+        Example:
+            >>> [tuple(w.shape) for w in nn.RNN(2, 3).all_weights[0]]
+            [(3, 2), (3, 3), (3,), (3,)]
+        """
         return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     def extra_repr(self) -> str:
@@ -331,7 +365,21 @@ class GRU(RNNBase):
 
 
 class RNNCellBase(Module):
-    """Shared parameters of the cells: ``weight_ih`` ``(chunks*H, I)``, ``weight_hh`` ``(chunks*H, H)``."""
+    """Shared parameters of the cells: ``weight_ih`` ``(chunks*H, I)``, ``weight_hh`` ``(chunks*H, H)``.
+
+    Args:
+        input_size: the number of input features.
+        hidden_size: the number of hidden features ``H``.
+        bias: if True, learn the biases ``bias_ih`` and ``bias_hh``.
+        num_chunks: the number of gates (4 for LSTM, 3 for GRU, 1 for RNN).
+        device: the device of the parameters (default None: the default device).
+        dtype: the dtype of the parameters (default None: the default float dtype).
+
+    Example::
+
+        >>> isinstance(nn.GRUCell(2, 3), nn.RNNCellBase), tuple(nn.RNNCellBase(2, 3, True, 4).weight_ih.shape)
+        (True, (12, 2))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
         super().__init__()
@@ -349,7 +397,14 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
+        """Every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch.
+
+        Example:
+            >>> m = nn.LSTMCell(2, 4)
+            >>> m.reset_parameters()
+            >>> bool(m.weight_hh.abs().max() <= 0.5)
+            True
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)

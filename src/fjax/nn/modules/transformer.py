@@ -18,12 +18,8 @@ from ..module import Module
 from ..parameter import Parameter
 from ._utils import module_error
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .normalization import LayerNorm
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear; the name matches torch's ``MultiheadAttention.out_proj`` (repr and type checks)."""
 
 
 def _float_mask(module: Module, mask: Tensor | None, name: str, dtype) -> Tensor | None:
