@@ -472,9 +472,9 @@ def test_global_backward_hooks_match_torch():
     for lib, mod in ((nn, fj_module_mod), (torch.nn, torch.nn.modules.module)):
         log = []
         net = lib.Sequential(lib.Linear(3, 2), lib.Tanh())
-        h1 = mod.register_module_full_backward_pre_hook(lambda m, go: log.append(("pre", type(m).__name__)))
+        h1 = mod.register_module_full_backward_pre_hook(lambda m, go, log=log: log.append(("pre", type(m).__name__)))
         h2 = mod.register_module_full_backward_hook(
-            lambda m, gi, go: log.append(("bw", type(m).__name__, tuple(gi[0].shape)))
+            lambda m, gi, go, log=log: log.append(("bw", type(m).__name__, tuple(gi[0].shape)))
         )
         try:
             xt = (fjax if lib is nn else torch).tensor(x, requires_grad=True)
@@ -491,9 +491,9 @@ def test_global_registration_hooks_match_torch():
     for lib, mod in ((nn, fj_module_mod), (torch.nn, torch.nn.modules.module)):
         log = []
         hs = [
-            mod.register_module_parameter_registration_hook(lambda m, n, v: log.append(("param", n))),
-            mod.register_module_buffer_registration_hook(lambda m, n, v: log.append(("buffer", n))),
-            mod.register_module_module_registration_hook(lambda m, n, v: log.append(("module", n))),
+            mod.register_module_parameter_registration_hook(lambda m, n, v, log=log: log.append(("param", n))),
+            mod.register_module_buffer_registration_hook(lambda m, n, v, log=log: log.append(("buffer", n))),
+            mod.register_module_module_registration_hook(lambda m, n, v, log=log: log.append(("module", n))),
         ]
         try:
             lib.Sequential(lib.Linear(2, 2), lib.BatchNorm1d(2))

@@ -943,7 +943,8 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
         raise NotImplementedError(f"affine_grid: only 4-d and 5-d sizes (2-d and 3-d grids) are supported, got {size}")
     if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1) or theta.shape[0] != size[0]:
         raise ValueError(
-            f"affine_grid: expected theta of shape ({size[0]}, {nd}, {nd + 1}) for size {size}, got {tuple(theta.shape)}"
+            f"affine_grid: expected theta of shape ({size[0]}, {nd}, {nd + 1}) for size {size}, "
+            f"got {tuple(theta.shape)}"
         )
     if min(size) <= 0:
         raise ValueError(f"affine_grid: expected a non-zero, positive output size, got {size}")

@@ -425,7 +425,9 @@ class Module:
                     try:
                         hook(self, args, *extra, None)
                     except Exception as e:  # torch: a failing always-called hook only warns
-                        warnings.warn(f"global module forward hook with always_call=True raised an exception: {e}")
+                        warnings.warn(
+                            f"global module forward hook with always_call=True raised an exception: {e}", stacklevel=2
+                        )
             raise
         for hook_id, hook, is_global in forward_hooks:
             with_kwargs = _global_forward_hooks_with_kwargs if is_global else self._forward_hooks_with_kwargs
