@@ -541,3 +541,49 @@ def test_doctests_of_the_new_modules():
             for t in doctest.DocTestFinder().find(mod, mod.__name__, globs=dict(globs)):
                 runner.run(t)
     assert runner.failures == 0, f"{runner.failures} doctest failures (seed={SEED})"
+
+
+def test_swap_in_optimizer_params_and_state():
+    r = rng(40)
+    live = [r.standard_normal(s).astype(np.float32) for s in ((3,), (2, 2))]
+    ext = [r.standard_normal(s).astype(np.float32) for s in ((3,), (2, 2))]
+    grads = [r.standard_normal(s).astype(np.float32) for s in ((3,), (2, 2))]
+    lf, lt = [nn.Parameter(fjax.tensor(v)) for v in live], [torch.nn.Parameter(torch.tensor(v)) for v in live]
+    of = optim.Adam([{"params": [lf[0]]}, {"params": [lf[1]], "lr": 0.01}], lr=0.1)
+    ot = torch.optim.Adam([{"params": [lt[0]]}, {"params": [lt[1]], "lr": 0.01}], lr=0.1)
+    for a, b, g in zip(lf, lt, grads):
+        a.grad, b.grad = fjax.tensor(g), torch.tensor(g)
+    of.step(), ot.step()
+    before_f = {k: v["exp_avg"].numpy().copy() for k, v in of.state_dict()["state"].items()}
+    ef, et = [nn.Parameter(fjax.tensor(v)) for v in ext], [torch.nn.Parameter(torch.tensor(v)) for v in ext]
+    for a, b, g in zip(ef, et, grads):
+        a.grad, b.grad = fjax.tensor(g * 2), torch.tensor(g * 2)
+
+    def external(lib, mk):
+        groups = [
+            {**{k: v for k, v in g.items() if k != "params"}, "params": [i], "lr": 0.05 * (i + 1)}
+            for i, g in enumerate((of if lib is fjax else ot).state_dict()["param_groups"])
+        ]
+        state = {
+            i: {"step": mk(np.float32(3.0)), "exp_avg": mk(grads[i] * 0.5), "exp_avg_sq": mk(grads[i] ** 2)}
+            for i in (0, 1)
+        }
+        return {"state": state, "param_groups": groups}
+
+    sf, st = external(fjax, fjax.tensor), external(torch, torch.tensor)
+    with optim.swap_in_optimizer_params_and_state(of, {"a": ef[0], "b": ef[1]}, sf):
+        assert of.param_groups[1]["lr"] == 0.1
+        of.step()
+    with torch.optim.swap_in_optimizer_params_and_state(ot, {"a": et[0], "b": et[1]}, st):
+        ot.step()
+    for a, b in zip(ef, et):
+        close(a, b, "swapped-in parameter after a step", 1e-5, 1e-6)
+    for i in (0, 1):
+        for key in ("step", "exp_avg", "exp_avg_sq"):
+            close(sf["state"][i][key], st["state"][i][key], f"swapped-in state {i} {key} written back", 1e-5, 1e-6)
+    assert [g["lr"] for g in of.param_groups] == [0.1, 0.01] and of.param_groups[0]["params"][0] is lf[0]
+    for k, v in of.state_dict()["state"].items():
+        close(v["exp_avg"], before_f[k], "live state restored", 0, 0)
+    with pytest.raises(RuntimeError, match="initialized optimizer state"):
+        with optim.swap_in_optimizer_params_and_state(optim.SGD([nn.Parameter(fjax.ones(1))]), {}, sf):
+            pass
