@@ -56,6 +56,7 @@ from .dtypes import (  # noqa: E402
     int32,
     int64,
     long,
+    set_default_dtype,
     short,
     uint8,
 )

@@ -16,7 +16,16 @@ from .device import device as _device
 from .errors import OpError
 from .tensor import Tensor, _Above
 
-_PY_KIND = {"b": _dt.bool, "i": _dt.int64, "u": _dt.int64, "f": _dt.float32, "c": _dt.complex64}
+_PY_KIND = {"b": _dt.bool, "i": _dt.int64, "u": _dt.int64}  # "f" and "c": the default dtype (_py_kind)
+
+
+def _py_kind(kind: str):
+    """The dtype torch gives Python values of numpy ``kind`` (floats: the default dtype)."""
+    if kind == "f":
+        return _dt.get_default_dtype()
+    if kind == "c":
+        return _dt.complex128 if _dt.get_default_dtype() is _dt.float64 else _dt.complex64
+    return _PY_KIND[kind]
 
 
 def _place(arr, device, requires_grad=False) -> Tensor:
@@ -75,7 +84,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, placement
             raise OpError(f"tensor: expected rectangular nested sequences of numbers: {err}") from None
         if host.dtype == object:
             raise OpError(f"tensor: could not infer a dtype from {type(data).__name__} data {data!r:.80}")
-        arr = host if dtype is not None else host.astype(_PY_KIND[host.dtype.kind].dtype)
+        arr = host if dtype is not None else host.astype(_py_kind(host.dtype.kind).dtype)
     dt = _np_dtype(dtype)
     if dt is None and isinstance(arr, np.ndarray | np.generic) and arr.dtype not in _dt._BY_NP:
         raise OpError(f"tensor: unsupported numpy dtype {arr.dtype}")
@@ -149,7 +158,7 @@ def _is_meta_device(device) -> bool:
 
 
 def _filled(op, size, value, dtype, device, requires_grad, placement=None, sbp=None):
-    dt = _np_dtype(dtype) or _dt.float32.dtype
+    dt = _np_dtype(dtype) or _dt.get_default_dtype().dtype
     size = _size(size, op)
     if _is_meta_device(device):  # no values: nothing is allocated
         return _global(op, _place(MetaArray(size, dt), None, requires_grad), placement, sbp, device)
@@ -373,7 +382,7 @@ def arange(
         raise OpError("arange: step must be nonzero")
     if dtype is None:
         ints = all(isinstance(x, int) for x in (start, end, step))
-        dtype = _dt.int64 if ints else _dt.float32
+        dtype = _dt.int64 if ints else _dt.get_default_dtype()
     n = max(0, math.ceil((end - start) / step))
     dt = _np_dtype(dtype)
     device = _check_global_device("arange", device, placement)
@@ -425,7 +434,7 @@ def linspace(
     """
     _check_layout("linspace", layout)
     start, end, steps = _scalars("linspace", start=start, end=end, steps=steps)
-    dt = _np_dtype(dtype) or _dt.float32.dtype
+    dt = _np_dtype(dtype) or _dt.get_default_dtype().dtype
     device = _check_global_device("linspace", device, placement)
     return _global("linspace", _place(linspace_array(start, end, steps, dt), device, requires_grad), placement, sbp)
 
@@ -445,7 +454,7 @@ def logspace(
     """
     _check_layout("logspace", layout)
     start, end, steps, base = _scalars("logspace", start=start, end=end, steps=steps, base=base)
-    dt = _np_dtype(dtype) or _dt.float32.dtype
+    dt = _np_dtype(dtype) or _dt.get_default_dtype().dtype
     device = _check_global_device("logspace", device, placement)
     values = jnp.logspace(start, end, steps, base=base, dtype=dt)
     return _global("logspace", _place(values, device, requires_grad), placement, sbp)
@@ -464,7 +473,7 @@ def eye(
                 [0, 1, 0]], dtype=fjax.int64)
     """
     _check_layout("eye", layout)
-    dt = _np_dtype(dtype) or _dt.float32.dtype
+    dt = _np_dtype(dtype) or _dt.get_default_dtype().dtype
     device = _check_global_device("eye", device, placement)
     return _global("eye", _place(jnp.eye(n, m, dtype=dt), device, requires_grad), placement, sbp)
 

@@ -121,9 +121,12 @@ def to_dtype(x) -> dtype:
         raise TypeError(f"unsupported dtype {x!r}; expected one of {sorted(d.name for d in _ALL)}") from None
 
 
+_DEFAULT = [float32]  # set_default_dtype's setting
+
+
 def get_default_dtype() -> dtype:
     """The floating dtype that tensors made from Python floats, and float factories such as
-    ``zeros`` or ``rand`` without a ``dtype``, get: float32, as in torch.
+    ``zeros`` or ``rand`` without a ``dtype``, get: float32 unless ``set_default_dtype`` changed it.
 
     Example::
 
@@ -132,7 +135,44 @@ def get_default_dtype() -> dtype:
         >>> fjax.tensor([1.0]).dtype == fjax.get_default_dtype()
         True
     """
-    return float32
+    return _DEFAULT[0]
+
+
+def set_default_dtype(d) -> None:
+    """Make ``d`` the default floating dtype, as ``torch.set_default_dtype``: Python floats,
+    float factories without a ``dtype`` (``zeros``, ``rand``, ``arange(0.5)``, layers'
+    parameters), integer tensors promoted with a Python float (``x * 1.5``) and float-valued
+    functions of integers (``x / 2``) take it; Python complex numbers take the matching complex
+    dtype (complex128 for float64). The eager kernels compiled for the old default are dropped.
+
+    Args:
+        d: the new default: ``fjax.float32``, ``fjax.float64``, ``fjax.float16`` or ``fjax.bfloat16``.
+
+    Example:
+        >>> fjax.set_default_dtype(fjax.float64)
+        >>> fjax.tensor([1.5]).dtype, (fjax.arange(3) / 2).dtype
+        (fjax.float64, fjax.float64)
+        >>> fjax.set_default_dtype(fjax.float32)
+    """
+    new = to_dtype(d)
+    if new not in (float32, float64, float16, bfloat16):
+        raise TypeError(
+            f"set_default_dtype: only floating-point types are supported as the default type, got {new} "
+            "(expected fjax.float32, float64, float16 or bfloat16)"
+        )
+    if new is _DEFAULT[0]:
+        return
+    from . import dispatch
+    from ._config import config
+    from ._transforms import executable, guards
+    from .ops import _promote
+
+    _DEFAULT[0] = new
+    _promote.DEFAULT_FLOAT = new.dtype
+    _promote.DEFAULT_COMPLEX = np.dtype(np.complex128 if new is float64 else np.complex64)
+    dispatch.new_kernel_cache(config.eager_cache_size)  # kernels traced under the old default
+    executable.clear()
+    guards.clear()
 
 
 class layout:

@@ -270,7 +270,7 @@ def _drawn(device, shape, dtype, draw):
 
 
 def _float_dtype(dtype, op):
-    dt = _np_dtype(dtype) or _dt.float32.dtype
+    dt = _np_dtype(dtype) or _dt.get_default_dtype().dtype
     if not jnp.issubdtype(dt, jnp.floating):
         raise OpError(f"{op}: expected a floating point dtype, got {_dt.to_dtype(dt)}")
     return dt
@@ -389,7 +389,8 @@ def normal(
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     shape = _size((size,), "normal") if size is not None else jnp.broadcast_shapes(jnp.shape(m), jnp.shape(s))
-    dt = _np_dtype(dtype) or jnp.result_type(*(x.dtype for x in (mean, std) if isinstance(x, Tensor)), jnp.float32)
+    given = (x.dtype for x in (mean, std) if isinstance(x, Tensor))
+    dt = _np_dtype(dtype) or jnp.result_type(*given, _dt.get_default_dtype().dtype)
     _check_layout("normal", layout)
 
     def draw():

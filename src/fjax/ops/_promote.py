@@ -79,5 +79,5 @@ def promote(*xs):
 
 
 def to_float(x):
-    """torch's rule for float-valued functions: integer and bool inputs become float32."""
+    """torch's rule for float-valued functions: integer and bool inputs become the default float dtype."""
     return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(DEFAULT_FLOAT)

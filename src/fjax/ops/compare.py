@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._promote import DEFAULT_FLOAT, promote
+from . import _promote
+from ._promote import promote
 from ._registry import defop
 
 
@@ -228,7 +229,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if rtol == 0 and atol == 0:
         return close
     if not jnp.issubdtype(input.dtype, jnp.inexact):
-        input, other = input.astype(DEFAULT_FLOAT), other.astype(DEFAULT_FLOAT)
+        input, other = input.astype(_promote.DEFAULT_FLOAT), other.astype(_promote.DEFAULT_FLOAT)
     error = jnp.abs(input - other)
     return close | (jnp.isfinite(error) & (error <= atol + jnp.abs(rtol * other)))
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import _promote
 from ._promote import promote, result_type, to_float
 from ._registry import defop
 
@@ -126,7 +127,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         dt = result_type(input, other)
         if not jnp.issubdtype(dt, jnp.inexact):
-            dt = jnp.float32
+            dt = _promote.DEFAULT_FLOAT
         return jnp.asarray(input, dt) / jnp.asarray(other, dt)
     input, other = promote(input, other)
     integer = jnp.issubdtype(input.dtype, jnp.integer)
@@ -889,7 +890,7 @@ def _nextafter(input, other):
 _nextafter.defjvp(lambda primals, tangents: (_nextafter(*primals), tangents[0]))
 
 
-@defop(returns=("mantissa", "exponent"), method=False)
+@defop(returns=("mantissa", "exponent"))
 def frexp(input):
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` (0 for 0);
     the exponent is int32.
