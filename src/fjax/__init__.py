@@ -168,3 +168,67 @@ globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...: torch's legacy 
 
 from . import compiler  # noqa: E402 - torch.compiler
 from .compiler import compile  # noqa: E402 - torch.compile
+
+# torch's process-wide settings, dtype utilities, windows and small top-level names
+from math import e, inf, nan, pi  # noqa: E402
+
+from ._misc import (  # noqa: E402
+    AcceleratorError,
+    Event,
+    FatalError,
+    OutOfMemoryError,
+    Stream,
+    asarray,
+    cond,
+    frombuffer,
+    range,  # noqa: A004 - torch's deprecated end-inclusive range
+    sym_float,
+    sym_int,
+    sym_ite,
+    sym_max,
+    sym_min,
+    sym_not,
+    sym_sqrt,
+    sym_sum,
+    thread_safe_generator,
+)
+from ._settings import *  # noqa: E402,F403 - threads, determinism, precision, default device, ...
+from ._settings import (  # noqa: E402 - torch's deprecated per-device autocast accessors
+    get_autocast_cpu_dtype,
+    get_autocast_gpu_dtype,
+    get_autocast_ipu_dtype,
+    get_autocast_xla_dtype,
+    is_autocast_cpu_enabled,
+    is_autocast_ipu_enabled,
+    is_autocast_xla_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_gpu_dtype,
+    set_autocast_ipu_dtype,
+    set_autocast_ipu_enabled,
+    set_autocast_xla_dtype,
+    set_autocast_xla_enabled,
+)
+from ._tensor_str import set_printoptions  # noqa: E402
+from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: E402
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled  # noqa: E402
+from .autograd.grad_mode import is_inference_mode_enabled  # noqa: E402
+from .dtypes import (  # noqa: E402
+    can_cast,
+    finfo,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    iinfo,
+    promote_types,
+    result_type,
+    uint16,
+    uint32,
+    uint64,
+)
+
+newaxis = None  # x[fjax.newaxis]: a new dimension, as numpy and torch
+# what XLA's CPU backend has: LAPACK (linalg), FFT (spectral); no MKL, no OpenMP (its own thread pool)
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False

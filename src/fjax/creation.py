@@ -200,7 +200,7 @@ def ones(
         tensor([[1., 1.],
                 [1., 1.]], dtype=fjax.float32)
         >>> fjax.ones(3, dtype=fjax.bool)
-        tensor([ True,  True,  True], dtype=fjax.bool)
+        tensor([True, True, True], dtype=fjax.bool)
     """
     _check_layout("ones", layout)
     return _filled("ones", size, 1, dtype, device, requires_grad, placement, sbp)

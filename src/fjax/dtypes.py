@@ -50,7 +50,9 @@ class dtype:  # noqa: N801 - torch's name
             >>> fjax.int8.is_signed, fjax.uint8.is_signed
             (True, False)
         """
-        return self.dtype.kind in "fic" or self.dtype == jnp.bfloat16
+        if self.dtype.kind == "V":  # ml_dtypes' bfloat16 and float8 types
+            return self.name != "float8_e8m0fnu"
+        return self.dtype.kind in "fic"
 
     @property
     def itemsize(self) -> int:
@@ -91,9 +93,20 @@ int16 = short = dtype("int16", jnp.int16)
 int32 = int = dtype("int32", jnp.int32)
 int64 = long = dtype("int64", jnp.int64)
 uint8 = dtype("uint8", jnp.uint8)
+uint16 = dtype("uint16", jnp.uint16)
+uint32 = dtype("uint32", jnp.uint32)
+uint64 = dtype("uint64", jnp.uint64)
 bool = dtype("bool", jnp.bool_)
+# torch's float8 types (ml_dtypes' through jax); torch.complex32 has no jax counterpart
+float8_e4m3fn = dtype("float8_e4m3fn", jnp.float8_e4m3fn)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz)
+float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz)
+float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu)
 
+_FLOAT8 = [float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu]
 _ALL = [float16, bfloat16, float32, float64, complex64, complex128, int8, int16, int32, int64, uint8, bool]
+_ALL += [uint16, uint32, uint64, *_FLOAT8]
 _BY_NP = {d.dtype: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, int=int32, long=int64, short=int16)
@@ -228,3 +241,179 @@ def check_memory_format(op: str, value) -> None:
     """Raise TypeError unless ``value`` is None or a memory format."""
     if value is not None and not isinstance(value, memory_format):
         raise TypeError(f"{op}: memory_format must be a fjax.memory_format, got {value!r}")
+
+
+class finfo:  # noqa: N801 - torch's name
+    """Machine limits of a floating-point dtype (torch.finfo), as Python floats.
+
+    Attributes: ``bits``, ``eps`` (gap between 1 and the next value), ``max``, ``min``, ``tiny``
+    and ``smallest_normal`` (smallest positive normal value), ``resolution`` (``10 ** -digits``
+    with ``digits = floor(-log10(eps))``) and ``dtype`` (the name, e.g. ``'float32'``; a complex
+    dtype gives its real part's limits).
+
+    Args:
+        type: a floating or complex fjax dtype; None: the default dtype.
+
+    Example:
+        >>> fjax.finfo(fjax.float16).max, fjax.finfo().dtype
+        (65504.0, 'float32')
+    """
+
+    def __init__(self, type=None):  # noqa: A002 - torch's name
+        import math
+
+        import ml_dtypes
+
+        d = get_default_dtype() if type is None else to_dtype(type)
+        if not (d.is_floating_point or d.is_complex):
+            raise TypeError(f"fjax.finfo() requires a floating point input type, got {d}. Use fjax.iinfo for {d}")
+        np_dtype = np.dtype(np.finfo(d.dtype).dtype) if d.is_complex else d.dtype
+        info = ml_dtypes.finfo(np_dtype)
+        self.bits = builtins.int(info.bits)
+        self.eps = builtins.float(info.eps)
+        if d is float8_e5m2fnuz:
+            self.eps = 0.125  # torch's value (c10's numeric_limits); ml_dtypes gives 2 ** -2
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
+        self.dtype = _BY_NP[np_dtype].name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})"
+        )
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """Machine limits of an integer dtype (torch.iinfo): ``bits``, ``min``, ``max`` (Python ints)
+    and ``dtype`` (the name, e.g. ``'int32'``).
+
+    Args:
+        type: an integer fjax dtype (not bool).
+
+    Example:
+        >>> fjax.iinfo(fjax.int8).min, fjax.iinfo(fjax.uint8).max, fjax.iinfo(fjax.int32).bits
+        (-128, 255, 32)
+    """
+
+    def __init__(self, type):  # noqa: A002 - torch's name
+        d = to_dtype(type)
+        if d.dtype.kind not in "iu":
+            raise TypeError(f"fjax.iinfo: {d} is not supported by fjax.iinfo; expected an integer dtype")
+        info = np.iinfo(d.dtype)
+        self.bits, self.min, self.max, self.dtype = (
+            builtins.int(info.bits),
+            builtins.int(info.min),
+            builtins.int(info.max),
+            d.name,
+        )
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"
+
+
+_UNPROMOTABLE_UINTS = ("uint16", "uint32", "uint64")
+
+
+def _real_float(d: dtype) -> builtins.bool:
+    return d.is_floating_point and d not in _FLOAT8
+
+
+def promote_types(type1, type2) -> dtype:
+    """The smallest dtype both dtypes convert to without losing category (torch.promote_types);
+    float8 types promote only with themselves, uint16/uint32/uint64 with themselves and the other
+    floating types, as in torch.
+
+    Args:
+        type1: a dtype.
+        type2: a dtype.
+
+    Example:
+        >>> fjax.promote_types(fjax.int32, fjax.float32), fjax.promote_types(fjax.uint8, fjax.int8)
+        (fjax.float32, fjax.int16)
+    """
+    a, b = to_dtype(type1), to_dtype(type2)
+    if a == b:
+        return a
+    float8 = [d.name for d in _FLOAT8]
+    if a.name in float8 or b.name in float8:
+        kind = "Float8"
+    elif (a.name in _UNPROMOTABLE_UINTS and not _real_float(b)) or (
+        b.name in _UNPROMOTABLE_UINTS and not _real_float(a)
+    ):
+        kind = "uint16, uint32, uint64"
+    else:
+        kind = None
+    if kind is not None:
+        raise TypeError(f"promote_types: promotion for {kind} types is not supported, attempted to promote {a} and {b}")
+    return _BY_NP[np.dtype(jnp.promote_types(a.dtype, b.dtype))]
+
+
+def _kind_rank(d: dtype) -> builtins.int:
+    return 0 if d is bool else 3 if d.is_complex else 2 if d.is_floating_point else 1
+
+
+def can_cast(from_, to) -> builtins.bool:
+    """Whether torch's casting rules allow ``from_`` to become ``to`` in type promotion
+    (torch.can_cast): never to a lower category (complex > floating > integer > bool).
+
+    Args:
+        from_: the source dtype.
+        to: the target dtype.
+
+    Example:
+        >>> fjax.can_cast(fjax.float64, fjax.float16), fjax.can_cast(fjax.float32, fjax.int32)
+        (True, False)
+    """
+    return _kind_rank(to_dtype(from_)) <= _kind_rank(to_dtype(to))
+
+
+def _promotion_operand(x):
+    """A Tensor or Python number as what ``ops._promote.result_type`` reads: dtype, ndim and
+    whether it is weakly typed (a Python scalar)."""
+    import jax
+
+    from .tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return jax.ShapeDtypeStruct(tuple(x.shape), x._data.dtype)
+    for py, np_dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64), (builtins.float, np.float32)):
+        if isinstance(x, py):
+            return jax.ShapeDtypeStruct((), np_dtype, weak_type=True)
+    if isinstance(x, complex):
+        return jax.ShapeDtypeStruct((), np.complex64, weak_type=True)
+    raise TypeError(f"result_type: expected a Tensor or a Python number, got {type(x).__name__}")
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """The dtype an arithmetic op on the two operands returns, by torch's promotion rules
+    (torch.result_type): tensors with dimensions outrank 0-d tensors, which outrank Python
+    numbers, within a category (bool < integer < floating < complex).
+
+    Args:
+        tensor1: a Tensor or a Python number.
+        tensor2: a Tensor or a Python number.
+
+    Example:
+        >>> fjax.result_type(fjax.tensor([1, 2], dtype=fjax.int32), 1.0)
+        fjax.float32
+        >>> fjax.result_type(fjax.tensor([1, 2], dtype=fjax.uint8), fjax.tensor(1))
+        fjax.uint8
+    """
+    from .ops._promote import result_type as _result_type
+
+    return _BY_NP[np.dtype(_result_type(_promotion_operand(tensor1), _promotion_operand(tensor2)))]

@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 from typing import Callable
 
@@ -38,13 +39,17 @@ from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
 __all__ = [
+    "debug_unwrap",
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
     "jacfwd",
     "jacrev",
     "jvp",
+    "linearize",
+    "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",
     "vmap",
@@ -667,3 +672,114 @@ def stack_module_state(models) -> tuple[dict, dict]:
         return out
 
     return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())
+
+
+# -- torch.func's smaller utilities ------------------------------------------------------------
+def linearize(func: Callable, *primals):
+    """``(func(*primals), jvp_fn)``, where ``jvp_fn(*tangents)`` is the Jacobian-vector product
+    of ``func`` at ``primals`` (torch.func.linearize).
+
+    Each ``jvp_fn`` call is ``fjax.func.jvp`` at the saved primals (forward mode, compiled once
+    and reused across calls), so it returns what torch's does.
+
+    Args:
+        func: a function of Tensors returning a Tensor or a pytree of them.
+        *primals: the point to linearize at, Tensors.
+
+    Example:
+        >>> x = fjax.tensor([1.0, 2.0])
+        >>> out, jvp_fn = fjax.func.linearize(lambda t: t ** 2, x)
+        >>> out, jvp_fn(fjax.ones(2))
+        (tensor([1., 4.], dtype=fjax.float32), tensor([2., 4.], dtype=fjax.float32))
+    """
+    primals = tuple(primals)
+    flat_p, p_tree = flatten(primals)
+    if not flat_p or not all(is_tensor(p) for p in flat_p):
+        raise RuntimeError("linearize(func, *primals): expected primals to be Tensors (and at least one)")
+    out, _ = jvp(func, primals, tree_util.tree_unflatten(p_tree, [p.detach() * 0 for p in flat_p]))
+
+    def jvp_fn(*tangents):
+        flat_t, t_tree = flatten(tuple(tangents))
+        if t_tree != p_tree:
+            raise RuntimeError(
+                f"linearize: jvp_fn expected tangents with the structure of the primals {p_tree}, got {t_tree}"
+            )
+        for p, t in zip(flat_p, flat_t):
+            if not is_tensor(t) or tuple(t.shape) != tuple(p.shape) or t.dtype != p.dtype:
+                raise RuntimeError(
+                    f"linearize: jvp_fn expected a tangent of shape {tuple(p.shape)} and dtype {p.dtype}, got "
+                    f"{(tuple(t.shape), t.dtype) if is_tensor(t) else type(t)}"
+                )
+        return jvp(func, primals, tuple(tangents))[1]
+
+    return out, jvp_fn
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """``func`` with mutations removed (torch.func.functionalize). fjax is functional
+    underneath: in-place Tensor methods already rebind a Tensor to a new jax array, and every
+    transform traces that into a pure program, so this returns ``func`` itself (wrapped).
+
+    Args:
+        func: the function.
+        remove: ``"mutations"`` or ``"mutations_and_views"`` (both mean the same on fjax).
+
+    Example:
+        >>> def f(x):
+        ...     y = x.clone()
+        ...     y.add_(1)
+        ...     return y
+        >>> fjax.func.functionalize(f)(fjax.zeros(2))
+        tensor([1., 1.], dtype=fjax.float32)
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): could not interpret {remove!r} as a valid option for remove. "
+            "Expected one of 'mutations' or 'mutations_and_views'"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module in ``root`` use batch statistics only, in place
+    (torch.func.replace_all_batch_norm_modules_): ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` become None and ``track_running_stats`` False. Returns ``root``.
+
+    Args:
+        root: an ``nn.Module``.
+
+    Example:
+        >>> m = fjax.func.replace_all_batch_norm_modules_(nn.Sequential(nn.BatchNorm1d(3)))
+        >>> m[0].running_mean is None, m[0].track_running_stats
+        (True, False)
+    """
+    from .nn.modules.normalization import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """The Tensor under torch.func's wrappers (torch.func.debug_unwrap): fjax's transforms pass
+    plain Tensors to the function, so this returns ``tensor`` itself.
+
+    Args:
+        tensor: the Tensor.
+        recurse: accepted (nothing to unwrap at any level).
+
+    Example:
+        >>> x = fjax.ones(2)
+        >>> fjax.func.debug_unwrap(x) is x
+        True
+    """
+    return tensor

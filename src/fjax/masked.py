@@ -19,9 +19,9 @@ Example::
     >>> fjax.masked.sum(x, 1, mask=m)
     tensor([4., 0.], dtype=fjax.float32)
     >>> fjax.masked.amax(x, 1, mask=m)
-    tensor([  3., -inf], dtype=fjax.float32)
+    tensor([3., -inf], dtype=fjax.float32)
     >>> fjax.masked.mean(x, 1, mask=m)
-    tensor([ 2., nan], dtype=fjax.float32)
+    tensor([2., nan], dtype=fjax.float32)
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def amax(input: Tensor, dim=None, *, keepdim: bool | None = False, dtype=None, m
 
         >>> x = fjax.tensor([[1.0, 5.0], [3.0, 4.0]])
         >>> fjax.masked.amax(x, 1, mask=fjax.tensor([[True, False], [False, False]]))
-        tensor([  1., -inf], dtype=fjax.float32)
+        tensor([1., -inf], dtype=fjax.float32)
     """
     _check_input("amax", input)
     if dtype is None:
@@ -254,7 +254,7 @@ def amin(input: Tensor, dim=None, *, keepdim: bool | None = False, dtype=None, m
 
         >>> x = fjax.tensor([[1.0, 5.0], [3.0, 4.0]])
         >>> fjax.masked.amin(x, 1, mask=fjax.tensor([[False, True], [False, False]]))
-        tensor([ 5., inf], dtype=fjax.float32)
+        tensor([5., inf], dtype=fjax.float32)
     """
     _check_input("amin", input)
     if dtype is None:

@@ -1459,22 +1459,12 @@ def _repr(t: Tensor) -> str:
     elif type(data) is MetaArray:
         body = f"..., device='meta', size={tuple(data.shape)}"
     else:
+        from ._tensor_str import tensor_str
+
         a = np.asarray(t._data)
-        if a.dtype == jnp.bfloat16:
-            a = a.astype(np.float32)
-        if a.size == 0:
-            body = f"[], size={tuple(a.shape)}"
-        else:
-            whole = a.dtype.kind != "f" or np.all(np.isnan(a) | np.isinf(a) | (a == np.round(a)))
-            body = np.array2string(
-                a,
-                separator=", ",
-                precision=4,
-                threshold=1000,
-                edgeitems=3,
-                prefix="tensor(",
-                floatmode="maxprec_equal" if whole else "fixed",
-            )
+        body = tensor_str(a, len("tensor("))
+        if a.size == 0 and a.ndim != 1:
+            body += f", size={tuple(a.shape)}"
     extra = f", dtype={t.dtype}"
     if not isinstance(data, (jax.core.Tracer, MetaArray)) and t.is_global:  # as OneFlow prints one
         extra = f", placement={t.placement}, sbp={t.sbp}" + extra

@@ -7,21 +7,29 @@ jacobian, hessian) is imported by ``fjax/__init__.py`` once dispatch exists (it 
 from __future__ import annotations
 
 from . import graph
+from .anomaly_mode import detect_anomaly, enforce_grad_layout_policy, set_detect_anomaly, set_multithreading_enabled
 from .api import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = [
     "Function",
     "FunctionCtx",
     "backward",
+    "detect_anomaly",
+    "enforce_grad_layout_policy",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "graph",
     "inference_mode",
     "is_grad_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
+    "set_multithreading_enabled",
     "Variable",
 ]

@@ -22,6 +22,7 @@ import numpy as np
 from .. import profiler as _profiler
 from ..profiler import _state as _pstate
 from ..profiler import span
+from . import anomaly_mode as _anomaly
 
 _apply_vjp = jax.jit(lambda vjp, ct: vjp(ct))
 
@@ -197,6 +198,8 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
                 in_cts = node.apply(cts)
         else:
             in_cts = node.apply(cts)
+        if _anomaly.state.on:
+            _anomaly.check(node, in_cts)
         for inp, ct in zip(node.diff_inputs(), in_cts):
             if type(inp) is tuple:
                 parent, idx = inp

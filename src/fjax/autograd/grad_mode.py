@@ -8,6 +8,7 @@ import threading
 
 class _State(threading.local):
     enabled = True
+    inference = False  # inside inference_mode() (torch.is_inference_mode_enabled)
     saved_hooks = ()  # (pack_hook, unpack_hook) pairs, innermost last (autograd.graph.saved_tensors_hooks)
 
 
@@ -27,6 +28,20 @@ def is_grad_enabled() -> bool:
         False
     """
     return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``inference_mode()`` (torch.is_inference_mode_enabled).
+
+    Example::
+
+        >>> with fjax.inference_mode():
+        ...     fjax.is_inference_mode_enabled()
+        True
+        >>> fjax.is_inference_mode_enabled()
+        False
+    """
+    return _state.inference
 
 
 class set_grad_enabled:  # noqa: N801 - torch's name
@@ -128,6 +143,15 @@ class inference_mode(_Mode):  # noqa: N801
 
     def __init__(self, mode: bool = True):
         self.mode = not mode
+
+    def __enter__(self):
+        self.prev_inference = _state.inference
+        _state.inference = not self.mode
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _state.inference = self.prev_inference
+        super().__exit__(*exc)
 
     def __call__(self, fn):
         @functools.wraps(fn)

@@ -32,7 +32,7 @@ def relu(input):
 
         >>> x = fjax.tensor([-1.0, 0.0, 2.0, float("nan")])
         >>> fjax.relu(x)
-        tensor([ 0.,  0.,  2., nan], dtype=fjax.float32)
+        tensor([0., 0., 2., nan], dtype=fjax.float32)
         >>> fjax.tensor([-3, 5]).relu()
         tensor([0, 5], dtype=fjax.int64)
     """

@@ -42,7 +42,7 @@ def ne(input, other):
         >>> fjax.ne(fjax.tensor([1, 2, 3]), 2)
         tensor([ True, False,  True], dtype=fjax.bool)
         >>> fjax.ne(fjax.tensor([float("nan")]), fjax.tensor([float("nan")]))
-        tensor([ True], dtype=fjax.bool)
+        tensor([True], dtype=fjax.bool)
     """
     input, other = promote(input, other)
     return input != other
@@ -186,7 +186,7 @@ def isfinite(input):
         >>> fjax.isfinite(fjax.tensor([1.0, float("nan"), float("inf"), -float("inf")]))
         tensor([ True, False, False, False], dtype=fjax.bool)
         >>> fjax.isfinite(fjax.tensor([1, 2]))
-        tensor([ True,  True], dtype=fjax.bool)
+        tensor([True, True], dtype=fjax.bool)
     """
     return jnp.isfinite(input)
 
@@ -219,7 +219,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         >>> fjax.isclose(a, b)
         tensor([ True, False, False], dtype=fjax.bool)
         >>> fjax.isclose(a, b, atol=0.2, equal_nan=True)
-        tensor([ True,  True,  True], dtype=fjax.bool)
+        tensor([True, True, True], dtype=fjax.bool)
     """
     if input.dtype != other.dtype:
         raise TypeError(f"isclose: expected tensors of one dtype, got {input.dtype} and {other.dtype}")
@@ -362,7 +362,7 @@ def bitwise_left_shift(input, other):
         >>> fjax.bitwise_left_shift(fjax.tensor([1, 3]), fjax.tensor([2, 1]))
         tensor([4, 6], dtype=fjax.int64)
         >>> fjax.tensor([-1, 64], dtype=fjax.int8) << 1
-        tensor([ -2, -128], dtype=fjax.int8)
+        tensor([  -2, -128], dtype=fjax.int8)
     """
     return jnp.left_shift(*_shift_operands("bitwise_left_shift", input, other))
 

@@ -125,7 +125,7 @@ def sgn(input):
     Example::
 
         >>> fjax.sgn(fjax.tensor([3.0 + 4.0j, 0.0]))
-        tensor([0.6+0.8j, 0.0+0.0j], dtype=fjax.complex64)
+        tensor([0.6000+0.8000j, 0.0000+0.0000j], dtype=fjax.complex64)
         >>> fjax.sgn(fjax.tensor([-2.0, 0.0, 5.0]))
         tensor([-1.,  0.,  1.], dtype=fjax.float32)
     """

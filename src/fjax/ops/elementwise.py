@@ -396,7 +396,7 @@ def logit(input, eps=None):
 
         >>> p = fjax.tensor([0.0, 0.5, 1.0])
         >>> fjax.logit(p)
-        tensor([-inf,   0.,  inf], dtype=fjax.float32)
+        tensor([-inf, 0., inf], dtype=fjax.float32)
         >>> fjax.logit(p, eps=0.25)
         tensor([-1.0986,  0.0000,  1.0986], dtype=fjax.float32)
     """
@@ -463,7 +463,7 @@ def round(input, *, decimals=0):
     Example::
 
         >>> fjax.round(fjax.tensor([0.5, 1.5, 2.5, -0.5]))
-        tensor([ 0.,  2.,  2., -0.], dtype=fjax.float32)
+        tensor([0., 2., 2., -0.], dtype=fjax.float32)
         >>> fjax.round(fjax.tensor([1.2345, 2.7182]), decimals=2)
         tensor([1.2300, 2.7200], dtype=fjax.float32)
         >>> fjax.round(fjax.tensor([1234.0, 1250.0]), decimals=-2)
@@ -580,7 +580,7 @@ def maximum(input, other):
 
         >>> nan = float("nan")
         >>> fjax.maximum(fjax.tensor([1.0, nan, 3.0]), fjax.tensor([2.0, 0.0, nan]))
-        tensor([ 2., nan, nan], dtype=fjax.float32)
+        tensor([2., nan, nan], dtype=fjax.float32)
         >>> fjax.maximum(fjax.tensor([[1], [5]]), fjax.tensor([2, 3, 4]))
         tensor([[2, 3, 4],
                 [5, 5, 5]], dtype=fjax.int64)
@@ -600,7 +600,7 @@ def minimum(input, other):
 
         >>> nan = float("nan")
         >>> fjax.minimum(fjax.tensor([1.0, nan, 3.0]), fjax.tensor([2.0, 0.0, nan]))
-        tensor([ 1., nan, nan], dtype=fjax.float32)
+        tensor([1., nan, nan], dtype=fjax.float32)
     """
     input, other = promote(input, other)
     return jnp.minimum(input, other)
@@ -617,7 +617,7 @@ def fmax(input, other):
 
         >>> nan = float("nan")
         >>> fjax.fmax(fjax.tensor([1.0, nan, 3.0, nan]), fjax.tensor([2.0, 0.0, nan, nan]))
-        tensor([ 2.,  0.,  3., nan], dtype=fjax.float32)
+        tensor([2., 0., 3., nan], dtype=fjax.float32)
     """
     input, other = promote(input, other)
     return jnp.where((input >= other) | jnp.isnan(other), input, other)
@@ -634,7 +634,7 @@ def fmin(input, other):
 
         >>> nan = float("nan")
         >>> fjax.fmin(fjax.tensor([1.0, nan, 3.0, nan]), fjax.tensor([2.0, 0.0, nan, nan]))
-        tensor([ 1.,  0.,  3., nan], dtype=fjax.float32)
+        tensor([1., 0., 3., nan], dtype=fjax.float32)
     """
     input, other = promote(input, other)
     return jnp.where((input <= other) | jnp.isnan(other), input, other)

@@ -133,7 +133,7 @@ def fft_fft(input, n=None, dim=-1, norm=None):
         >>> fjax.fft.fft(fjax.tensor([1.0, 2.0, 3.0, 4.0]))
         tensor([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j], dtype=fjax.complex64)
         >>> fjax.fft.fft(fjax.tensor([1.0, 1.0]), n=4, norm="forward")
-        tensor([0.50+0.00j, 0.25-0.25j, 0.00+0.00j, 0.25+0.25j], dtype=fjax.complex64)
+        tensor([0.5000+0.0000j, 0.2500-0.2500j, 0.0000+0.0000j, 0.2500+0.2500j], dtype=fjax.complex64)
     """
     op = "fft_fft"
     axis, n, norm = _dim(op, input, dim), _length(op, n), _norm(op, norm)
@@ -211,7 +211,7 @@ def fft_ihfft(input, n=None, dim=-1, norm=None):
     Example::
 
         >>> fjax.fft.ihfft(fjax.tensor([1.0, 2.0, 3.0, 4.0]))
-        tensor([ 2.5-0.0j, -0.5-0.5j, -0.5-0.0j], dtype=fjax.complex64)
+        tensor([ 2.5000-0.0000j, -0.5000-0.5000j, -0.5000-0.0000j], dtype=fjax.complex64)
     """
     op = "fft_ihfft"
     axis, n, norm = _dim(op, input, dim), _length(op, n), _norm(op, norm)
@@ -380,8 +380,8 @@ def fft_ihfft2(input, s=None, dim=(-2, -1), norm=None):
     Example::
 
         >>> fjax.fft.ihfft2(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
-        tensor([[ 2.5-0.j, -0.5-0.j],
-                [-1.0-0.j,  0.0-0.j]], dtype=fjax.complex64)
+        tensor([[ 2.5000-0.j, -0.5000-0.j],
+                [-1.0000-0.j,  0.0000-0.j]], dtype=fjax.complex64)
     """
     dims, sizes = _plan("fft_ihfft2", input, s, dim, at_least_one=True)
     x = _to_real("fft_ihfft2", input)
@@ -412,8 +412,8 @@ def fft_ihfftn(input, s=None, dim=None, norm=None):
     Example::
 
         >>> fjax.fft.ihfftn(fjax.tensor([[1.0, 2.0], [3.0, 4.0]]))
-        tensor([[ 2.5-0.j, -0.5-0.j],
-                [-1.0-0.j,  0.0-0.j]], dtype=fjax.complex64)
+        tensor([[ 2.5000-0.j, -0.5000-0.j],
+                [-1.0000-0.j,  0.0000-0.j]], dtype=fjax.complex64)
     """
     dims, sizes = _plan("fft_ihfftn", input, s, dim, at_least_one=True)
     x = _to_real("fft_ihfftn", input)

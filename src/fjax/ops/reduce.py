@@ -526,7 +526,7 @@ def median(input, dim=None, keepdim=False):
         tensor(2., dtype=fjax.float32)
         >>> fjax.tensor([[1.0, 5.0, 3.0], [2.0, float('nan'), 0.0]]).median(dim=1)
         fjax.return_types.median(
-        values=tensor([ 3., nan], dtype=fjax.float32),
+        values=tensor([3., nan], dtype=fjax.float32),
         indices=tensor([2, 1], dtype=fjax.int64))
     """
     return _median("median", input, dim, keepdim, False)

@@ -55,7 +55,7 @@ def log(input):
     Example::
 
         >>> fjax.log(fjax.tensor([1.0, 0.0, -1.0]))
-        tensor([  0., -inf,  nan], dtype=fjax.float32)
+        tensor([0., -inf, nan], dtype=fjax.float32)
         >>> fjax.log(fjax.tensor([1, 10]))
         tensor([0.0000, 2.3026], dtype=fjax.float32)
     """
@@ -87,7 +87,7 @@ def log10(input):
     Example::
 
         >>> fjax.log10(fjax.tensor([1.0, 100.0, 0.0]))
-        tensor([  0.,   2., -inf], dtype=fjax.float32)
+        tensor([0., 2., -inf], dtype=fjax.float32)
     """
     return jnp.log10(to_float(input))
 

@@ -689,8 +689,8 @@ class Transformer(Module):
         Example::
 
             >>> nn.Transformer.generate_square_subsequent_mask(3)
-            tensor([[  0., -inf, -inf],
-                    [  0.,   0., -inf],
-                    [  0.,   0.,   0.]], dtype=fjax.float32)
+            tensor([[0., -inf, -inf],
+                    [0., 0., -inf],
+                    [0., 0., 0.]], dtype=fjax.float32)
         """
         return _F.triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
