@@ -245,12 +245,21 @@ def test_misc_settings():
         fjax.set_warn_always(False)
     assert not fjax.is_warn_always_enabled()
     assert not any(getattr(f[3], "pattern", "") == r"fjax(\.|$)" for f in warnings.filters)
-    fjax.set_default_tensor_type(fjax.FloatTensor)
-    fjax.set_default_tensor_type("torch.FloatTensor")
-    with pytest.raises(NotImplementedError, match="set_default_tensor_type"):
-        fjax.set_default_tensor_type(fjax.DoubleTensor)
+    try:
+        for name in ("DoubleTensor", "HalfTensor", "FloatTensor"):
+            fjax.set_default_tensor_type(getattr(fjax, name))
+            torch.set_default_tensor_type(getattr(torch, name))
+            assert fjax.get_default_dtype().name == _name(torch.get_default_dtype())
+            assert fjax.tensor([1.5]).dtype.name == _name(torch.tensor([1.5]).dtype)
+        fjax.set_default_tensor_type("torch.DoubleTensor")
+        assert fjax.get_default_dtype() == fjax.float64
+    finally:
+        fjax.set_default_tensor_type("torch.FloatTensor")
+        torch.set_default_dtype(torch.float32)
     with pytest.raises(TypeError):
         fjax.set_default_tensor_type(fjax.LongTensor)
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        fjax.set_default_tensor_type("torch.cuda.FloatTensor")
 
 
 def test_default_device():

@@ -376,16 +376,18 @@ def get_default_device():
 
 def set_default_tensor_type(t, /) -> None:
     """Set the default floating tensor type (torch.set_default_tensor_type, deprecated in
-    torch). fjax's default dtype is float32, fixed, so ``fjax.FloatTensor`` (or its name, e.g.
-    ``"torch.FloatTensor"``) is accepted and any other type raises NotImplementedError.
+    torch): ``set_default_dtype`` of the type's dtype, e.g. ``fjax.DoubleTensor`` (or its name,
+    ``"torch.DoubleTensor"``) makes float64 the default. CUDA types (``"torch.cuda.FloatTensor"``)
+    raise NotImplementedError: use ``set_default_device``.
 
     Args:
         t: a floating typed-tensor class or its name.
 
     Example:
-        >>> fjax.set_default_tensor_type(fjax.FloatTensor)
+        >>> fjax.set_default_tensor_type(fjax.DoubleTensor)
         >>> fjax.get_default_dtype()
-        fjax.float32
+        fjax.float64
+        >>> fjax.set_default_tensor_type("torch.FloatTensor")
     """
     from ._legacy import dtype_of
 
@@ -400,10 +402,7 @@ def set_default_tensor_type(t, /) -> None:
         raise TypeError(
             f"set_default_tensor_type: only floating-point types are supported as the default type, got {t!r}"
         )
-    if dtype != _dt.float32:
-        raise NotImplementedError(
-            f"set_default_tensor_type: {t!r} is not supported; fjax's default dtype is float32, fixed"
-        )
+    _dt.set_default_dtype(dtype)
 
 
 def get_device_module(device=None):
