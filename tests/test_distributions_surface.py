@@ -679,3 +679,50 @@ def test_rsample_gradients():
     np.testing.assert_allclose(_np(y.sum(-1)), np.ones(4), rtol=1e-5)
     (y[:, 0]).sum().backward()
     assert logits.grad is not None
+
+
+# -- KL divergence ------------------------------------------------------------------------------------
+def _lowrank(r):
+    return {"loc": _real(r, (3, 4)), "cov_factor": _real(r, (3, 4, 2)), "cov_diag": _pos(r, (4,))}
+
+
+def _mvn(r):
+    a = _real(r, (3, 4, 4))
+    tril = (np.tril(a, -1) + np.eye(4) * r.uniform(0.5, 2.0, (3, 4, 1))).astype(D)
+    return {"loc": _real(r, (3, 4)), "scale_tril": tril}
+
+
+KL_PAIRS = [
+    ("Cauchy", "Cauchy", lambda r: {"loc": _real(r, B), "scale": _pos(r, B)}, None),
+    ("Gumbel", "Gumbel", lambda r: {"loc": _real(r, B), "scale": _pos(r, B)}, None),
+    ("Geometric", "Geometric", lambda r: {"probs": _unit(r, B)}, None),
+    ("HalfNormal", "HalfNormal", lambda r: {"scale": _pos(r, B)}, None),
+    ("Pareto", "Pareto", lambda r: {"scale": _pos(r, B), "alpha": _pos(r, B)}, None),
+    ("ContinuousBernoulli", "ContinuousBernoulli", lambda r: {"probs": _unit(r, B)}, None),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal", _lowrank, None),
+    ("MultivariateNormal", "LowRankMultivariateNormal", _mvn, _lowrank),
+    ("LowRankMultivariateNormal", "MultivariateNormal", _lowrank, _mvn),
+]
+
+
+@pytest.mark.parametrize("p_name,q_name,p_params,q_params", KL_PAIRS, ids=[f"{p[0]}-{p[1]}" for p in KL_PAIRS])
+def test_kl_divergence(p_name, q_name, p_params, q_params):
+    """KL(p || q) and its gradients in both distributions' parameters equal torch's."""
+    rng = _rng(500 + [f"{p[0]}-{p[1]}" for p in KL_PAIRS].index(f"{p_name}-{q_name}"))
+    pp, qp = p_params(rng), (q_params or p_params)(rng)
+    out = {}
+    for lib in (fjax, torch):
+        p, p_leaves = _make(lib, Case(p_name, None, None), pp)
+        q, q_leaves = _make(lib, Case(q_name, None, None), qp)
+        kl = (FD if lib is fjax else TD).kl_divergence(p, q)
+        w = _rng(501).standard_normal(tuple(kl.shape)).astype(D)
+        (kl * _tensor(lib, w)).sum().backward()
+        out[lib] = (
+            kl,
+            {**{f"p.{k}": v.grad for k, v in p_leaves.items()}, **{f"q.{k}": v.grad for k, v in q_leaves.items()}},
+        )
+    (fkl, fgrads), (tkl, tgrads) = out[fjax], out[torch]
+    _close(fkl, tkl, f"KL({p_name} || {q_name})", 10)
+    assert fgrads.keys() == tgrads.keys()
+    for k in tgrads:
+        _close(fgrads[k], tgrads[k], f"KL({p_name} || {q_name}) grad of {k}", 100)

@@ -7,6 +7,7 @@ import math
 import warnings
 from functools import total_ordering
 
+from .. import autograd
 from ..dispatch import functions as _f
 from ..nn import functional as F
 from ..tensor import Tensor
@@ -14,19 +15,27 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _tril_solve
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost, _traced
+from .utils import _sum_rightmost, _traced, euler_constant
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -243,3 +252,119 @@ def _kl_transformed_transformed(p, q):
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     return _f.where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+def _batch_trace_XXT(bmat):  # noqa: N802 - torch's name
+    """The trace of ``X @ X.mT`` for each matrix ``X`` in the batch."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot be computed "
+            "using Bregman divergences"
+        )
+    p_nparams = [n.detach().requires_grad_() for n in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+def _check_event_shapes(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two (Low Rank) Multivariate Normals with different event shapes cannot be computed"
+        )
+
+
+def _lowrank_q_terms(p, q):
+    """``log det`` of q's covariance, q's Mahalanobis term at p's mean, and ``A`` with
+    ``inv(q.cov) = inv(qD) - A.mT @ A``."""
+    qW, qD, qL = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    logdet = _batch_lowrank_logdet(qW, qD, qL)
+    mahalanobis = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qL)
+    A = _tril_solve(qL, qW.mT / qD.unsqueeze(-2))
+    return logdet, mahalanobis, A
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q)
+    q_logdet, term3, A = _lowrank_q_terms(p, q)
+    pW, pD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    term1 = q_logdet - _batch_lowrank_logdet(pW, pD, p._capacitance_tril)
+    qD = q._unbroadcasted_cov_diag
+    term21 = (pD / qD).sum(-1)
+    term22 = _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A @ pW)
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q)
+    q_logdet, term3, A = _lowrank_q_terms(p, q)
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = q_logdet - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term21 = _batch_trace_XXT(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(A @ p_tril)
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q)
+    q_tril = q._unbroadcasted_scale_tril
+    pW, pD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    term1 = 2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(pW, pD, p._capacitance_tril)
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    term21 = _batch_trace_XXT(_tril_solve(q_tril, pW))
+    term22 = _batch_trace_XXT(_tril_solve(q_tril, pD.sqrt().diag_embed()))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _f.where(p.scale < q.scale, math.inf, result)
