@@ -8,9 +8,11 @@ from ...creation import empty
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
+from ..init import constant_, xavier_normal_, xavier_uniform_  # noqa: F401 - torch's module namespace
 from ..module import Module
 from ..parameter import Parameter
 from ._utils import module_error
+from .linear import NonDynamicallyQuantizableLinear  # noqa: F401 - at torch.nn.modules.activation, as torch
 from .transformer import MultiheadAttention  # noqa: F401 - at torch.nn.modules.activation, as torch
 
 

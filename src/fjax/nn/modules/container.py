@@ -2,9 +2,13 @@
 deprecated ``Container``."""
 
 import warnings
+from typing import TypeVar
 
 from ..containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ..module import Module
+from ..parameter import Parameter
+
+T = TypeVar("T", bound=Module)
 
 
 class Container(Module):
@@ -36,4 +40,14 @@ class Container(Module):
             self.add_module(key, value)
 
 
-__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = [
+    "Container",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "Parameter",
+    "ParameterDict",
+    "ParameterList",
+    "Sequential",
+    "T",
+]

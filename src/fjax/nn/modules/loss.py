@@ -7,7 +7,9 @@ import math
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
+from .distance import PairwiseDistance  # noqa: F401 - torch's module namespace
 from .linear import Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401 - torch's module namespace
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:

@@ -6,7 +6,7 @@ import numbers
 
 from ...creation import empty, ones, tensor, zeros
 from ...dtypes import int64
-from ...tensor import Tensor
+from ...tensor import Size, Tensor  # noqa: F401 - Size: torch's module namespace
 from .. import functional as F
 from .. import init
 from ..module import Module

@@ -26,6 +26,31 @@ from ._utils import module_error
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
+def apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
+    """Deprecated (as in torch): ``tensor.index_select(dim, permutation)``, reordering a batch of
+    hidden states.
+
+    Args:
+        tensor: the tensor to reorder.
+        permutation: the 1-d index order.
+        dim: the dimension reordered (default 1).
+
+    Example:
+        >>> import warnings
+        >>> from fjax.nn.modules.rnn import apply_permutation
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     apply_permutation(fjax.tensor([[1.0, 2.0, 3.0]]), fjax.tensor([2, 0, 1]))
+        tensor([[3., 1., 2.]], dtype=fjax.float32)
+    """
+    warnings.warn(
+        "`apply_permutation` is deprecated, please use `tensor.index_select(dim, permutation)` instead",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return tensor.index_select(dim, permutation)
+
+
 class RNNBase(Module):
     """Shared constructor, parameters and layer loop of :class:`RNN`, :class:`LSTM`, :class:`GRU`.
 

@@ -14,6 +14,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..containers import ModuleList
+from ..init import xavier_uniform_  # noqa: F401 - torch's module namespace
 from ..module import Module
 from ..parameter import Parameter
 from ._utils import module_error
