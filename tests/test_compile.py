@@ -201,3 +201,19 @@ def test_gpt_script_calling_torch_compile_runs_under_mock_torch(tmp_path, monkey
         got = fj["main"]()
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert want[0] != want[-1]
+
+
+def test_recompile_limit_falls_back_to_eager_or_raises():
+    def f(x):
+        return x * 2
+
+    g = fjax.compile(f, recompile_limit=2, name="double")
+    g(fjax.ones(1)), g(fjax.ones(2)), g(fjax.ones(2))  # two signatures: compiled
+    with pytest.warns(UserWarning, match=r"fjax.compile\(double\): recompile_limit \(2\)"):
+        assert fjax.equal(g(fjax.ones(3)), fjax.full((3,), 2.0))
+    h = fjax.compile(f, recompile_limit=1, fullgraph=True)
+    h(fjax.ones(1))
+    with pytest.raises(fjax.compiler.FailOnRecompileLimitHit):
+        h(fjax.ones(2))
+    with pytest.raises(NotImplementedError, match="shapes_spec"):
+        fjax.compile(f, shapes_spec={"x": (None,)})

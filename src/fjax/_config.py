@@ -58,11 +58,59 @@ class _Config:
         for listener in self._cache_size_listeners:
             listener(n)
 
+    @property
+    def compilation_cache(self) -> str | None:
+        """The folder of JAX's persistent compilation cache, where every XLA program fjax compiles
+        (eager kernels too) is kept across processes, so a script's second run does not compile
+        again; None when off. On by default in ``$XDG_CACHE_HOME/fjax/xla`` (``~/.cache/fjax/xla``),
+        bounded by ``FJAX_COMPILATION_CACHE_MAX_BYTES`` (default 4 GiB; JAX drops the least recently
+        used programs beyond it). ``FJAX_COMPILATION_CACHE=/path`` moves it, ``=0`` turns it off;
+        setting this attribute to a path or None does the same from code. A folder set through
+        ``jax.config.update("jax_compilation_cache_dir", ...)`` before fjax is imported is kept."""
+        import jax
+
+        return jax.config.jax_compilation_cache_dir if jax.config.jax_enable_compilation_cache else None
+
+    @compilation_cache.setter
+    def compilation_cache(self, path: str | None) -> None:
+        import jax
+
+        if path is None:
+            jax.config.update("jax_enable_compilation_cache", False)
+            return
+        os.makedirs(path, exist_ok=True)
+        jax.config.update("jax_enable_compilation_cache", True)
+        jax.config.update("jax_compilation_cache_dir", str(path))
+
     def __repr__(self):
         return (
             f"fjax.config(eager_cache_size={self.eager_cache_size}, log_compiles={self.log_compiles}, "
-            f"graph_index_checks={self.graph_index_checks})"
+            f"graph_index_checks={self.graph_index_checks}, compilation_cache={self.compilation_cache!r})"
         )
 
 
+def _default_compilation_cache() -> None:
+    """At import: JAX's persistent compilation cache on, unless the environment or an earlier
+    ``jax.config`` setting says otherwise. Eager kernels compile in ~10-50 ms each, so programs
+    are kept from 10 ms of compile time up (JAX's default, 1 s, would keep none of them)."""
+    import jax
+
+    setting = os.environ.get("FJAX_COMPILATION_CACHE", "")
+    if setting.strip().lower() in ("0", "off", "false", "no"):
+        config.compilation_cache = None
+        return
+    if jax.config.jax_compilation_cache_dir is None or setting:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        try:
+            config.compilation_cache = setting or os.path.join(base, "fjax", "xla")
+        except OSError:  # a read-only home: no cache, as before
+            return
+        if jax.config.jax_persistent_cache_min_compile_time_secs >= 1.0:  # JAX's default: not the user's
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.01)
+    if jax.config.jax_compilation_cache_max_size == -1:
+        limit = os.environ.get("FJAX_COMPILATION_CACHE_MAX_BYTES", str(4 << 30))
+        jax.config.update("jax_compilation_cache_max_size", int(limit))
+
+
 config = _Config()
+_default_compilation_cache()

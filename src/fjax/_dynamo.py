@@ -1,7 +1,7 @@
 """The part of ``torch._dynamo`` programs touch, over ``fjax.compile`` (see ``fjax.compiler``).
 
 ``torch._dynamo.config`` takes any setting (``suppress_errors``, ``cache_size_limit``, ...) and
-keeps it; fjax's compiler reads none of them, since XLA compiles whole traced programs.
+keeps it; fjax's compiler reads only ``recompile_limit``, since XLA compiles whole traced programs.
 """
 
 from __future__ import annotations
@@ -21,10 +21,13 @@ __all__ = [
 
 
 class _Config:
-    """``torch._dynamo.config``: settings are kept, and read back, but do not change fjax's compiler."""
+    """``torch._dynamo.config``: settings are kept and read back; fjax's compiler reads
+    ``recompile_limit`` (the default of ``fjax.compile``'s), no other."""
 
     def __init__(self):
-        self.__dict__.update(suppress_errors=False, cache_size_limit=8, verbose=False, optimize_ddp=True)
+        self.__dict__.update(
+            suppress_errors=False, recompile_limit=8, cache_size_limit=8, verbose=False, optimize_ddp=True
+        )
 
 
 config = _Config()

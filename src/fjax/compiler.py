@@ -28,7 +28,17 @@ from .errors import OpError
 from .nn import Module
 from .tensor import _GENERATIONS, Storage, Tensor
 
-__all__ = ["OptimizedModule", "allow_in_graph", "assume_constant_result", "compile", "disable", "is_compiling", "reset"]
+__all__ = [
+    "FailOnRecompileLimitHit",
+    "GraphBreak",
+    "OptimizedModule",
+    "allow_in_graph",
+    "assume_constant_result",
+    "compile",
+    "disable",
+    "is_compiling",
+    "reset",
+]
 
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs", "xla", "openxla", "jax")
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -38,6 +48,10 @@ _state = {"compiling": 0, "epoch": 0}
 
 class GraphBreak(RuntimeError):
     """``fullgraph=True`` and the function has Python that cannot be traced (names the line)."""
+
+
+class FailOnRecompileLimitHit(RuntimeError):
+    """``fullgraph=True`` and a new input signature would pass the recompile limit."""
 
 
 def _user_line(err: BaseException) -> str:
@@ -59,9 +73,11 @@ def _user_line(err: BaseException) -> str:
 class _Compiled:
     """The compiled callable ``fjax.compile`` returns for a function (or a module's call)."""
 
-    def __init__(self, fn: Callable, fullgraph: bool, dynamic, name: str):
+    def __init__(self, fn: Callable, fullgraph: bool, dynamic, name: str, recompile_limit: int | None = None):
         self.fn, self.fullgraph, self.dynamic, self.name = fn, fullgraph, dynamic, name
-        self.eager_reason: str | None = None  # set at the first graph break
+        self.recompile_limit = recompile_limit
+        self.signatures: set = set()  # the input signatures compiled so far
+        self.eager_reason: str | None = None  # set at the first graph break or past the recompile limit
         self.epoch = _state["epoch"]
         functools.update_wrapper(self, fn, updated=())
 
@@ -71,10 +87,13 @@ class _Compiled:
     def __call__(self, *args, **kwargs):
         if self.epoch != _state["epoch"]:  # fjax.compiler.reset()
             self.eager_reason, self.epoch = None, _state["epoch"]
+            self.signatures.clear()
         if self.eager_reason is not None or trace_state.depth:
             return self.fn(*args, **kwargs)  # inside another trace the function is simply traced
         try:
             return self._run(args, kwargs)
+        except _Eager:
+            return self.fn(*args, **kwargs)
         except (OpError, TypeError, RuntimeError, ValueError) as err:
             if not _is_break(err):
                 raise
@@ -114,6 +133,7 @@ class _Compiled:
 
         where = f"fjax.compile({self.name})"
         avals = [_program.aval(t) for t in inputs]
+        self._count((tree, statics, *avals))
         _state["compiling"] += 1
         try:
             result = pipeline.trace(
@@ -131,6 +151,30 @@ class _Compiled:
             _write_back(obj, t._data)
         it = iter(outs[:n])
         return tree_util.tree_unflatten(out_tree, [next(it) if s is None else s for s in out_static])
+
+    def _count(self, signature) -> None:
+        """torch's recompile limit: past it the function runs eagerly (raises with fullgraph)."""
+        try:
+            hash(signature)
+        except TypeError:
+            return
+        if signature in self.signatures:
+            return
+        from . import _dynamo
+
+        limit = _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+        if len(self.signatures) >= limit:
+            text = f"fjax.compile({self.name}): recompile_limit ({limit}) reached by a new input signature"
+            if self.fullgraph:
+                raise FailOnRecompileLimitHit(text)
+            self.eager_reason = text
+            warnings.warn(f"{text}; the function runs eagerly from now on", UserWarning, stacklevel=4)
+            raise _Eager
+        self.signatures.add(signature)
+
+
+class _Eager(Exception):
+    """Raised inside ``_run``: run this call (and later ones) eagerly."""
 
 
 def _apply(program_fn, *xs):
@@ -180,10 +224,14 @@ def compile(  # noqa: A001 - torch's name
     *,
     fullgraph: bool = False,
     dynamic: bool | None = None,
-    backend: str | Callable = "inductor",
+    backend: str | Callable | None = None,
     mode: str | None = None,
     options: dict | None = None,
+    name: str | None = None,
     disable: bool = False,
+    recompile_limit: int | None = None,
+    isolate_recompiles: bool = False,
+    shapes_spec: Any = None,
 ):
     """Compile a function or module to one XLA program per input signature (``torch.compile``).
 
@@ -198,12 +246,19 @@ def compile(  # noqa: A001 - torch's name
         fullgraph: raise at a graph break instead of falling back to eager.
         dynamic: accepted for torch's signature; XLA compiles one program per input shape (see
             ``fjax.config`` for bucketed shapes).
-        backend: torch's backend name (``"inductor"``, ``"eager"``, ``"aot_eager"``, ...): every
-            backend compiles with XLA, except ``"eager"``, which runs the code uncompiled. A
+        backend: torch's backend name (None: ``"inductor"``; ``"eager"``, ``"aot_eager"``, ...):
+            every backend compiles with XLA, except ``"eager"``, which runs the code uncompiled. A
             callable backend raises NotImplementedError.
         mode: torch's mode name; all compile the same XLA program.
         options: torch's inductor options; accepted and ignored (XLA decides).
+        name: the name warnings and errors give the compiled region (default: the function's).
         disable: return ``model`` unchanged.
+        recompile_limit: how many input signatures (shapes, dtypes, Python values) are compiled
+            before the function runs eagerly (``fullgraph=True``: raises FailOnRecompileLimitHit);
+            default ``torch._dynamo.config.recompile_limit`` (8).
+        isolate_recompiles: accepted for torch's signature: each ``fjax.compile`` call counts its
+            own recompiles.
+        shapes_spec: only None (torch's experimental shape specifications are not supported).
 
     Example:
         >>> net = nn.Linear(3, 2)
@@ -215,6 +270,9 @@ def compile(  # noqa: A001 - torch's name
         >>> net.weight.grad.shape
         fjax.Size([2, 3])
     """
+    if shapes_spec is not None:
+        raise NotImplementedError("fjax.compile: shapes_spec is not supported (fjax compiles one program per shape)")
+    backend = "inductor" if backend is None else backend
     if callable(backend) and not isinstance(backend, str):
         raise NotImplementedError("fjax.compile: a callable backend is not supported (fjax compiles with XLA)")
     if backend not in _BACKENDS:
@@ -225,15 +283,24 @@ def compile(  # noqa: A001 - torch's name
         raise RuntimeError("fjax.compile: either mode or options can be specified, but both can't be specified")
     if model is None:
         return lambda m: compile(
-            m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable
+            m,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            name=name,
+            disable=disable,
+            recompile_limit=recompile_limit,
         )
     if not callable(model):
         raise TypeError(f"fjax.compile: expected a function or nn.Module, got {type(model).__name__}")
     if disable or backend == "eager":
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph, dynamic)
-    return _Compiled(model, fullgraph, dynamic, getattr(model, "__qualname__", type(model).__name__))
+        return OptimizedModule(model, fullgraph, dynamic, name=name, recompile_limit=recompile_limit)
+    name = name or getattr(model, "__qualname__", type(model).__name__)
+    return _Compiled(model, fullgraph, dynamic, name, recompile_limit)
 
 
 class OptimizedModule(Module):
@@ -241,10 +308,11 @@ class OptimizedModule(Module):
     parameters it shares, so its ``state_dict`` keys start with ``_orig_mod.`` as torch's) as one
     compiled program; other attributes are the original's."""
 
-    def __init__(self, mod: Module, fullgraph: bool = False, dynamic=None):
+    def __init__(self, mod: Module, fullgraph: bool = False, dynamic=None, name=None, recompile_limit=None):
         super().__init__()
         self._orig_mod = mod
-        self.__dict__["_compiled_call"] = _Compiled(mod, fullgraph, dynamic, type(mod).__name__)
+        compiled = _Compiled(mod, fullgraph, dynamic, name or type(mod).__name__, recompile_limit)
+        self.__dict__["_compiled_call"] = compiled
 
     def forward(self, *args, **kwargs):
         return self.__dict__["_compiled_call"](*args, **kwargs)
