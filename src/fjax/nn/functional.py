@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from ..autograd.grad_mode import no_grad
+from ..creation import arange as _arange
 from ..creation import empty_like as _empty_like
 from ..creation import full as _full
 from ..creation import tensor as _tensor
@@ -1405,3 +1406,66 @@ def multi_head_attention_forward(
     if average_attn_weights:
         weights = weights.mean(dim=1)
     return out, weights if batched else weights.squeeze(0)
+
+
+def grouped_mm(
+    mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None, bias: Tensor | None = None, out_dtype=None
+) -> Tensor:
+    """Grouped matrix multiply (Mixture-of-Experts layers): one matmul per group, the groups
+    either a leading dim of both operands or jagged slices of a 2-d one delimited by ``offs``.
+
+    - ``(G, M, K) @ (G, K, N)`` (``offs`` None): a batched matmul, ``(G, M, N)``.
+    - ``(M, K) @ (G, K, N)``: rows ``offs[g-1]:offs[g]`` of ``mat_a`` use ``mat_b[g]``, ``(M, N)``
+      (rows past ``offs[-1]`` are 0).
+    - ``(M, K) @ (K, N)``: ``mat_a[:, s:e] @ mat_b[s:e]`` per group's slice of ``K``, ``(G, M, N)``.
+
+    fjax computes each group's product densely and masks it (XLA's CPU has no grouped GEMM).
+
+    Args:
+        mat_a: the left operand, 2-d or 3-d.
+        mat_b: the right operand, 2-d or 3-d.
+        offs: 1-d increasing int32 ends of the groups along the jagged dim of a 2-d operand.
+        bias: not supported (raises NotImplementedError, as torch's "Bias not supported yet").
+        out_dtype: the result's dtype (default None: the inputs').
+
+    Example::
+
+        >>> a = fjax.ones(3, 2)
+        >>> b = fjax.stack([fjax.ones(2, 2), 2 * fjax.ones(2, 2)])
+        >>> F.grouped_mm(a, b, offs=fjax.tensor([1, 3], dtype=fjax.int32))
+        tensor([[2., 2.],
+                [4., 4.],
+                [4., 4.]], dtype=fjax.float32)
+    """
+    if bias is not None:
+        raise NotImplementedError("grouped_mm: bias (torch: 'Bias not supported yet')")
+    if mat_a.ndim not in (2, 3) or mat_b.ndim not in (2, 3):
+        raise ValueError(f"grouped_mm: expected 2-d or 3-d operands, got {tuple(mat_a.shape)} and {tuple(mat_b.shape)}")
+    if mat_a.shape[-1] != mat_b.shape[-2]:
+        raise ValueError(
+            f"grouped_mm: contraction dims differ: {tuple(mat_a.shape)} @ {tuple(mat_b.shape)} "
+            f"({mat_a.shape[-1]} != {mat_b.shape[-2]})"
+        )
+    if (mat_a.ndim == 2 or mat_b.ndim == 2) != (offs is not None):
+        raise ValueError("grouped_mm: offs must be given exactly when an operand is 2-d")
+    if offs is not None and (offs.ndim != 1 or offs.is_floating_point()):
+        raise ValueError(f"grouped_mm: offs must be a 1-d integer tensor, got {tuple(offs.shape)} {offs.dtype}")
+    if mat_a.ndim == 3 and mat_b.ndim == 3:
+        if mat_a.shape[0] != mat_b.shape[0]:
+            raise ValueError(f"grouped_mm: group counts differ: {tuple(mat_a.shape)} and {tuple(mat_b.shape)}")
+        out = mat_a @ mat_b
+    elif mat_a.ndim == 2 and mat_b.ndim == 3:
+        if offs.shape[0] != mat_b.shape[0]:
+            raise ValueError(f"grouped_mm: offs has {offs.shape[0]} groups, mat_b {mat_b.shape[0]}")
+        rows = _arange(mat_a.shape[0], device=mat_a.device).unsqueeze(1)
+        group = (rows >= offs.unsqueeze(0)).sum(1, keepdim=True)  # each row's group; G past offs[-1]
+        out = _zeros_like(mat_a[:, :1]) * mat_b[0, :1]
+        for g in range(mat_b.shape[0]):
+            out = _F.where(group == g, mat_a @ mat_b[g], out)
+    elif mat_a.ndim == 2:
+        ks = _arange(mat_a.shape[1], device=mat_a.device).unsqueeze(1)
+        group = (ks >= offs.unsqueeze(0)).sum(1)  # each K index's group
+        out = _F.stack([(mat_a * (group == g).to(mat_a.dtype)) @ mat_b for g in range(offs.shape[0])])
+    else:
+        raise NotImplementedError("grouped_mm: a 3-d mat_a with a 2-d mat_b")
+    return out if out_dtype is None else out.to(out_dtype)
