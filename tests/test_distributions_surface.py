@@ -361,6 +361,39 @@ def test_against_torch(case):
     _close(fje.log_prob(_tensor(fjax, value)), the.log_prob(_tensor(torch, value)), f"{case.name} expanded", case.scale)
 
 
+def test_lkj_cholesky_against_torch():
+    """log_prob and its gradient in the concentration equal torch's; draws are correlation
+    Cholesky factors whose correlations have the spread of torch's draws."""
+    rng = _rng(310)
+    conc = _pos(rng, (3,), 0.3, 3.0)
+    value = np.stack([_corr_cholesky(rng, (3, 4, 4)) for _ in range(2)])
+    fc, tc = fjax.tensor(conc, requires_grad=True), torch.from_numpy(conc).requires_grad_()
+    fd, td = FD.LKJCholesky(4, fc), TD.LKJCholesky(4, tc)
+    assert fd.batch_shape == tuple(td.batch_shape) and fd.event_shape == tuple(td.event_shape)
+    fl, tl = fd.log_prob(fjax.tensor(value)), td.log_prob(torch.from_numpy(value))
+    _close(fl, tl, "LKJCholesky log_prob", 10)
+    fl.sum().backward()
+    tl.sum().backward()
+    _close(fc.grad, tc.grad, "LKJCholesky grad of concentration", 100)
+    _close(
+        fd.expand((2, 3)).log_prob(fjax.tensor(value)), td.expand((2, 3)).log_prob(torch.from_numpy(value)), "expand"
+    )
+    eta = fjax.tensor([0.5, 3.0])
+    fjax.manual_seed(5)
+    x = FD.LKJCholesky(3, eta).sample((N // 4,))
+    assert x.shape == (N // 4, 2, 3, 3) and bool(FD.constraints.corr_cholesky.check(x).all())
+    corr = _np(x @ x.mT).astype(np.float64)
+    np.testing.assert_allclose(corr[..., 1, 0].var(0), 1 / (2 * _np(eta) + 2), rtol=0.1)
+    torch.manual_seed(SEED % 2**31)
+    t = TD.LKJCholesky(3, torch.tensor([0.5, 3.0])).sample((N // 4,))
+    t_corr = (t @ t.mT).double().numpy()
+    for i, j in ((1, 0), (2, 0), (2, 1)):  # torch's onion draws, whose (2, 0) marginal is wider than LKJ's
+        np.testing.assert_allclose(corr[..., i, j].var(0), t_corr[..., i, j].var(0), rtol=0.1, err_msg=f"{i},{j}")
+        np.testing.assert_allclose(corr[..., i, j].mean(0), 0.0, atol=0.03)
+    with pytest.raises(ValueError, match="dim"):
+        FD.LKJCholesky(1)
+
+
 # -- transforms -------------------------------------------------------------------------------------
 def _transform_cases(lib, rng):
     """name -> (transform, x) with the same parameters in fjax (``lib=fjax``) and torch."""
