@@ -54,6 +54,8 @@ class Node:
         self.retained = None
         self.eager = eager  # device transfers, one-off functions: their VJP runs without jit
 
+    raw_cts = False  # True: apply() gets None for outputs without a cotangent (custom Functions)
+
     @property
     def multi(self) -> bool:
         return isinstance(self.out_avals, list)
@@ -191,7 +193,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
             for i, ct in enumerate(cts):
                 for j in wanted.get(("node", id(node), i), ()):
                     found[j] = _conj(ct)
-        if node.multi:
+        if node.multi and not node.raw_cts:
             cts = [_zeros(a) if c is None else c for c, a in zip(cts, node.out_avals)]
         if _pstate.on:
             with span(f"{node.name}Backward", "backward"):

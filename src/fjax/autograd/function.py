@@ -36,6 +36,9 @@ class FunctionCtx:
     def __init__(self, needs_input_grad):
         self.needs_input_grad = needs_input_grad
         self.saved_tensors = ()
+        self.materialize_grads = True
+        self._non_differentiable = ()
+        self._dirty = ()
 
     def save_for_backward(self, *tensors):
         """Keep ``tensors`` for ``backward``, which reads them as ``ctx.saved_tensors``.
@@ -59,7 +62,98 @@ class FunctionCtx:
             >>> a.grad, b.grad
             (tensor([5.], dtype=fjax.float32), tensor([2.], dtype=fjax.float32))
         """
+        from ..tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}"
+                )
         self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Mark outputs of ``forward`` as non-differentiable, as torch: they come out with
+        ``requires_grad=False`` and no ``grad_fn``, and ``backward`` receives zeros for them (None
+        after ``set_materialize_grads(False)``).
+
+        Args:
+            tensors: outputs of ``forward`` (the same tensor objects it returns).
+
+        Example:
+            >>> class SortOut(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         idx = x.argsort()
+            ...         ctx.mark_non_differentiable(idx)
+            ...         return x * 2, idx
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g, g_idx):
+            ...         return g * 2
+            >>> x = fjax.tensor([3.0, 1.0], requires_grad=True)
+            >>> y, idx = SortOut.apply(x)
+            >>> idx.requires_grad, y.requires_grad
+            (False, True)
+        """
+        self._non_differentiable = self._non_differentiable + tensors
+
+    def mark_dirty(self, *tensors):
+        """Mark inputs that ``forward`` modified in place, as torch: returned as outputs, the same
+        tensor objects then carry this Function's ``grad_fn`` and their version counter moves on.
+
+        Args:
+            tensors: the inputs ``forward`` wrote in place (and returns).
+
+        Example:
+            >>> class Double_(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         x.mul_(2)
+            ...         ctx.mark_dirty(x)
+            ...         return x
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return g * 2
+            >>> a = fjax.ones(2, requires_grad=True)
+            >>> b = a.clone()
+            >>> Double_.apply(b) is b
+            True
+            >>> b.sum().backward()
+            >>> a.grad
+            tensor([2., 2.], dtype=fjax.float32)
+        """
+        self._dirty = self._dirty + tensors
+
+    def set_materialize_grads(self, value: bool):
+        """Whether ``backward`` gets zeros (True, the default, as torch) or None for the gradients
+        of outputs that nothing differentiated.
+
+        Args:
+            value: False passes None for those gradients.
+
+        Example:
+            >>> class Two(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         ctx.set_materialize_grads(False)
+            ...         return x * 2, x * 3
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, ga, gb):
+            ...         return (ga * 2 if ga is not None else 0) + (gb * 3 if gb is not None else 0)
+            >>> x = fjax.ones(2, requires_grad=True)
+            >>> a, b = Two.apply(x)
+            >>> b.sum().backward()
+            >>> x.grad
+            tensor([3., 3.], dtype=fjax.float32)
+        """
+        self.materialize_grads = bool(value)
+
+    def _is_data_valid(self) -> bool:
+        """OneFlow's check that the ctx still holds what ``forward`` saved (False once a backward
+        without ``retain_graph`` freed it)."""
+        return self.saved_tensors is not None
 
 
 def _backward(cls, ctx, cts, n_args: int) -> tuple:
@@ -69,12 +163,12 @@ def _backward(cls, ctx, cts, n_args: int) -> tuple:
     follow JAX's: complex ones are conjugated on the way in and out (``engine._conj``)."""
     from ..tensor import Tensor
 
-    grads = cls.backward(ctx, *[Tensor._wrap(_conj(c)) for c in cts])
+    grads = cls.backward(ctx, *[None if c is None else Tensor._wrap(_conj(c)) for c in cts])
     grads = grads if isinstance(grads, tuple) else (grads,)
     if len(grads) != n_args:
         raise RuntimeError(
-            f"{cls.__name__}.backward returned {len(grads)} gradients; expected {n_args} "
-            "(one per forward argument, None for non-tensors)"
+            f"function {cls.__name__}Backward returned an incorrect number of gradients (expected {n_args}, "
+            f"got {len(grads)}): one per forward argument, None for non-tensors"
         )
     return tuple(
         Tensor._wrap(_conj(g._data)) if isinstance(g, Tensor) and g._data.dtype.kind == "c" else g for g in grads
@@ -83,15 +177,22 @@ def _backward(cls, ctx, cts, n_args: int) -> tuple:
 
 class _FunctionNode(Node):
     __slots__ = ("cls", "ctx", "args")
+    raw_cts = True  # the engine passes None for outputs nothing differentiated (materialised here)
 
     def apply(self, cts):
-
+        avals = self.out_avals if self.multi else [self.out_avals]
+        if self.ctx.materialize_grads:
+            cts = [jnp.zeros(*a) if c is None else c for c, a in zip(cts, avals)]
         grads = _backward(self.cls, self.ctx, cts, len(self.args))
         out = []
         for g, needs, arg in zip(grads, self.ctx.needs_input_grad, self.args):
             if needs:
                 out.append(jnp.zeros_like(arg) if g is None else g._data)
         return out
+
+    def release(self):
+        super().release()
+        self.ctx.saved_tensors = None  # frees them, as torch (OneFlow's ctx._is_data_valid() turns False)
 
 
 class Function:
@@ -201,6 +302,10 @@ class Function:
             return out
         multi = isinstance(out, tuple)
         outs = out if multi else (out,)
+        dirty = {id(t) for t in ctx._dirty}
+        for a in args:
+            if isinstance(a, Tensor) and id(a) in dirty and a._node is None and a.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         inputs = tuple(
             ((a._node, a._idx) if a._node is not None else a) if n else a._data
             for a, n in zip(args, needs)
@@ -210,8 +315,38 @@ class Function:
         node = _FunctionNode(cls.__name__, None, None, inputs, avals if multi else avals[0])
         node.cls, node.ctx = cls, ctx
         node.args = [a._data if isinstance(a, Tensor) else None for a in args]
-        wrapped = tuple(Tensor._wrap(o._data, node, i) for i, o in enumerate(outs))
-        return wrapped if multi else wrapped[0]
+        nondiff = {id(t) for t in ctx._non_differentiable}
+        wrapped = []
+        for i, o in enumerate(outs):
+            if id(o) in nondiff:  # torch: no history, and backward gets zeros (or None) for it
+                wrapped.append(Tensor._wrap(o._data) if id(o) not in dirty else o)
+            elif id(o) in dirty:  # the input written in place takes this Function as its history
+                o._node, o._idx, o._requires_grad = node, i, True
+                o._vc[0] += 1
+                wrapped.append(o)
+            else:
+                wrapped.append(Tensor._wrap(o._data, node, i))
+        return tuple(wrapped) if multi else wrapped[0]
+
+    def __call__(self, *args):
+        """OneFlow's ``Function()(*args)``: the same as ``apply`` (torch refuses instance calls).
+
+        Args:
+            args: the arguments of ``forward`` (after ``ctx``).
+
+        Example:
+            >>> class Double(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         return x * 2
+            ...
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return g * 2
+            >>> Double()(fjax.ones(2))
+            tensor([2., 2.], dtype=fjax.float32)
+        """
+        return self.apply(*args)
 
 
 def _custom_vjp_apply(cls, args):
@@ -236,7 +371,10 @@ def _custom_vjp_apply(cls, args):
         with no_grad():
             out = cls.forward(ctx, *full)
         box["multi"] = isinstance(out, tuple)
-        return tuple(o._data for o in (out if box["multi"] else (out,)))
+        outs = out if box["multi"] else (out,)
+        nondiff = {id(t) for t in ctx._non_differentiable}
+        box["nondiff"] = [i for i, o in enumerate(outs) if id(o) in nondiff]
+        return tuple(o._data for o in outs)
 
     @jax.custom_vjp
     def fn(*arrays):
@@ -253,7 +391,8 @@ def _custom_vjp_apply(cls, args):
             outs = fn(*arrays)
         tensors = {k: v._data for k, v in vars(ctx).items() if isinstance(v, Tensor)}
         saved = tuple(None if t is None else t._data for t in ctx.saved_tensors)
-        box["ctx"] = {k: v for k, v in vars(ctx).items() if k not in tensors and k != "saved_tensors"}
+        skip = ("saved_tensors", "_non_differentiable", "_dirty")
+        box["ctx"] = {k: v for k, v in vars(ctx).items() if k not in tensors and k not in skip}
         return outs, (saved, tensors)
 
     def bwd(residuals, cts):
@@ -275,5 +414,6 @@ def _custom_vjp_apply(cls, args):
 
     fn.defvjp(fwd, bwd)
     outs = fn(*[args[i]._data for i in pos])
+    outs = [jax.lax.stop_gradient(o) if i in box["nondiff"] else o for i, o in enumerate(outs)]
     wrapped = tuple(Tensor._wrap(o) for o in outs)
     return wrapped if box["multi"] else wrapped[0]

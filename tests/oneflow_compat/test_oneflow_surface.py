@@ -1,0 +1,232 @@
+"""OneFlow's remaining API surface (``import fjax as flow``), each case compared with torch where
+torch defines the same behaviour: autograd.Function ctx methods, Module state-dict hooks,
+nn.Graph config options, SGD's nesterov with dampening, OneFlow keyword names, activations on
+global tensors and ``flow._C``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import fjax as flow
+from fjax import autograd
+
+
+# -- autograd.Function ctx --------------------------------------------------------------------
+def _nondiff_cls(lib, seen):
+    class MyModule(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            mul_res = x * y
+            add_res = x + y
+            ctx.save_for_backward(x, y)
+            ctx.mark_non_differentiable(add_res)
+            seen.append(tuple(ctx.needs_input_grad))
+            return mul_res, add_res
+
+        @staticmethod
+        def backward(ctx, mul_grad, add_grad):
+            seen.append(add_grad.numpy().copy())
+            x, y = ctx.saved_tensors
+            return y * mul_grad, x * mul_grad
+
+    return MyModule
+
+
+def test_mark_non_differentiable_as_torch():
+    rs = np.random.RandomState(1)
+    a0, b0 = rs.randn(4, 5).astype("f4"), rs.randn(4, 5).astype("f4")
+    res = {}
+    for lib in (flow, torch):
+        seen = []
+        a, b = lib.tensor(a0).requires_grad_(), lib.tensor(b0)
+        c, d = _nondiff_cls(lib, seen).apply(a, b)
+        assert not d.requires_grad and d.grad_fn is None and c.requires_grad
+        (c * c).sum().backward()
+        res[lib.__name__] = (seen, c.detach().numpy(), d.numpy(), a.grad.numpy())
+    (fs, fc, fd, fg), (ts, tc, td, tg) = res["fjax"], res["torch"]
+    assert fs[0] == ts[0] == (True, False)
+    np.testing.assert_array_equal(fs[1], ts[1])  # zeros for the non-differentiable output
+    np.testing.assert_allclose(fc, tc, rtol=1e-6)
+    np.testing.assert_allclose(fd, td, rtol=1e-6)
+    np.testing.assert_allclose(fg, tg, rtol=1e-5)
+
+
+def test_mark_non_differentiable_integer_output_gets_integer_zeros():
+    seen = []
+    for lib in (flow, torch):
+        seen.clear()
+
+        class ArgSort(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                idx = x.argsort()
+                ctx.mark_non_differentiable(idx)
+                return x.clone(), idx
+
+            @staticmethod
+            def backward(ctx, g, g_idx):
+                seen.append(g_idx)
+                return g
+
+        x = lib.tensor([2.0, 1.0, 3.0], requires_grad=True)
+        y, idx = ArgSort.apply(x)
+        y.sum().backward()
+        assert not idx.requires_grad
+        assert seen[0].dtype == lib.int64 and seen[0].sum().item() == 0
+        np.testing.assert_array_equal(x.grad.numpy(), np.ones(3))
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_set_materialize_grads_as_torch(materialize):
+    results, seen = {}, []
+    for lib in (flow, torch):
+        seen.clear()
+
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(materialize)
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                seen.append((ga is None, gb is None))
+                g = 0
+                if ga is not None:
+                    g = g + ga * 2
+                if gb is not None:
+                    g = g + gb * 3
+                return g
+
+        x = lib.tensor(np.random.RandomState(2).randn(3).astype("f4"), requires_grad=True)
+        a, b = Two.apply(x)
+        (b * b).sum().backward()
+        results[lib.__name__] = (list(seen), x.grad.numpy())
+    assert results["fjax"][0] == results["torch"][0] == [(not materialize, False)]
+    np.testing.assert_allclose(results["fjax"][1], results["torch"][1], rtol=1e-6)
+
+
+def test_mark_dirty_as_torch():
+    x0 = np.random.RandomState(3).randn(4).astype("f4")
+    res = {}
+    for lib in (flow, torch):
+
+        class Scale_(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = lib.tensor(x0, requires_grad=True)
+        z = x.clone()
+        v = z._version
+        y = Scale_.apply(z)
+        assert y is z and z._version > v and z.requires_grad
+        assert "Scale_Backward" in repr(z.grad_fn) or type(z.grad_fn).__name__ == "Scale_Backward"
+        (y * y).sum().backward()
+        res[lib.__name__] = (z.detach().numpy(), x.grad.numpy())
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            Scale_.apply(lib.tensor(x0, requires_grad=True))
+    np.testing.assert_allclose(res["fjax"][0], res["torch"][0], rtol=1e-6)
+    np.testing.assert_allclose(res["fjax"][1], res["torch"][1], rtol=1e-5)
+
+
+def test_needs_input_grad_saved_tensors_and_errors():
+    seen = []
+    for lib in (flow, torch):
+        seen.clear()
+
+        class H(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y, k):
+                seen.append(ctx.needs_input_grad)
+                ctx.save_for_backward(x, None)
+                return x + y * k
+
+            @staticmethod
+            def backward(ctx, g):
+                x, none = ctx.saved_tensors
+                seen.append((tuple(x.shape), none))
+                return g, g, None
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        H.apply(x, lib.ones(2), 3).sum().backward()
+        assert seen == [(True, False, False), ((2,), None)]
+
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 3)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        with pytest.raises(TypeError, match="argument 1 is of type int"):
+            Bad.apply(x)
+
+        class Short(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y, z):
+                return x + y + z
+
+            @staticmethod
+            def backward(ctx, g):
+                return None, g
+
+        res = Short.apply(lib.randn(2), lib.randn(2).requires_grad_(), lib.randn(2))
+        with pytest.raises(RuntimeError, match=r"incorrect number of gradients \(expected 3, got 2\)"):
+            res.sum().backward()
+
+
+def test_oneflow_instance_call_and_ctx_release():
+    global_ctx = None
+
+    class MyModule(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            nonlocal global_ctx
+            z = x.clone()
+            ctx.save_for_backward(z)
+            global_ctx = ctx
+            return z
+
+        @staticmethod
+        def backward(ctx, out_grad):
+            (x,) = ctx.saved_tensors
+            return x
+
+    x = flow.randn(5, 5).requires_grad_()
+    res = MyModule()(x)  # OneFlow's instance call
+    assert global_ctx._is_data_valid()
+    res.sum().backward()
+    assert not global_ctx._is_data_valid()
+    np.testing.assert_allclose(x.grad.numpy(), x.numpy())
+
+
+def test_non_differentiable_output_inside_a_transform_is_constant():
+    class Both(flow.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 3
+            ctx.mark_non_differentiable(y)
+            return x * 2, y
+
+        @staticmethod
+        def backward(ctx, g, gy):
+            return g * 2
+
+    def f(x):
+        a, b = Both.apply(x)
+        return (a + b).sum()
+
+    g = flow.func.grad(f)(flow.ones(3))
+    np.testing.assert_allclose(g.numpy(), np.full(3, 2.0))
