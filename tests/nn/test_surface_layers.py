@@ -518,14 +518,14 @@ def test_global_registration_hooks_match_torch():
 
 def test_grouped_mm_matches_torch():
     r = rng()
-    a, b = r.standard_normal((6, 4)).astype(np.float32), r.standard_normal((2, 4, 3)).astype(np.float32)
+    a, b = r.standard_normal((6, 4)).astype(np.float32), r.standard_normal((2, 4, 4)).astype(np.float32)
     offs = np.array([2, 6], np.int32)
     fa, ta = _t(a, grad=True)
     fb, tb = _t(b, grad=True)
     out = F.grouped_mm(fa, fb, offs=fjax.tensor(offs))
     close(out, torch.nn.functional.grouped_mm(ta.detach(), tb.detach(), offs=torch.tensor(offs)), "2d x 3d", 1e-5, 1e-5)
     # torch's backward of this case fails on CPU: compare with the per-group products' gradients
-    ct = r.standard_normal((6, 3)).astype(np.float32)
+    ct = r.standard_normal((6, 4)).astype(np.float32)
     (out * fjax.tensor(ct)).sum().backward()
     ref = torch.cat([ta[:2] @ tb[0], ta[2:] @ tb[1]])
     (ref * torch.tensor(ct)).sum().backward()
