@@ -230,3 +230,101 @@ def test_non_differentiable_output_inside_a_transform_is_constant():
 
     g = flow.func.grad(f)(flow.ones(3))
     np.testing.assert_allclose(g.numpy(), np.full(3, 2.0))
+
+
+# -- Module state-dict hooks ----------------------------------------------------------------
+def _hooked_tree(lib, log):
+    nn = lib.nn
+    m = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.Linear(3, 3)))
+    handles = []
+    for name, mod in [("root", m), ("0", m[0]), ("1", m[1]), ("1.0", m[1][0])]:
+        handles += [
+            mod.register_state_dict_pre_hook(lambda mod, prefix, kv, name=name: log.append(("pre", name, prefix, kv))),
+            mod.register_state_dict_post_hook(
+                lambda mod, sd, prefix, meta, name=name: log.append(("post", name, prefix, sorted(sd), meta))
+            ),
+            mod.register_load_state_dict_pre_hook(
+                lambda mod, sd, prefix, meta, strict, mk, uk, em, name=name: log.append(
+                    ("lpre", name, prefix, sorted(sd), meta, strict, list(mk), list(uk))
+                )
+            ),
+            mod.register_load_state_dict_post_hook(
+                lambda mod, keys, name=name: log.append(
+                    ("lpost", name, list(keys.missing_keys), list(keys.unexpected_keys))
+                )
+            ),
+        ]
+    return m, handles
+
+
+def test_state_dict_hooks_order_prefixes_and_arguments_as_torch():
+    logs = {}
+    for lib in (flow, torch):
+        log = []
+        m, handles = _hooked_tree(lib, log)
+        sd = m.state_dict(keep_vars=True)
+        sd.pop("0.bias")
+        sd["extra"] = lib.ones(1)
+        sd["1.0.zzz"] = lib.ones(1)
+        res = m.load_state_dict(sd, strict=False)
+        log.append(("result", list(res.missing_keys), list(res.unexpected_keys)))
+        for h in handles:
+            assert type(h).__name__ == "RemovableHandle"
+            h.remove()
+        n = len(log)
+        m.state_dict()
+        m.load_state_dict(m.state_dict())
+        assert len(log) == n  # removed
+        logs[lib.__name__] = log
+    assert logs["fjax"] == logs["torch"]
+
+
+def test_state_dict_hooks_edit_values_like_torch():
+    rs = np.random.RandomState(4)
+    w, b = rs.randn(2, 3).astype("f4"), rs.randn(2).astype("f4")
+    out = {}
+    for lib in (flow, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 2))
+        m[0].register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.__delitem__(prefix + "bias"))
+        m[0]._register_state_dict_hook(lambda mod, sd, prefix, meta: None)
+        keys = list(m.state_dict())
+        # old-style hook returning a new dict replaces it
+        m2 = lib.nn.Linear(3, 2)
+        m2._register_state_dict_hook(lambda mod, sd, prefix, meta: {"renamed." + k: v for k, v in sd.items()})
+        keys2 = list(m2.state_dict())
+        m3 = lib.nn.Linear(3, 2)
+        m3.register_state_dict_post_hook(lambda mod, sd, prefix, meta: {})
+        with pytest.raises(RuntimeError, match="must return None"):
+            m3.state_dict()
+
+        # a load pre-hook renames old keys; a post hook forgives a missing key before the strict check
+        def rename(sd, prefix, meta, strict, missing, unexpected, errors):
+            if prefix + "w" in sd:
+                sd[prefix + "weight"] = sd.pop(prefix + "w")
+
+        m4 = lib.nn.Sequential(lib.nn.Linear(3, 2))
+        m4[0]._register_load_state_dict_pre_hook(rename)
+        m4[0].register_load_state_dict_post_hook(lambda mod, keys: keys.missing_keys.remove("0.bias"))
+        res = m4.load_state_dict({"0.w": lib.tensor(w)})
+        m5 = lib.nn.Linear(3, 2)
+        m5.register_load_state_dict_post_hook(lambda mod, keys: 1)
+        with pytest.raises(Exception, match="not expected to return new values"):
+            m5.load_state_dict({"weight": lib.tensor(w), "bias": lib.tensor(b)})
+        m6 = lib.nn.Linear(3, 2)
+        m6.register_load_state_dict_pre_hook(lambda mod, sd, *a, bias=lib.tensor(b): sd.__setitem__("bias", bias))
+        m6.load_state_dict({"weight": lib.tensor(w)})
+        out[lib.__name__] = (keys, keys2, repr(res), m4[0].weight.detach().numpy(), m6.bias.detach().numpy())
+    f, t = out["fjax"], out["torch"]
+    assert f[:3] == t[:3] == (["0.weight"], ["renamed.weight", "renamed.bias"], "<All keys matched successfully>")
+    np.testing.assert_array_equal(f[3], w)
+    np.testing.assert_array_equal(f[4], t[4])
+
+
+def test_load_state_dict_strict_errors_with_hooks():
+    for lib in (flow, torch):
+        m = lib.nn.Linear(3, 2)
+        m.register_load_state_dict_post_hook(lambda mod, keys: None)
+        with pytest.raises(Exception, match=r'Missing key\(s\) in state_dict: "bias"'):
+            m.load_state_dict({"weight": lib.zeros(2, 3)})
+        with pytest.raises(Exception, match="size mismatch for weight"):
+            m.load_state_dict({"weight": lib.zeros(3, 3), "bias": lib.zeros(2)})

@@ -1235,9 +1235,35 @@ class Module:
             {'weight': (2, 3), 'bias': (2,)}
         """
         out = OrderedDict() if destination is None else destination
-        for key, (module, registry, name) in self._state_entries(prefix).items():
-            value = getattr(module, registry)[name]
-            out[key] = value if keep_vars else value.detach()
+        if not _has_state_hooks(self, ("_state_dict_pre_hooks", "_state_dict_hooks")):
+            for key, (module, registry, name) in self._state_entries(prefix).items():
+                value = getattr(module, registry)[name]
+                out[key] = value if keep_vars else value.detach()
+            return out
+        # torch's recursion: pre-hooks, own entries, submodules, then post-hooks (with prefixes)
+        local_metadata = {"version": getattr(type(self), "_version", 1)}
+        if destination is None:
+            out._metadata = OrderedDict()
+        if hasattr(out, "_metadata"):
+            out._metadata[prefix[:-1]] = local_metadata
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+            result = hook(self, out, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                out = result
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False):
@@ -1269,6 +1295,8 @@ class Module:
         if not hasattr(state_dict, "items"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
         targets = self._state_entries()
+        if _has_state_hooks(self, ("_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")):
+            return self._load_state_dict_hooked(state_dict, targets, strict, assign)
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]
         errors = []
@@ -1298,6 +1326,203 @@ class Module:
             for module, registry, name, current, value in updates:
                 _load_one(module, registry, name, current, value, assign)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_state_dict_hooked(self, state_dict, targets: dict, strict: bool, assign: bool):
+        """``load_state_dict`` when a module in the tree has load hooks, in torch's order: per
+        module (pre-order), its pre-hooks on its part of the dict (the root's: a copy of the
+        whole), then its own keys; its post-hooks after its submodules, seeing the missing and
+        unexpected keys found so far (which they may edit); strict errors are raised last, after
+        the loading, as torch does."""
+        metadata = getattr(state_dict, "_metadata", None)
+        error_msgs: list = []
+        missing: list = []
+        unexpected: list = []
+
+        def load(module, local, prefix):
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            for hook in list(module.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                hook(local, prefix, local_metadata, True, missing, unexpected, error_msgs)
+            own = {}
+            for name, p in module._parameters.items():
+                if p is not None:
+                    own[name] = "_parameters"
+            for name, b in module._buffers.items():
+                if b is not None and name not in module._non_persistent_buffers_set:
+                    own[name] = "_buffers"
+            for name, registry in own.items():
+                key = prefix + name
+                if key not in local:
+                    missing.append(key)
+                    continue
+                current, value = getattr(module, registry)[name], local[key]
+                if isinstance(current, UninitializedTensorMixin) and not isinstance(value, UninitializedTensorMixin):
+                    current.materialize(_shape(value))
+                if _shape(value) != tuple(current.shape):
+                    error_msgs.append(
+                        f"size mismatch for {key}: copying a param with shape {_shape(value)} from checkpoint, "
+                        f"the shape in current model is {tuple(current.shape)}."
+                    )
+                    continue
+                with no_grad():
+                    _load_one(module, registry, name, current, value, assign)
+            for key in local:
+                if key.startswith(prefix):
+                    head = key[len(prefix) :].split(".", 1)
+                    if (len(head) > 1 and head[0] not in module._modules) or (len(head) == 1 and head[0] not in own):
+                        unexpected.append(key)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in list(module.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(module, keys) is not None:
+                    raise RuntimeError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+                        "new values, if incompatible_keys need to be modified, it should be done inplace."
+                    )
+
+        local = OrderedDict(state_dict)
+        if metadata is not None:
+            local._metadata = metadata
+        load(self, local, "")
+        if strict:
+            if unexpected:
+                error_msgs.insert(
+                    0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
+                )
+            if missing:
+                error_msgs.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if error_msgs:
+            raise OpError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(error_msgs))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _add_state_hook(self, registry: str, hook: Callable) -> RemovableHandle:
+        hooks = self.__dict__.get(registry)
+        if hooks is None:
+            hooks = self.__dict__[registry] = OrderedDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, prefix, keep_vars)``, called by ``state_dict()`` before this
+        module's entries are gathered (for a submodule: with its key prefix, ``'fc.'``).
+
+        Args:
+            hook: the callable; its return value is ignored.
+
+        Example:
+            >>> m = nn.Sequential(nn.Linear(2, 2))
+            >>> seen = []
+            >>> h = m[0].register_state_dict_pre_hook(lambda mod, prefix, keep_vars: seen.append(prefix))
+            >>> _ = m.state_dict()
+            >>> seen
+            ['0.']
+            >>> h.remove()
+        """
+        return self._add_state_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata)``, called by ``state_dict()``
+        after this module and its submodules filled ``state_dict``; it may edit the dict in place
+        and must return None.
+
+        Args:
+            hook: the callable.
+
+        Example:
+            >>> m = nn.Linear(2, 2)
+            >>> def drop_bias(mod, sd, prefix, meta):
+            ...     del sd[prefix + "bias"]
+            >>> h = m.register_state_dict_post_hook(drop_bias)
+            >>> list(m.state_dict())
+            ['weight']
+        """
+        hook._from_public_api = True
+        return self._add_state_hook("_state_dict_hooks", hook)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """torch's older private form of :meth:`register_state_dict_post_hook`: the hook may
+        return a new dict, which replaces the one being built.
+
+        Args:
+            hook: ``hook(module, state_dict, prefix, local_metadata) -> dict or None``.
+
+        Example:
+            >>> m = nn.Linear(2, 2)
+            >>> h = m._register_state_dict_hook(lambda mod, sd, prefix, meta: {k.upper(): v for k, v in sd.items()})
+            >>> list(m.state_dict())
+            ['WEIGHT', 'BIAS']
+        """
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was previously "
+                "registered via register_state_dict_post_hook"
+            )
+        return self._add_state_hook("_state_dict_hooks", hook)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """Register ``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` (with ``module`` first when ``with_module``), called by ``load_state_dict``
+        before this module takes its values; it may edit ``state_dict`` (this module's part) in place.
+
+        Args:
+            hook: the callable.
+            with_module: pass the module as the hook's first argument.
+
+        Example:
+            >>> m = nn.Linear(2, 2)
+            >>> def rename(sd, prefix, *rest):
+            ...     sd[prefix + "weight"] = sd.pop(prefix + "w")
+            >>> h = m._register_load_state_dict_pre_hook(rename)
+            >>> m.load_state_dict({"w": fjax.ones(2, 2), "bias": fjax.zeros(2)})
+            <All keys matched successfully>
+        """
+        if with_module:
+            module, inner = self, hook
+
+            def hook(*args):
+                return inner(module, *args)
+
+        return self._add_state_hook("_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)``, called by ``load_state_dict`` before this module takes
+        its values; it may edit ``state_dict`` (this module's part) in place.
+
+        Args:
+            hook: the callable; its return value is ignored.
+
+        Example:
+            >>> m = nn.Sequential(nn.Linear(2, 2))
+            >>> seen = []
+            >>> h = m[0].register_load_state_dict_pre_hook(lambda mod, sd, prefix, *rest: seen.append(sorted(sd)))
+            >>> m.load_state_dict(m.state_dict())
+            <All keys matched successfully>
+            >>> seen
+            [['0.bias', '0.weight']]
+        """
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, incompatible_keys)``, called by ``load_state_dict`` after this
+        module and its submodules loaded; it may edit ``incompatible_keys.missing_keys`` and
+        ``.unexpected_keys`` in place (before the strict check) and must return None.
+
+        Args:
+            hook: the callable.
+
+        Example:
+            >>> m = nn.Linear(2, 2)
+            >>> h = m.register_load_state_dict_post_hook(lambda mod, keys: keys.missing_keys.clear())
+            >>> m.load_state_dict({"weight": fjax.ones(2, 2)})
+            <All keys matched successfully>
+        """
+        return self._add_state_hook("_load_state_dict_post_hooks", hook)
 
     def _state_entries(self, prefix: str = "") -> dict:
         """``{state_dict key: (module, registry name, attribute name)}``; shared modules appear
@@ -1461,6 +1686,11 @@ class _BackwardHook:
             grad_inputs = out
         self.grad_outputs = None
         return tuple(grad_inputs[i] for i in self.input_idx)
+
+
+def _has_state_hooks(root: Module, registries: tuple) -> bool:
+    """Whether ``root`` or a submodule has a hook in one of ``registries`` (the fast paths skip them)."""
+    return any(m.__dict__.get(r) for m in root.modules() for r in registries)
 
 
 def _load_one(module: Module, registry: str, name: str, current: Tensor, value, assign: bool) -> None:
