@@ -55,6 +55,11 @@ def _unit(rng, shape, lo=0.05, hi=0.95):
     return rng.uniform(lo, hi, shape).astype(D)
 
 
+def _away_from_half(rng, shape):
+    """Probabilities in [0.05, 0.4] or [0.6, 0.95]: near 0.5 ContinuousBernoulli's float32 formulas cancel."""
+    return np.where(rng.random(shape) < 0.5, rng.uniform(0.05, 0.4, shape), rng.uniform(0.6, 0.95, shape)).astype(D)
+
+
 def _simplex(rng, shape):
     e = rng.uniform(0.1, 1.0, shape)
     return (e / e.sum(-1, keepdims=True)).astype(D)
@@ -207,7 +212,7 @@ CASES = [
     ),
     Case(
         "ContinuousBernoulli",
-        lambda r: {"probs": np.concatenate([_unit(r, (3, 3)), np.full((3, 1), 0.4995, D)], -1)},
+        lambda r: {"probs": np.concatenate([_away_from_half(r, (3, 3)), np.full((3, 1), 0.4995, D)], -1)},
         lambda r, p: _unit(r, S, 0.0, 1.0),
         props=("mean", "variance", "stddev", "entropy"),
         cdf=True,
@@ -217,7 +222,7 @@ CASES = [
     ),
     Case(
         "ContinuousBernoulli-logits",
-        lambda r: {"logits": _real(r, B)},
+        lambda r: {"logits": np.log(p := _away_from_half(r, B)) - np.log1p(-p)},
         lambda r, p: _unit(r, S, 0.0, 1.0),
         props=("mean", "variance", "stddev", "entropy"),
         cdf=True,
@@ -731,7 +736,7 @@ KL_PAIRS = [
     ("Geometric", "Geometric", lambda r: {"probs": _unit(r, B)}, None),
     ("HalfNormal", "HalfNormal", lambda r: {"scale": _pos(r, B)}, None),
     ("Pareto", "Pareto", lambda r: {"scale": _pos(r, B), "alpha": _pos(r, B)}, None),
-    ("ContinuousBernoulli", "ContinuousBernoulli", lambda r: {"probs": _unit(r, B)}, None),
+    ("ContinuousBernoulli", "ContinuousBernoulli", lambda r: {"probs": _away_from_half(r, B)}, None),
     ("LowRankMultivariateNormal", "LowRankMultivariateNormal", _lowrank, None),
     ("MultivariateNormal", "LowRankMultivariateNormal", _mvn, _lowrank),
     ("LowRankMultivariateNormal", "MultivariateNormal", _lowrank, _mvn),
