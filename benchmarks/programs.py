@@ -9,14 +9,23 @@ so one step's time is measured as the difference ``(T(2 * steps) - T(steps)) / s
 and the final evaluation cancel out. Both lengths run once first as warm-up (fjax compiles each
 op at its first shape there); each repeat then times torch and fjax back to back, so machine
 load hits both alike. Prints milliseconds per step (median over repeats) and fjax/torch.
+
+``--first-loss`` instead times what a user waits for: a fresh process that imports the library,
+builds the program and trains one step (``main(1, 0)``), for torch, for fjax with an empty
+compilation cache (every op compiles) and for fjax again with the cache that run left (JAX's
+persistent cache, on by default: a script's second run).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -72,6 +81,57 @@ def _first_error(main) -> str | None:
     return None
 
 
+_FIRST_LOSS = """
+import importlib.util, sys, time
+start = time.perf_counter()
+if sys.argv[2] == "fjax":
+    import fjax.mock_torch
+    fjax.mock_torch.enable()
+import torch
+spec = importlib.util.spec_from_file_location("program", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.main(1, 0)
+print(time.perf_counter() - start)
+"""
+
+
+def _first_loss(path: Path, lib: str, cache: str) -> float:
+    """Seconds from a fresh interpreter to the end of one training step (import included)."""
+    env = dict(os.environ, FJAX_COMPILATION_CACHE=cache)
+    out = subprocess.run([sys.executable, "-c", _FIRST_LOSS, str(path), lib], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1])
+    return float(out.stdout.split()[-1])
+
+
+def first_loss_table(names: list[str]) -> None:
+    print(
+        f"# Time to the first loss (fresh process: import, build, one step), seconds — {platform.node()}, "
+        f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}, torch {torch.__version__}"
+    )
+    print(
+        f"{'program':24s} {'torch s':>8s} {'fjax cold':>10s} {'fjax warm':>10s} {'cold/torch':>10s} {'warm/torch':>10s}"
+    )
+    cold_ratios, warm_ratios = [], []
+    for name in names:
+        path = PROGRAMS / f"{name}.py"
+        with tempfile.TemporaryDirectory() as cache:
+            try:
+                t = _first_loss(path, "torch", "0")
+                cold = _first_loss(path, "fjax", cache)
+                warm = _first_loss(path, "fjax", cache)
+            except RuntimeError as err:
+                print(f"{name:24s} fails: {err}")
+                continue
+        cold_ratios.append(cold / t)
+        warm_ratios.append(warm / t)
+        print(f"{name:24s} {t:8.2f} {cold:10.2f} {warm:10.2f} {cold / t:10.2f} {warm / t:10.2f}")
+    if cold_ratios:
+        med_c, med_w = statistics.median(cold_ratios), statistics.median(warm_ratios)
+        print(f"{'median':24s} {'':8s} {'':10s} {'':10s} {med_c:10.2f} {med_w:10.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("programs", nargs="*", help="program names (default: every tests/programs/mock_*.py)")
@@ -80,10 +140,14 @@ def main():
     parser.add_argument(
         "--torch-threads", type=int, default=1, help="torch intra-op threads (tiny ops: 1 avoids spinning workers)"
     )
+    parser.add_argument("--first-loss", action="store_true", help="time to the first loss in fresh processes")
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
     warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled")
     names = args.programs or sorted(p.stem for p in PROGRAMS.glob("mock_*.py"))
+    if args.first_loss:
+        first_loss_table(names)
+        return
 
     print(
         f"# PyTorch programs, ms per training step — {platform.node()} {platform.machine()}, "
