@@ -56,6 +56,17 @@ _ORACLE_WRONG = {
     "fjax.Tensor.random_": "torch's bounds are from/to; from is a Python keyword (random_ takes it in **kwargs)",
     "fjax.Tensor.atanh_": "docstring says atanh_(other); torch's atanh_ takes no arguments",
     "fjax.Tensor.arctanh_": "docstring says arctanh_(other); torch's arctanh_ takes no arguments",
+    "fjax.orgqr": "docstring says (input, tau); torch.orgqr(x, tau=t) raises, it takes input2=",
+    "fjax.unsafe_split_with_sizes": "overrides table says split_size_or_sections; torch takes split_sizes=",
+    "fjax.Tensor.frexp": "docstring shows frexp(input); torch's x.frexp() takes no arguments",
+    "fjax.Tensor.put": "docstring lists input first; torch's x.put(index, source) takes the index first",
+    "fjax.Tensor.map_": "docstring says map_(tensor, callable); torch's x.map_(tensor=...) raises, it takes other=",
+    "fjax.Tensor.masked_scatter": "docstring says masked_scatter(mask, tensor); torch takes source=",
+    "fjax.Tensor.narrow_copy": "docstring says narrow_copy(dimension, ...); torch's x.narrow_copy(dimension=0) raises",
+    **{
+        f"fjax.Tensor.{name}": f"docstring says {name}(split_size_or_sections); torch's method takes it positionally"
+        for name in ("hsplit", "vsplit", "dsplit")
+    },
     "fjax.view_copy": "overrides table lists only view_copy(self, dtype); torch.view_copy(x, size=(2, 2)) works",
     "fjax.Tensor.new_empty_strided": "docstring shows dtype positional; x.new_empty_strided(s, st, float64) raises",
     "fjax.Tensor.resize_": "overrides table says (memory_format, *, sizes); torch's x.resize_(2, 2) takes sizes first",

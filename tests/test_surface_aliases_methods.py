@@ -28,18 +28,18 @@ def _pair(a, requires_grad=False):
     return f, t
 
 
-def _close(f, t, **kw):
+def _close(f, t, rtol=1e-5, atol=1e-6):
     if isinstance(t, (tuple, list)):
         assert len(f) == len(t)
         for a, b in zip(f, t):
-            _close(a, b, **kw)
+            _close(a, b, rtol, atol)
         return
     if not isinstance(t, torch.Tensor):
         assert f == t
         return
     assert str(f.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (f.dtype, t.dtype)
     assert tuple(f.shape) == tuple(t.shape), (f.shape, t.shape)
-    np.testing.assert_allclose(np.asarray(f.detach().numpy()), t.detach().numpy(), rtol=1e-5, atol=1e-6, **kw)
+    np.testing.assert_allclose(np.asarray(f.detach().numpy()), t.detach().numpy(), rtol=rtol, atol=atol)
 
 
 # alias -> (the inputs' value range, the number of tensor arguments, positive only)
@@ -168,3 +168,257 @@ def test_shifts(op):
     _close(fa, ta)
     with pytest.raises(TypeError, match=op):
         getattr(fjax, op)(fjax.ones(2), 1)
+
+
+# -- top-level in-place functions and Tensor methods as functions ---------------------------------
+
+INPLACE_UNARY = (
+    "abs_ ceil_ cos_ exp_ floor_ neg_ negative_ reciprocal_ relu_ sigmoid_ sin_ sqrt_ tanh_ trunc_ fix_".split()
+)
+
+
+@pytest.mark.parametrize("name", INPLACE_UNARY)
+def test_toplevel_inplace(name):
+    a = _rng(10).uniform(0.2, 2, (3, 4)).astype(np.float32)
+    f, t = _pair(a)
+    fv, tv = f[1], t[1]  # in place on a view: the base changes
+    assert getattr(fjax, name)(fv) is fv
+    getattr(torch, name)(tv)
+    _close(f, t)
+
+
+def test_toplevel_inplace_with_arguments():
+    a = _rng(11).normal(size=(3, 4)).astype(np.float32)
+    f, t = _pair(a)
+    fjax.clamp_(f, -0.5, max=0.5)
+    torch.clamp_(t, -0.5, max=0.5)
+    _close(f, t)
+    fjax.fill_(f[0], 2.0)
+    torch.fill_(t[0], 2.0)
+    _close(f, t)
+    i = _rng(12).integers(0, 3, (2,))
+    fjax.index_put_(f, (fjax.tensor(i),), fjax.tensor(7.0))
+    torch.index_put_(t, (torch.tensor(i),), torch.tensor(7.0))
+    _close(f, t)
+    fjax.xlogy_(f, 3.0)
+    torch.xlogy_(t, 3.0)
+    _close(f, t)
+    assert list(inspect.signature(fjax.fill_).parameters) == ["input", "value"]
+
+
+def test_tensor_functions():
+    a = _rng(13).normal(size=(2, 3)).astype(np.float32)
+    f, t = _pair(a)
+    for name in ("numel", "is_complex", "is_floating_point", "is_signed", "is_conj", "is_neg", "get_device"):
+        assert getattr(fjax, name)(f) == getattr(torch, name)(t), name
+        assert getattr(f, name)() == getattr(t, name)(), name
+    for dtype in ("bool", "uint8", "int8", "int64", "complex64"):
+        assert (
+            fjax.zeros(1, dtype=getattr(fjax, dtype)).is_signed()
+            == torch.zeros(1, dtype=getattr(torch, dtype)).is_signed()
+        )
+    assert fjax.is_same_size(f, fjax.zeros(2, 3)) and not f.is_same_size(fjax.zeros(3, 2))
+    assert fjax.is_nonzero(fjax.tensor([0.5])) and not fjax.tensor(0).is_nonzero()
+    with pytest.raises(RuntimeError, match="more than one value"):
+        f.is_nonzero()
+    assert not fjax.is_inference(f) and not fjax.is_distributed(f)
+    d = fjax.detach(f.requires_grad_())
+    assert not d.requires_grad and d.data_ptr() == f.data_ptr()
+    f = f.detach()
+    _close(fjax.as_strided(f, (2, 2), (1, 2)), torch.as_strided(t, (2, 2), (1, 2)))
+    fjax.as_strided_(f, (3,), (2,), 1)
+    torch.as_strided_(t, (3,), (2,), 1)
+    _close(f, t)
+
+
+def test_properties():
+    for dtype in ("float32", "float64", "int16", "bool"):
+        f, t = fjax.ones(2, 3, dtype=getattr(fjax, dtype)), torch.ones(2, 3, dtype=getattr(torch, dtype))
+        assert (f.itemsize, f.nbytes, f.ndimension()) == (t.itemsize, t.nbytes, t.ndimension())
+    assert (f.is_cpu, f.is_mps, f.is_xla, f.is_xpu, f.is_nested) == (
+        t.is_cpu,
+        t.is_mps,
+        t.is_xla,
+        t.is_xpu,
+        t.is_nested,
+    )
+    assert f.name is None and f.output_nr == 0 and f.grad_dtype == f.dtype
+    assert f.const_data_ptr() == f.data_ptr()
+    parts = fjax.ones(4, requires_grad=True).split(2)
+    tparts = torch.ones(4, requires_grad=True).split(2)
+    assert [p.output_nr for p in parts] == [p.output_nr for p in tparts]
+    x, tx = fjax.ones(2, 3, 4), torch.ones(2, 3, 4)
+    for perm in [(0, 1, 2), (2, 0, 1), (1, 2, 0)]:
+        assert x.permute(perm).dim_order() == tx.permute(perm).dim_order()
+    with pytest.raises(RuntimeError, match="unique dim order"):
+        fjax.ones(2, 1, 3).dim_order(ambiguity_check=True)
+    assert not f.is_pinned() and not f.is_shared()
+    assert f.share_memory_() is f and f.is_shared()
+
+
+def test_new():
+    f, t = fjax.ones(1, dtype=fjax.float64), torch.ones(1, dtype=torch.float64)
+    _close(f.new([[1, 2]]), t.new([[1, 2]]))
+    _close(f.new((2, 3)), t.new((2, 3)))
+    assert f.new(2, 3).shape == t.new(2, 3).shape and f.new(2, 3).dtype == f.dtype
+    assert f.new(fjax.Size([4, 1])).shape == (4, 1) and f.new().shape == (0,)
+    src = fjax.zeros(2, dtype=fjax.float64)
+    alias = f.new(src)
+    alias[0] = 5.0
+    assert src[0].item() == 5.0
+    with pytest.raises(TypeError, match="dtype"):
+        f.new(fjax.zeros(2, dtype=fjax.int64))
+
+
+def test_python_callable_methods():
+    a = _rng(14).normal(size=(2, 3)).astype(np.float32)
+    b = _rng(15).normal(size=(3,)).astype(np.float32)
+    (f, t), (fb, tb) = _pair(a), _pair(b)
+    _close(f.apply_(lambda v: v * 2 + 1), t.apply_(lambda v: v * 2 + 1))
+    _close(f.map_(fb, lambda x, y: x - y), t.map_(tb, lambda x, y: x - y))
+    _close(f.map2_(fb, fb, lambda x, y, z: x * y + z), t.map2_(tb, tb, lambda x, y, z: x * y + z))
+    with pytest.raises(RuntimeError, match="requires grad"):
+        fjax.ones(2, requires_grad=True).apply_(abs)
+
+
+@pytest.mark.parametrize(
+    "shape,wrap", [((3, 3), False), ((5, 2), False), ((7, 3), True), ((2, 5), True), ((3, 3, 3), False)]
+)
+def test_fill_diagonal_(shape, wrap):
+    a = _rng(16).normal(size=shape).astype(np.float32)
+    f, t = _pair(a)
+    assert f.fill_diagonal_(-3.0, wrap) is f
+    t.fill_diagonal_(-3.0, wrap)
+    _close(f, t)
+
+
+def test_methods_from_ops():
+    rng = _rng(17)
+    a = rng.normal(size=(4, 6)).astype(np.float32)
+    f, t = _pair(a)
+    _close(f.hsplit(2), t.hsplit(2))
+    _close(f.vsplit([1, 3]), t.vsplit([1, 3]))
+    _close(fjax.tensor(a.reshape(2, 3, 4)).dsplit(2), torch.tensor(a.reshape(2, 3, 4)).dsplit(2))
+    _close(f.frexp(), t.frexp())
+    _close(f.narrow_copy(1, 2, 3), t.narrow_copy(1, 2, 3))
+    _close(f.unsafe_split(4, 1), t.unsafe_split(4, 1))
+    _close(f.unsafe_split_with_sizes([1, 3]), t.unsafe_split_with_sizes([1, 3]))
+    _close(fjax.unsafe_split_with_sizes(f, [2, 4], 1), torch.unsafe_split_with_sizes(t, [2, 4], 1))
+    idx, src = rng.integers(-24, 24, (5,)), rng.normal(size=(5,)).astype(np.float32)
+    _close(f.put(fjax.tensor(idx), fjax.tensor(src), True), t.put(torch.tensor(idx), torch.tensor(src), True))
+    f.put_(fjax.tensor(idx[:1]), fjax.tensor(src[:1]))
+    t.put_(torch.tensor(idx[:1]), torch.tensor(src[:1]))
+    _close(f, t)
+    mask = rng.random((4, 6)) > 0.5
+    source = rng.normal(size=(24,)).astype(np.float32)
+    _close(
+        f.masked_scatter(fjax.tensor(mask), fjax.tensor(source)),
+        t.masked_scatter(torch.tensor(mask), torch.tensor(source)),
+    )
+    f[1:].masked_scatter_(fjax.tensor(mask[1:]), fjax.tensor(source))
+    t[1:].masked_scatter_(torch.tensor(mask[1:]), torch.tensor(source))
+    _close(f, t)
+    g, tg = _pair(rng.uniform(0.5, 2, (3,)).astype(np.float32))
+    g.polygamma_(2)
+    tg.polygamma_(2)
+    _close(g, tg)
+
+
+def test_linalg_methods():
+    rng = _rng(18)
+    m = rng.normal(size=(2, 3, 3)).astype(np.float32)
+    (f, t) = _pair(m, True)
+    fo, to = fjax.slogdet(f), torch.slogdet(t)
+    _close(fo.sign, to.sign)
+    _close(fo.logabsdet, to.logabsdet)
+    fo.logabsdet.sum().backward()
+    to.logabsdet.sum().backward()
+    _close(f.grad, t.grad, rtol=1e-4)
+    _close(f.detach().slogdet(), t.detach().slogdet())
+    spd = m @ m.transpose(0, 2, 1) + 3 * np.eye(3, dtype=np.float32)
+    low = np.linalg.cholesky(spd)
+    b = rng.normal(size=(2, 3, 2)).astype(np.float32)
+    _close(
+        fjax.tensor(b).cholesky_solve(fjax.tensor(low)), torch.tensor(b).cholesky_solve(torch.tensor(low)), rtol=1e-4
+    )
+    _close(
+        fjax.tensor(b).cholesky_solve(fjax.tensor(low).mT, upper=True),
+        torch.tensor(b).cholesky_solve(torch.tensor(low).mT, upper=True),
+        rtol=1e-4,
+    )
+    a, tau = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=(2,)).astype(np.float32)
+    _close(fjax.orgqr(fjax.tensor(a), fjax.tensor(tau)), torch.orgqr(torch.tensor(a), torch.tensor(tau)), rtol=1e-4)
+    _close(fjax.tensor(a).orgqr(fjax.tensor(tau)), torch.tensor(a).orgqr(torch.tensor(tau)), rtol=1e-4)
+    for name, args in [("solve", (f,)), ("lstsq", (f,)), ("eig", ()), ("symeig", (True,))]:
+        with pytest.raises(RuntimeError) as ours:
+            getattr(f, name)(*args)
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(t, name)(*[t if isinstance(x, fjax.Tensor) else x for x in args])
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_resize_set_and_subclass():
+    a = _rng(19).normal(size=(2, 3)).astype(np.float32)
+    f, t = _pair(a, True)
+    with pytest.warns(UserWarning, match="non-inplace resize"):
+        fo = f.resize(3, 2)
+    with pytest.warns(UserWarning):
+        to = t.resize(3, 2)
+    _close(fo, to)
+    (fo * fo).sum().backward()
+    (to * to).sum().backward()
+    _close(f.grad, t.grad)
+    with pytest.warns(UserWarning):
+        _close(f.resize_as(fjax.ones(6)), t.resize_as(torch.ones(6)))
+    with pytest.raises(RuntimeError, match="autograd's resize"), pytest.warns(UserWarning):
+        f.resize(4)
+    x, y = fjax.zeros(2), fjax.arange(6.0)
+    tx, ty = torch.zeros(2), torch.arange(6.0)
+    x.set_(y, 1, (2, 2), (2, 1))
+    tx.set_(ty, 1, (2, 2), (2, 1))
+    _close(x, tx)
+    x[0, 0] = 9.0
+    tx[0, 0] = 9.0
+    _close(y, ty)
+    x.set_(y.untyped_storage())
+    tx.set_(ty.untyped_storage())
+    _close(x, tx)
+    x.set_()
+    assert x.shape == (0,)
+
+    class Sub(fjax.Tensor):
+        pass
+
+    w = fjax.ones(3, requires_grad=True)
+    s = w.as_subclass(Sub)
+    assert type(s) is Sub and s.data_ptr() == w.data_ptr()
+    (s * 2).sum().backward()
+    _close(w.grad, torch.full((3,), 2.0))
+
+
+def test_sparse_methods():
+    a = _rng(20).normal(size=(3, 4)).astype(np.float32)
+    a[a < 0] = 0
+    f, t = _pair(a)
+    for name in ("values", "indices", "coalesce", "is_coalesced"):
+        with pytest.raises(RuntimeError) as ours:
+            getattr(f, name)()
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(t, name)()
+        assert str(ours.value) == str(theirs.value)
+    assert (f.sparse_dim(), f.dense_dim()) == (t.sparse_dim(), t.dense_dim())
+    fs, ts = f.to_sparse_coo(), t.to_sparse_coo()
+    _close(fs.indices(), ts.indices())
+    _close(fs.values(), ts.values())
+    assert (fs.sparse_dim(), fs.dense_dim()) == (ts.sparse_dim(), ts.dense_dim())
+    mask_idx = torch.tensor([[0, 2, 2, 1], [1, 3, 3, 0]])
+    tmask = torch.sparse_coo_tensor(mask_idx, torch.ones(4), (3, 4))
+    fmask = fjax.sparse.sparse_coo_tensor(fjax.tensor(mask_idx.numpy()), fjax.ones(4), (3, 4))
+    b = _rng(21).normal(size=(3, 4)).astype(np.float32)
+    (fb, tb) = _pair(b, True)
+    fo, to = fb.sparse_mask(fmask), tb.sparse_mask(tmask)
+    _close(fo.to_dense(), to.to_dense())
+    _close(fo.coalesce().indices(), to.coalesce().indices())
+    fo.to_dense().sum().backward()
+    to.to_dense().sum().backward()
+    _close(fb.grad, tb.grad.to_dense())

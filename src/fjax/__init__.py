@@ -92,6 +92,7 @@ einsum = _methods.einsum
 broadcast_shapes = _methods.broadcast_shapes  # takes shapes, not tensors: no op
 zero_, resize_as_ = _methods.zero_, _methods.resize_as_  # in place: Tensor methods
 histogram, histogramdd = _methods.histogram, _methods.histogramdd  # shapes from Python values: no ops
+globals().update({n: f for n, f in _methods.tensor_functions().items() if n not in globals()})  # fjax.abs_(x) ...
 # OneFlow's top-level casts: the Tensor methods as functions
 to_global, to_local = Tensor.to_global, Tensor.to_local
 local_to_global, global_to_global = Tensor.local_to_global, Tensor.global_to_global

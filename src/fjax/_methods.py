@@ -174,6 +174,8 @@ _INPLACE_EXAMPLE_ARGS = {
     "index_put": "(fjax.tensor([1]),), fjax.ones(1)",
     "lerp": "fjax.ones(2), 0.5",
     "masked_fill": "fjax.tensor([True, False]), 0.0",
+    "masked_scatter": "fjax.tensor([True, False]), fjax.tensor([9.0])",
+    "put": "fjax.tensor([1]), fjax.tensor([9.0])",
     "mvlgamma": "1",
     "renorm": "2, 0, 1.0",
     **dict.fromkeys(("acosh", "bitwise_not", "tril", "triu"), ""),
@@ -882,6 +884,769 @@ def broadcast_shapes(*shapes):
         raise RuntimeError(f"broadcast_shapes: shapes {norm} cannot be broadcast together") from err
 
 
+# -- torch.Tensor's smaller methods and properties ----------------------------------------------
+
+
+def _flag_property(name: str, doc: str, fget):
+    fget.__name__ = name
+    fget.__doc__ = doc
+    return property(fget)
+
+
+def _device_flag(kind: str):
+    return _flag_property(
+        f"is_{kind}",
+        f"""Whether the tensor lives on a {kind} device (torch's ``is_{kind}``).
+
+        Example:
+            >>> fjax.ones(2).is_{kind}
+            {kind == "cpu"}
+        """,
+        lambda self: self.device.type == kind,
+    )
+
+
+_PROPERTIES = {
+    **{f"is_{kind}": _device_flag(kind) for kind in ("cpu", "mps", "xla", "xpu")},
+    "is_nested": _flag_property(
+        "is_nested",
+        """Whether this is a nested (jagged) tensor: never, fjax has no nested tensors.
+
+        Example:
+            >>> fjax.ones(2).is_nested
+            False
+        """,
+        lambda self: False,
+    ),
+    "itemsize": _flag_property(
+        "itemsize",
+        """The size of one element in bytes (``element_size()``).
+
+        Example:
+            >>> fjax.ones(2).itemsize, fjax.ones(2, dtype=fjax.int16).itemsize
+            (4, 2)
+        """,
+        lambda self: self.element_size(),
+    ),
+    "nbytes": _flag_property(
+        "nbytes",
+        """The number of bytes the tensor's elements take: ``numel() * itemsize``.
+
+        Example:
+            >>> fjax.ones(2, 3).nbytes
+            24
+        """,
+        lambda self: self.numel() * self.element_size(),
+    ),
+    "name": _flag_property(
+        "name",
+        """The tensor's name: None, as for every torch tensor outside named-tensor code.
+
+        Example:
+            >>> fjax.ones(2).name is None
+            True
+        """,
+        lambda self: None,
+    ),
+    "output_nr": _flag_property(
+        "output_nr",
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf), as torch's ``output_nr``.
+
+        Example:
+            >>> a, b = fjax.ones(4, requires_grad=True).split(2)
+            >>> a.output_nr, b.output_nr
+            (0, 1)
+        """,
+        lambda self: self._idx if self._node is not None else 0,
+    ),
+    "grad_dtype": _flag_property(
+        "grad_dtype",
+        """The dtype of the gradient ``backward`` accumulates into ``.grad``: the tensor's own.
+
+        Example:
+            >>> fjax.ones(2, dtype=fjax.float64).grad_dtype
+            fjax.float64
+        """,
+        lambda self: self.dtype,
+    ),
+}
+
+
+def is_conj(self) -> bool:
+    """Whether the tensor's conjugate bit is set: never in fjax, whose ``conj()`` gives the conjugated
+    values (torch's lazy conjugation is a storage trick).
+
+    Example:
+        >>> fjax.tensor([1 + 2j]).conj().is_conj()
+        False
+    """
+    return False
+
+
+def is_neg(self) -> bool:
+    """Whether the tensor's negative bit is set: never in fjax (torch sets it lazily on some views of
+    conjugated tensors).
+
+    Example:
+        >>> fjax.ones(2).is_neg()
+        False
+    """
+    return False
+
+
+def is_signed(self) -> bool:
+    """Whether the dtype is signed: False for bool and the unsigned integers, True otherwise.
+
+    Example:
+        >>> fjax.ones(1).is_signed(), fjax.ones(1, dtype=fjax.uint8).is_signed()
+        (True, False)
+    """
+    kind = self._data.dtype.kind
+    return kind not in "bu"
+
+
+def is_nonzero(self) -> bool:
+    """Whether the single value of a one-element tensor is not zero (``bool(x)``).
+
+    Example:
+        >>> fjax.tensor([1.5]).is_nonzero(), fjax.tensor(0).is_nonzero()
+        (True, False)
+    """
+    n = self.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.item() != 0)
+
+
+def is_same_size(self, other) -> bool:
+    """Whether ``self`` and ``other`` have the same shape.
+
+    Args:
+        other: the tensor to compare with.
+
+    Example:
+        >>> fjax.ones(2, 3).is_same_size(fjax.zeros(2, 3)), fjax.ones(2).is_same_size(fjax.ones(3))
+        (True, False)
+    """
+    return tuple(self.shape) == tuple(other.shape)
+
+
+def is_inference(self) -> bool:
+    """Whether this is an inference tensor: fjax's ``inference_mode`` makes ordinary tensors, so False.
+
+    Example:
+        >>> fjax.ones(2).is_inference()
+        False
+    """
+    return False
+
+
+def is_distributed(self) -> bool:
+    """Whether this is a (legacy THD) distributed tensor: never.
+
+    Example:
+        >>> fjax.ones(2).is_distributed()
+        False
+    """
+    return False
+
+
+def is_pinned(self, device=None) -> bool:
+    """Whether the tensor is in page-locked host memory: never (XLA manages host buffers).
+
+    Args:
+        device: the accelerator the memory would be pinned for (ignored).
+
+    Example:
+        >>> fjax.ones(2).is_pinned()
+        False
+    """
+    return False
+
+
+def pin_memory(self, device=None) -> Tensor:
+    """A copy in page-locked host memory, for fast transfers to an accelerator; as in torch, an error
+    when there is none. XLA transfers from ordinary host buffers, so the copy is a plain one.
+
+    Args:
+        device: the accelerator the memory is pinned for.
+
+    Example:
+        >>> fjax.ones(2).pin_memory() if fjax.cuda.is_available() else "no accelerator"
+        'no accelerator'
+    """
+    from . import cuda
+
+    if not cuda.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return self.clone()
+
+
+def share_memory_(self) -> Tensor:
+    """Move the storage to shared memory, for other processes (torch.multiprocessing): fjax tensors
+    are not shared between processes, so this only marks the tensor; returns ``self``.
+
+    Example:
+        >>> x = fjax.ones(2)
+        >>> x.share_memory_() is x, x.is_shared()
+        (True, True)
+    """
+    self.__dict__["_shared"] = True
+    return self
+
+
+def is_shared(self) -> bool:
+    """Whether ``share_memory_()`` was called on this tensor.
+
+    Example:
+        >>> fjax.ones(2).is_shared()
+        False
+    """
+    return self.__dict__.get("_shared", False)
+
+
+def ndimension(self) -> int:
+    """The number of dimensions (``dim()``).
+
+    Example:
+        >>> fjax.ones(2, 3).ndimension()
+        2
+    """
+    return self.dim()
+
+
+def get_device(self) -> int:
+    """The index of the accelerator the tensor is on, or -1 on the CPU.
+
+    Example:
+        >>> fjax.ones(2).get_device()
+        -1
+    """
+    device = self.device
+    return -1 if device.type in ("cpu", "meta") else (device.index or 0)
+
+
+def const_data_ptr(self) -> int:
+    """``data_ptr()``: the address of the first element (torch's read-only variant).
+
+    Example:
+        >>> x = fjax.ones(2)
+        >>> x.const_data_ptr() == x.data_ptr()
+        True
+    """
+    return self.data_ptr()
+
+
+def dim_order(self, *, ambiguity_check=False) -> tuple:
+    """The dims from outermost to innermost in memory (by decreasing stride; ties keep their order).
+
+    Args:
+        ambiguity_check: raise when the order is not unique (dims of size 1 or equal strides).
+
+    Example:
+        >>> fjax.ones(2, 3).dim_order(), fjax.ones(2, 3).t().dim_order()
+        ((0, 1), (1, 0))
+    """
+    if not isinstance(ambiguity_check, bool):
+        raise NotImplementedError("Tensor.dim_order: ambiguity_check as a list of memory formats")
+    strides = self.stride()
+    order = tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+    if ambiguity_check and (1 in tuple(self.shape) or len(set(strides)) < len(strides)):
+        raise RuntimeError(
+            "The tensor does not have unique dim order, or cannot map to exact one of the given memory formats."
+        )
+    return order
+
+
+def new(self, *args, device=None) -> Tensor:
+    """torch's legacy constructor: a tensor of ``self``'s dtype (and device) from sizes (ints or a
+    ``Size``: values not meant to be read, zeros here), from data (a list, tuple or array), or an
+    alias of a tensor of the same dtype; no arguments give an empty tensor.
+
+    Args:
+        args: sizes, or one sequence of data, or one tensor.
+        device: where to put the result (``self``'s device by default).
+
+    Example:
+        >>> x = fjax.ones(1)
+        >>> x.new(2, 3).shape, x.new((2, 3)), x.new().shape
+        (fjax.Size([2, 3]), tensor([2., 3.], dtype=fjax.float32), fjax.Size([0]))
+    """
+    from .tensor import Size
+
+    if not args:
+        return self.new_empty((0,), device=device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype != self.dtype:
+            raise TypeError(f"new(): expected a tensor of dtype {self.dtype}, got {args[0].dtype}")
+        return args[0].detach()
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+        len(args) == 1 and isinstance(args[0], Size)
+    ):
+        return self.new_empty(_shape_args(args), device=device)
+    if len(args) == 1:
+        return self.new_tensor(args[0], device=device)
+    raise TypeError(f"new(): expected sizes, one sequence of data or one tensor, got {args!r}")
+
+
+def as_subclass(self, cls) -> Tensor:
+    """``self`` as an instance of the Tensor subclass ``cls``: the same values and storage, and a view
+    of ``self`` for autograd (writes to either show in both, gradients flow to ``self``).
+
+    Args:
+        cls: a subclass of ``fjax.Tensor``.
+
+    Example:
+        >>> class Mine(fjax.Tensor):
+        ...     pass
+        >>> y = fjax.ones(2).as_subclass(Mine)
+        >>> type(y).__name__, y
+        ('Mine', tensor([1., 1.], dtype=fjax.float32))
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass: expected a subclass of Tensor, got {cls!r}")
+    out = F.view_as(self, self) if self.requires_grad else self.detach()
+    out.__class__ = cls
+    return out
+
+
+def storage(self):
+    """The storage this tensor is a view of (``untyped_storage()``; fjax's storage knows its dtype).
+
+    Example:
+        >>> fjax.arange(3).storage()
+        fjax.Storage(nbytes=24, dtype=int64)
+    """
+    return self.untyped_storage()
+
+
+def _unusable_with_grad(self, op):
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {op}() on Variable that requires grad. Use var.detach().{op}() instead.")
+
+
+def _map_values(self, op, fn, *others):
+    """``fn`` applied elementwise in Python to ``self`` and ``others`` (broadcast to ``self``), in place."""
+    import jax.numpy as jnp
+
+    _unusable_with_grad(self, op)
+    values = [np.asarray(self._data)] + [np.broadcast_to(np.asarray(o._data), tuple(self.shape)) for o in others]
+    dtype = values[0].dtype
+    out = np.vectorize(fn, otypes=[dtype])(*values) if values[0].size else values[0]
+    return self._set_(Tensor._wrap(jnp.asarray(out, dtype)), op)
+
+
+def apply_(self, callable) -> Tensor:  # noqa: A002 - torch's name
+    """Replace each element ``v`` by ``callable(v)``, in place (a Python call per element: slow, for
+    small tensors, as torch's CPU-only ``apply_``).
+
+    Args:
+        callable: a function of one number returning a number.
+
+    Example:
+        >>> fjax.tensor([1.0, 2.0]).apply_(lambda v: v * 10)
+        tensor([10., 20.], dtype=fjax.float32)
+    """
+    return _map_values(self, "apply_", callable)
+
+
+def map_(self, other, callable) -> Tensor:  # noqa: A002 - torch's name
+    """Replace each element ``a`` by ``callable(a, b)``, ``b`` the matching element of ``other``
+    (broadcast to ``self``), in place; a Python call per element.
+
+    Args:
+        other: the second operand, broadcastable to ``self``.
+        callable: a function of two numbers returning a number.
+
+    Example:
+        >>> fjax.tensor([1.0, 2.0]).map_(fjax.tensor([3.0, 4.0]), lambda a, b: a * b)
+        tensor([3., 8.], dtype=fjax.float32)
+    """
+    return _map_values(self, "map_", callable, other)
+
+
+def map2_(self, x, y, callable) -> Tensor:  # noqa: A002 - torch's name
+    """Replace each element ``a`` by ``callable(a, b, c)``, ``b`` and ``c`` the matching elements of ``x``
+    and ``y`` (broadcast to ``self``), in place; a Python call per element.
+
+    Args:
+        x: the second operand, broadcastable to ``self``.
+        y: the third operand, broadcastable to ``self``.
+        callable: a function of three numbers returning a number.
+
+    Example:
+        >>> fjax.zeros(2).map2_(fjax.tensor([1.0, 2.0]), fjax.tensor([3.0, 4.0]), lambda a, b, c: a + b * c)
+        tensor([3., 8.], dtype=fjax.float32)
+    """
+    return _map_values(self, "map2_", callable, x, y)
+
+
+def fill_diagonal_(self, fill_value, wrap=False) -> Tensor:
+    """Write ``fill_value`` on the main diagonal, in place: of a matrix (for a tall one, ``wrap``
+    restarts the diagonal every ``ncols + 1`` rows, as torch and numpy), or of a tensor whose dims are
+    all equal (the elements ``x[i, i, ..., i]``).
+
+    Args:
+        fill_value: the number to write.
+        wrap: restart the diagonal below the square top of a tall matrix.
+
+    Example:
+        >>> fjax.zeros(3, 2).fill_diagonal_(5)
+        tensor([[5., 0.],
+                [0., 5.],
+                [0., 0.]], dtype=fjax.float32)
+    """
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(shape, bool)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    return self._set_(F.masked_fill(self, Tensor._wrap(mask), fill_value), "fill_diagonal_")
+
+
+def polygamma_(self, n) -> Tensor:
+    """In-place ``self.polygamma(n)``.
+
+    Args:
+        n: the order of the derivative of digamma.
+
+    Example:
+        >>> x = fjax.tensor([1.0])
+        >>> x.polygamma_(1) is x, x
+        (True, tensor([1.6449], dtype=fjax.float32))
+    """
+    return self._set_(F.polygamma(n, self), "polygamma_")
+
+
+def cholesky_solve(self, input2, upper=False) -> Tensor:
+    """``fjax.cholesky_solve(self, input2, upper)``: solve ``A X = self`` given ``A``'s Cholesky factor ``input2``.
+
+    Args:
+        input2: the lower (or, with ``upper``, upper) triangular Cholesky factor of ``A``.
+        upper: whether ``input2`` is upper triangular.
+
+    Example:
+        >>> fjax.ones(2, 1).cholesky_solve(fjax.eye(2) * 2)
+        tensor([[0.2500],
+                [0.2500]], dtype=fjax.float32)
+    """
+    return F.cholesky_solve(self, input2, upper)
+
+
+def orgqr(input, input2) -> Tensor:
+    """The explicit ``Q`` of a QR decomposition from Householder reflectors
+    (``fjax.linalg.householder_product(input, input2)``, LAPACK's orgqr).
+
+    Args:
+        input: the reflectors below the diagonal, shape ``(*, m, n)``.
+        input2: their scale factors ``tau``, shape ``(*, k)``.
+
+    Example:
+        >>> fjax.orgqr(fjax.ones(2, 2), fjax.ones(1))
+        tensor([[ 0., -1.],
+                [-1.,  0.]], dtype=fjax.float32)
+    """
+    return F.linalg_householder_product(input, input2)
+
+
+_slogdet_result = None
+
+
+def slogdet(input):
+    """The sign and the log of the absolute value of the determinant of a square matrix (or batch):
+    ``(sign, logabsdet)``, as ``fjax.linalg.slogdet``.
+
+    Args:
+        input: a tensor of shape ``(*, n, n)``.
+
+    Example:
+        >>> fjax.slogdet(fjax.tensor([[2.0, 0.0], [0.0, -3.0]]))
+        fjax.return_types.slogdet(
+        sign=tensor(-1., dtype=fjax.float32),
+        logabsdet=tensor(1.7918, dtype=fjax.float32))
+    """
+    global _slogdet_result
+    if _slogdet_result is None:
+        from .ops._registry import _named_tuple
+
+        _slogdet_result = _named_tuple("slogdet", ("sign", "logabsdet"))
+    return _slogdet_result(*F.linalg_slogdet(input))
+
+
+def unsafe_split(self, split_size, dim=0) -> tuple:
+    """``self.split(split_size, dim)`` without torch's view-aliasing checks.
+
+    Args:
+        split_size: the size of each piece, or a list of sizes.
+        dim: the dimension to split.
+
+    Example:
+        >>> fjax.arange(5).unsafe_split(2)
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3], dtype=fjax.int64), tensor([4], dtype=fjax.int64))
+    """
+    return F.unsafe_split(self, split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0) -> tuple:
+    """``fjax.split_with_sizes`` without torch's view-aliasing checks: pieces of the listed sizes.
+
+    Args:
+        input: the tensor to split.
+        split_sizes: the size of each piece; they add up to the size of ``dim``.
+        dim: the dimension to split.
+
+    Example:
+        >>> fjax.unsafe_split_with_sizes(fjax.arange(4), [1, 3])
+        (tensor([0], dtype=fjax.int64), tensor([1, 2, 3], dtype=fjax.int64))
+    """
+    return F.split_with_sizes(input, split_sizes, dim)
+
+
+def resize(self, *sizes) -> Tensor:
+    """torch's deprecated out-of-place ``resize``: ``self`` reshaped to ``sizes``, which must hold as
+    many elements (differentiable, a copy).
+
+    Args:
+        sizes: the new sizes, as arguments or one tuple.
+
+    Example:
+        >>> fjax.arange(6.0).resize(2, 3).shape
+        fjax.Size([2, 3])
+    """
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    sizes = _shape_args(sizes)
+    n = int(np.prod(sizes, dtype=np.int64))
+    if n != self.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in total), but the given tensor has a "
+            f"size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). autograd's resize can only change "
+            "the shape of a given tensor, while preserving the number of elements. "
+        )
+    return F.reshape(self.contiguous(), tuple(sizes)).clone()
+
+
+def resize_as(self, tensor) -> Tensor:
+    """torch's deprecated out-of-place ``resize_as``: ``self.resize(tensor.size())``.
+
+    Args:
+        tensor: the tensor whose shape to take.
+
+    Example:
+        >>> fjax.arange(6.0).resize_as(fjax.ones(3, 2)).shape
+        fjax.Size([3, 2])
+    """
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return resize(self, tuple(tensor.shape))
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None) -> Tensor:
+    """Make ``self`` alias ``source`` in place: a tensor (its storage and geometry, or ``size``/``stride``
+    at ``storage_offset`` of its storage), a storage (``x.untyped_storage()``), or nothing (``self``
+    becomes empty). Writes through either then show in both.
+
+    Args:
+        source: a tensor, a storage, or None.
+        storage_offset: the first element's offset in the storage.
+        size: the new sizes (default: the source's, or the whole storage).
+        stride: the new strides (default: contiguous).
+
+    Example:
+        >>> x, y = fjax.zeros(2), fjax.arange(4.0)
+        >>> x.set_(y) is x, x
+        (True, tensor([0., 1., 2., 3.], dtype=fjax.float32))
+        >>> x.set_(y, 1, (2,)), x.data_ptr() - y.data_ptr()
+        (tensor([1., 2.], dtype=fjax.float32), 4)
+    """
+    from .ops.views import contiguous_strides
+    from .tensor import Storage
+
+    if source is None:
+        new = self.new_empty((0,))
+    elif isinstance(source, Storage):
+        if source.array.dtype != self._data.dtype:
+            raise RuntimeError(f"set_: expected a storage of dtype {self.dtype}, got {source.array.dtype}")
+        base = Tensor._wrap(source.array)
+        base._attach(source, None)
+        size = (source.array.size,) if size is None else tuple(size)
+        new = base.as_strided(size, stride or contiguous_strides(size), storage_offset)
+    elif isinstance(source, Tensor):
+        if source.dtype != self.dtype:
+            raise RuntimeError(f"set_: expected a tensor of dtype {self.dtype}, got {source.dtype}")
+        if size is None:
+            new = source
+        else:
+            size = tuple(size)
+            new = source.as_strided(size, stride or contiguous_strides(size), storage_offset)
+    else:
+        raise TypeError(f"set_: source must be a Tensor, a storage or None, got {type(source).__name__}")
+    if self.requires_grad and self.is_leaf and _grad_enabled():
+        raise RuntimeError("set_: a leaf Variable that requires grad is being used in an in-place operation.")
+    self._share(new)
+    self._vc[0] += 1
+    return self
+
+
+def _grad_enabled() -> bool:
+    from .autograd.grad_mode import _state
+
+    return _state.enabled
+
+
+def _removed(name, message, params):
+    def removed(self, *args, **kwargs):
+        raise RuntimeError(message)
+
+    removed.__name__ = removed.__qualname__ = name
+    removed.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for p, d in params]
+    )
+    removed.__doc__ = f"""Removed from torch in 1.9: raises torch's RuntimeError, which names the replacement.
+
+    Example:
+        >>> fjax.eye(2).{name}({"fjax.eye(2)" if name in ("solve", "lstsq") else ""})
+        Traceback (most recent call last):
+        ...
+        RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
+    return removed
+
+
+_REMOVED = {
+    "solve": (
+        "This function was deprecated since version 1.9 and is now removed. "
+        "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
+        "`torch.linalg.solve` has its arguments reversed and does not return the LU factorization.\n\n"
+        "To get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\n"
+        "X = torch.solve(B, A).solution "
+        "should be replaced with:\n"
+        "X = torch.linalg.solve(A, B)",
+        [("other", inspect.Parameter.empty)],
+    ),
+    "lstsq": (
+        "This function was deprecated since version 1.9 and is now removed. "
+        "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n"
+        "`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition in "
+        "the returned tuple (although it returns other information about the problem).\n\n"
+        "To get the QR decomposition consider using `torch.linalg.qr`.\n\n"
+        "The returned solution in `torch.lstsq` stored the residuals of the solution in the "
+        "last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, "
+        "the residuals are in the field 'residuals' of the returned named tuple.\n\n"
+        "The unpacking of the solution, as in\n"
+        "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\n"
+        "should be replaced with:\n"
+        "X = torch.linalg.lstsq(A, B).solution",
+        [("other", inspect.Parameter.empty)],
+    ),
+    "symeig": (
+        "This function was deprecated since version 1.9 and is now removed. "
+        "The default behavior has changed from using the upper triangular portion of the matrix by default "
+        "to using the lower triangular portion.\n\n"
+        "L, _ = torch.symeig(A, upper=upper) "
+        "should be replaced with:\n"
+        "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
+        "and\n\n"
+        "L, V = torch.symeig(A, eigenvectors=True) "
+        "should be replaced with:\n"
+        "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+        [("eigenvectors", False)],
+    ),
+    "eig": (
+        "This function was deprecated since version 1.9 and is now removed. "
+        "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors "
+        "mimicking complex tensors.\n\n"
+        "L, _ = torch.eig(A) "
+        "should be replaced with:\n"
+        "L_complex = torch.linalg.eigvals(A)\n\n"
+        "and\n\n"
+        "L, V = torch.eig(A, eigenvectors=True) "
+        "should be replaced with:\n"
+        "L_complex, V_complex = torch.linalg.eig(A)",
+        [("eigenvectors", False)],
+    ),
+}
+
+_TENSOR_METHODS = (
+    is_conj,
+    is_neg,
+    is_signed,
+    is_nonzero,
+    is_same_size,
+    is_inference,
+    is_distributed,
+    is_pinned,
+    pin_memory,
+    share_memory_,
+    is_shared,
+    ndimension,
+    get_device,
+    const_data_ptr,
+    dim_order,
+    new,
+    as_subclass,
+    storage,
+    apply_,
+    map_,
+    map2_,
+    fill_diagonal_,
+    polygamma_,
+    cholesky_solve,
+    orgqr,
+    slogdet,
+    unsafe_split,
+    unsafe_split_with_sizes,
+    resize,
+    resize_as,
+    set_,
+)
+
+# torch's top-level functions that are its Tensor methods under the same name: ``torch.abs_(x)`` is
+# ``x.abs_()``, ``torch.numel(x)`` is ``x.numel()``.
+_METHODS_AS_FUNCTIONS = (
+    "abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ as_strided_ asin_ asinh_ atan_ "
+    "atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ conj_physical_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ "
+    "exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ i0_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ "
+    "nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ "
+    "tan_ tanh_ trunc_ xlogy_ "
+    "as_strided chalf detach get_device is_complex is_conj is_distributed is_floating_point is_inference is_neg "
+    "is_nonzero is_same_size is_signed numel"
+).split()
+
+
+def _method_as_function(name: str):
+    """``Tensor.<name>`` as the top-level function ``fjax.<name>(input, ...)``."""
+    method = getattr(Tensor, name)
+    params = list(inspect.signature(method).parameters.values())
+    if params and params[0].name == "input":
+        return method  # an op's method is already the function (``input`` is ``self``)
+
+    def function(input, *args, **kwargs):
+        return method(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__signature__ = inspect.Signature([params[0].replace(name="input")] + params[1:])
+    function.__doc__ = f"``fjax.{name}(input, ...)`` is ``input.{name}(...)``.\n\n{inspect.getdoc(method) or ''}"
+    return function
+
+
+def tensor_functions() -> dict:
+    """{name: function} of torch's top-level functions that are Tensor methods (``fjax.abs_``,
+    ``fjax.numel``, ``fjax.slogdet``, ...), for ``fjax/__init__.py``; after ``install()``."""
+    out = {name: _method_as_function(name) for name in _METHODS_AS_FUNCTIONS}
+    out.update(slogdet=slogdet, orgqr=orgqr, unsafe_split_with_sizes=unsafe_split_with_sizes)
+    return out
+
+
 def install() -> None:
     """Bind every op-table method, the varargs shape methods and the operators onto Tensor."""
     for name, op in _named_ops():
@@ -925,3 +1690,9 @@ def install() -> None:
 
     for fn in (new_zeros, new_ones, new_empty, new_empty_strided, new_full, new_tensor, type_as, allclose, equal):
         setattr(Tensor, fn.__name__, fn)
+    for fn in _TENSOR_METHODS:
+        setattr(Tensor, fn.__name__, fn)
+    for name, prop in _PROPERTIES.items():
+        setattr(Tensor, name, prop)
+    for name, (message, params) in _REMOVED.items():
+        setattr(Tensor, name, _removed(name, message, params))

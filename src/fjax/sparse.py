@@ -268,4 +268,93 @@ def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, block
     return SparseCOOTensor._make(_f.clone(self), indices, values, True)
 
 
+def to_sparse_coo(self: Tensor) -> SparseCOOTensor:
+    """This tensor as a coalesced sparse COO tensor (``to_sparse()``; a sparse one comes back as it is).
+
+    Example:
+        >>> fjax.tensor([0.0, 2.0]).to_sparse_coo().values()
+        tensor([2.], dtype=fjax.float32)
+    """
+    return self if isinstance(self, SparseCOOTensor) else to_sparse(self)
+
+
+def sparse_mask(self: Tensor, mask: SparseCOOTensor) -> SparseCOOTensor:
+    """A sparse COO tensor with ``self``'s values at the indices of the sparse tensor ``mask`` (its
+    values are ignored; an uncoalesced mask's duplicate indices repeat the value, as in torch).
+    Differentiable in ``self``.
+
+    Args:
+        mask: a sparse COO tensor of ``self``'s shape.
+
+    Example:
+        >>> mask = fjax.sparse.sparse_coo_tensor([[0, 1]], [1.0, 1.0], (3,))
+        >>> fjax.tensor([5.0, 6.0, 7.0]).sparse_mask(mask).to_dense()
+        tensor([5., 6., 0.], dtype=fjax.float32)
+    """
+    if not isinstance(mask, SparseCOOTensor):
+        raise RuntimeError(f"sparse_mask: expected mask to be a sparse COO tensor, got layout {mask.layout}")
+    if tuple(mask.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"sparse_mask(): operands have incompatible sizes; self has size {tuple(self.shape)} but mask has size "
+            f"{tuple(mask.shape)}"
+        )
+    indices = mask._indices()
+    values = self[tuple(indices)] if indices.shape[1] else self.new_zeros((0,) + tuple(self.shape[indices.shape[0] :]))
+    dense = zeros(tuple(self.shape), dtype=self.dtype)
+    if indices.shape[1]:
+        dense = _f.index_put(dense, tuple(indices), values, accumulate=True)
+    return SparseCOOTensor._make(dense, indices, values, mask.is_coalesced())
+
+
+def _strided_only(op: str, layout: str):
+    def method(self):
+        raise RuntimeError(f"{op} expected {layout} layout but got Strided")
+
+    method.__name__ = method.__qualname__ = op
+    method.__doc__ = f"""The {op.replace("_", " ")} of a sparse COO tensor; a dense one raises, as in torch.
+
+    Example:
+        >>> fjax.sparse.sparse_coo_tensor([[1]], [2.0], (3,)).coalesce().{op}()
+        {_EXAMPLES[op]}
+    """
+    return method
+
+
+_EXAMPLES = {
+    "values": "tensor([2.], dtype=fjax.float32)",
+    "indices": "tensor([[1]], dtype=fjax.int64)",
+    "coalesce": (
+        "tensor(indices=tensor([[1]], dtype=fjax.int64),\n"
+        "               values=tensor([2.], dtype=fjax.float32),\n"
+        "               size=(3,), nnz=1, layout=fjax.sparse_coo)"
+    ),
+    "is_coalesced": "True",
+}
+
+
+def _sparse_dim(self) -> int:
+    """The number of sparse dims: 0 for a dense tensor.
+
+    Example:
+        >>> fjax.ones(2, 3).sparse_dim(), fjax.ones(2, 3).to_sparse(1).sparse_dim()
+        (0, 1)
+    """
+    return 0
+
+
+def _dense_dim(self) -> int:
+    """The number of dense dims: all of them for a dense tensor.
+
+    Example:
+        >>> fjax.ones(2, 3).dense_dim(), fjax.ones(2, 3).to_sparse(1).dense_dim()
+        (2, 1)
+    """
+    return self.ndim
+
+
 Tensor.to_sparse = to_sparse
+Tensor.to_sparse_coo, Tensor.sparse_mask = to_sparse_coo, sparse_mask
+Tensor.sparse_dim, Tensor.dense_dim = _sparse_dim, _dense_dim
+Tensor.values = _strided_only("values", "sparse tensor")
+for _op in ("indices", "coalesce", "is_coalesced"):
+    setattr(Tensor, _op, _strided_only(_op, "sparse coordinate tensor"))

@@ -656,7 +656,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     return _reduce_into("index_reduce", x, where, source.reshape(shape), reduce, include_self).reshape(input.shape)
 
 
-@defop(static=("accumulate",), method=False, check=lambda input, index, *a, **k: _check_take(input, index))
+@defop(static=("accumulate",), check=lambda input, index, *a, **k: _check_take(input, index))
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source``'s elements written (or, with ``accumulate``, added) at the flat
     positions ``index`` (negative ones count from the end), as if ``input`` were 1-D.
@@ -678,7 +678,7 @@ def put(input, index, source, accumulate=False):
     return out.reshape(input.shape)
 
 
-@defop(method=False)
+@defop()
 def masked_scatter(input, mask, source):
     """A copy of ``input`` (broadcast with ``mask``) where the positions of ``mask`` that are True take the
     elements of ``source`` in row-major order.

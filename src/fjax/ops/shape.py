@@ -1123,12 +1123,11 @@ def _split_dir(name, input, indices_or_sections, dim, min_ndim):
     return tuple(lax.slice_in_dim(input, a, max(a, b), axis=dim) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-@defop(static=("indices_or_sections",), linear=True, method=False)
+@defop(static=("indices_or_sections",), linear=True)
 def vsplit(input, indices_or_sections):
     """Split a tensor of at least 2 dims along dim 0: into that many equal pieces when
     ``indices_or_sections`` is an int (it must divide the size), or cut before each listed index.
-    Returns a tuple (copies, not views as in torch). Not a Tensor method here: torch's method
-    documents another parameter name than it accepts.
+    Returns a tuple (copies, not views as in torch); also the method ``x.vsplit(sections)``.
 
     Example::
 
@@ -1141,12 +1140,11 @@ def vsplit(input, indices_or_sections):
     return _split_dir("vsplit", input, indices_or_sections, 0, 2)
 
 
-@defop(static=("indices_or_sections",), linear=True, method=False)
+@defop(static=("indices_or_sections",), linear=True)
 def hsplit(input, indices_or_sections):
     """Split a tensor along dim 1 (dim 0 when it is 1-D): into that many equal pieces when
     ``indices_or_sections`` is an int (it must divide the size), or cut before each listed index.
-    Returns a tuple (copies, not views as in torch). Not a Tensor method here: torch's method
-    documents another parameter name than it accepts.
+    Returns a tuple (copies, not views as in torch); also the method ``x.hsplit(sections)``.
 
     Example::
 
@@ -1160,12 +1158,11 @@ def hsplit(input, indices_or_sections):
     return _split_dir("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
 
 
-@defop(static=("indices_or_sections",), linear=True, method=False)
+@defop(static=("indices_or_sections",), linear=True)
 def dsplit(input, indices_or_sections):
     """Split a tensor of at least 3 dims along dim 2: into that many equal pieces when
     ``indices_or_sections`` is an int (it must divide the size), or cut before each listed index.
-    Returns a tuple (copies, not views as in torch). Not a Tensor method here: torch's method
-    documents another parameter name than it accepts.
+    Returns a tuple (copies, not views as in torch); also the method ``x.dsplit(sections)``.
 
     Example::
 

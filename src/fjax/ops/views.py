@@ -525,7 +525,7 @@ def alias_copy(self):
     return jnp.array(self, copy=True)
 
 
-@defop(static=("dim", "start", "length"), linear=True, method=False)
+@defop(static=("dim", "start", "length"), linear=True)
 def narrow_copy(input, dim, start, length):
     """``input.narrow(dim, start, length)`` as a new tensor.
 
