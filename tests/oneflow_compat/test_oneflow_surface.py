@@ -328,3 +328,65 @@ def test_load_state_dict_strict_errors_with_hooks():
             m.load_state_dict({"weight": lib.zeros(2, 3)})
         with pytest.raises(Exception, match="size mismatch for weight"):
             m.load_state_dict({"weight": lib.zeros(3, 3), "bias": lib.zeros(2)})
+
+
+# -- nn.Graph config options ----------------------------------------------------------------
+def test_graph_config_options_oneflow_names_and_checks():
+    linear = flow.nn.Linear(3, 2)
+    opt = flow.optim.SGD(linear.parameters(), lr=0.1)
+
+    class TrainGraph(flow.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.linear = linear
+            self.add_optimizer(opt)
+            self.config.set_outputs_buffer_size(5)
+            self.config.allow_fuse_add_to_output(True)
+            self.config.allow_fuse_model_update_ops(True)
+            self.config.enable_cudnn_conv_heuristic_search_algo(False)
+            self.config.enable_straighten_algorithm("SpeedFirst")
+            self.config.enable_compress_memory(True)
+            self.config.enable_choose_best_memory_allocation(True)
+            self.config.enable_auto_parallel(False)
+            self.config.enable_auto_memory("Disable")
+            self.config.enable_multi_tensor_update(True)
+            self.config.enable_fused_model_update_cast(True)
+            self.config.set_auto_parallel_wait_time(1.65e4)
+
+        def build(self, x):
+            loss = self.linear(x).sum()
+            loss.backward()
+            return loss
+
+    g = TrainGraph()
+    cfg = g.config
+    assert cfg.training and not flow.nn.Graph.trace(lambda x: x).config.training
+    assert cfg._outputs_buffer_size == 5
+    assert cfg.options["enable_straighten_algorithm"] == "SpeedFirst"
+    assert cfg.options["enable_compress_memory"] is True and cfg.options["enable_auto_parallel"] is False
+    assert cfg.options["enable_auto_memory"] == "Disable"
+    # the switches change nothing numerically: one step equals eager SGD
+    x = flow.tensor(np.random.RandomState(5).randn(4, 3).astype("f4"))
+    w0, b0 = linear.weight.numpy().copy(), linear.bias.numpy().copy()
+    g(x)
+    np.testing.assert_allclose(linear.weight.numpy(), w0 - 0.1 * x.numpy().sum(0)[None].repeat(2, 0), rtol=1e-5)
+    np.testing.assert_allclose(linear.bias.numpy(), b0 - 0.1 * 4, rtol=1e-5)
+    with pytest.raises(ValueError, match="please choose one type among"):
+        cfg.enable_straighten_algorithm("Fastest")
+    with pytest.raises(ValueError, match="set_outputs_buffer_size"):
+        cfg.set_outputs_buffer_size(0)
+    with pytest.raises(RuntimeError, match="enable_zero"):
+        cfg.set_zero_redundancy_optimizer_mode("distributed_split")
+
+
+def test_graph_enable_zero_oneflow_signature_and_min_size():
+    cfg = flow.nn.Graph.trace(lambda x: x * 2).config
+    cfg.enable_zero()
+    assert cfg.mesh.zero_stage == 2  # OneFlow's default stage
+    cfg.enable_zero(True, stage=1, shard_min_size=10, shard_restore_level=2)
+    mesh = cfg.mesh
+    assert mesh.zero_stage == 1
+    assert "data" not in tuple(mesh.optimizer_state("w", (3,), (3,)).spec)  # under shard_min_size
+    assert "data" in tuple(mesh.optimizer_state("w", (4, 4), (4, 4)).spec)
+    with pytest.raises(ValueError, match="shard_restore_level"):
+        cfg.enable_zero(True, shard_restore_level=3)

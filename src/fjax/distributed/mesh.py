@@ -45,6 +45,7 @@ class MeshConfig:
     axes: dict
     rules: list = field(default_factory=list)
     zero_stage: int = 0
+    zero_min_size: int = 0  # ZeRO leaves tensors with fewer elements unsharded (OneFlow's shard_min_size)
     batch_axis: str | None = "data"
     type: str = "cuda"
 
@@ -121,7 +122,7 @@ class MeshConfig:
 
     def _zero_spec(self, shape: tuple, spec: tuple) -> tuple:
         """``spec`` plus the data axis on the first free dim it divides (ZeRO sharding)."""
-        if "data" not in self.axes or "data" in spec:
+        if "data" not in self.axes or "data" in spec or math.prod(shape) < self.zero_min_size:
             return spec
         for d, (dim, axis) in enumerate(zip(shape, spec)):
             if axis is None and dim % self.axes["data"] == 0 and dim > 0:

@@ -18,6 +18,23 @@ class GraphConfig:
         self.grad_acc_steps = 1
         self.cache_size = 9
         self.mesh = None
+        self._outputs_buffer_size = 2
+        self.options = {}  # OneFlow's scheduling/memory switches, recorded (XLA decides these itself)
+        self._graph = None  # a weakref to the owning nn.Graph, set by it
+
+    @property
+    def training(self) -> bool:
+        """OneFlow's ``graph.config.training``: whether the owning graph trains (it has an optimizer).
+
+        Example:
+            >>> nn.Graph.trace(lambda x: x * 2).config.training
+            False
+        """
+        graph = self._graph() if self._graph is not None else None
+        return bool(graph is not None and graph.training)
+
+    def _record(self, name: str, value):
+        self.options[name] = value
 
     def enable_amp(self, mode: bool = True, *, dtype=_dt.bfloat16) -> None:
         """Compute forward/backward in ``dtype`` (bfloat16 or float16); master weights and the
@@ -43,17 +60,73 @@ class GraphConfig:
 
         self.mesh = MeshConfig.load(config)
 
-    def enable_zero(self, mode: bool = True, *, stage: int = 1, **kwargs) -> None:
+    def enable_zero(
+        self, mode: bool = True, *, stage: int = 2, shard_min_size: int = 1024, shard_restore_level: int = 1
+    ) -> None:
         """OneFlow's ZeRO switch: shard optimizer state (1), gradients (2) and parameters (3)
-        over the ``data`` axis (all devices when no mesh was set)."""
+        over the ``data`` axis (all devices when no mesh was set).
+
+        Args:
+            mode: turn ZeRO on (True) or off.
+            stage: 1, 2 or 3 (OneFlow's default: 2).
+            shard_min_size: tensors with fewer elements stay unsharded (OneFlow's default: 1024).
+            shard_restore_level: OneFlow's choice (1 or 2) of where stage-3 parameters are
+                gathered back; accepted and validated, XLA places those all-gathers itself.
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.enable_zero(True, stage=1)
+            >>> cfg.mesh.zero_stage
+            1
+        """
         import jax
 
         from ..distributed.mesh import MeshConfig
 
+        if shard_restore_level not in (1, 2):
+            raise ValueError(f"enable_zero: shard_restore_level must be 1 or 2, got {shard_restore_level!r}")
         if self.mesh is None:
             self.mesh = MeshConfig(axes={"data": jax.device_count()})
         self.mesh.zero_stage = stage if mode else 0
+        self.mesh.zero_min_size = int(shard_min_size)
         self.mesh.__post_init__()
+        self._record("shard_restore_level", shard_restore_level)
+
+    def set_zero_redundancy_optimizer_mode(self, mode: str = "distributed_split"):
+        """OneFlow's removed ZeRO switch: raises, pointing at :meth:`enable_zero`, as OneFlow does.
+
+        Args:
+            mode: ignored.
+
+        Example:
+            >>> nn.Graph.trace(lambda x: x).config.set_zero_redundancy_optimizer_mode()
+            Traceback (most recent call last):
+            ...
+            RuntimeError: `set_zero_redundancy_optimizer_mode` has been changed to `enable_zero`, please use `enable_zero(True)` to activate ZeRO optimization.
+        """  # noqa: E501
+        raise RuntimeError(
+            "`set_zero_redundancy_optimizer_mode` has been changed to `enable_zero`, please use `enable_zero(True)` "
+            "to activate ZeRO optimization."
+        )
+
+    def set_outputs_buffer_size(self, value: int = 2) -> None:
+        """OneFlow's outputs buffer (how many calls may run ahead of their results being read).
+
+        Recorded only: an fjax graph call already returns before the device finishes (XLA's
+        asynchronous dispatch), so calls pipeline without a buffer to size.
+
+        Args:
+            value: a positive int (OneFlow's default: 2).
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.set_outputs_buffer_size(4)
+            >>> cfg._outputs_buffer_size
+            4
+        """
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"set_outputs_buffer_size: expected an int >= 1, got {value!r}")
+        self._outputs_buffer_size = value
 
     def _accept_fusion_flag(self, mode: bool = True) -> None:
         """XLA performs this fusion on its own; the flag is accepted for OneFlow compatibility."""
@@ -64,6 +137,100 @@ class GraphConfig:
     allow_fuse_embedding_update = _accept_fusion_flag
     enable_fuse_add_to_output = _accept_fusion_flag
     enable_cudnn_conv_heuristic_search_algo = _accept_fusion_flag
+    enable_multi_tensor_update = _accept_fusion_flag
+    enable_fused_model_update_cast = _accept_fusion_flag
+
+    def _choice(self, name: str, mode: str, choices: tuple) -> None:
+        if mode not in choices:
+            raise ValueError(f"{name}: please choose one type among {{{', '.join(choices)}}}, got {mode!r}")
+        self._record(name, mode)
+
+    def enable_straighten_algorithm(self, mode: str = "MemoryFirst") -> None:
+        """OneFlow's task-graph ordering strategy; recorded only: XLA's scheduler orders the
+        compiled step.
+
+        Args:
+            mode: ``"Disable"``, ``"SpeedFirst"``, ``"MemoryFirst"``, ``"OverlapCpuGpu"`` or ``"DelayShortGpu"``.
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.enable_straighten_algorithm("SpeedFirst")
+            >>> cfg.options["enable_straighten_algorithm"]
+            'SpeedFirst'
+        """
+        modes = ("Disable", "SpeedFirst", "MemoryFirst", "OverlapCpuGpu", "DelayShortGpu")
+        self._choice("enable_straighten_algorithm", mode, modes)
+
+    def enable_auto_memory(self, mode: str = "AdaptiveMemory") -> None:
+        """OneFlow's auto-parallel memory strategy; recorded only (fjax has no auto-parallel search:
+        shardings come from the placement/sbp or ``set_mesh``).
+
+        Args:
+            mode: ``"Disable"``, ``"SlightMemoryDown"``, ``"ModerateMemoryDown"``, ``"HeavyMemoryDown"``
+                or ``"AdaptiveMemory"``.
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.enable_auto_memory("Disable")
+            >>> cfg.options["enable_auto_memory"]
+            'Disable'
+        """
+        modes = ("Disable", "SlightMemoryDown", "ModerateMemoryDown", "HeavyMemoryDown", "AdaptiveMemory")
+        self._choice("enable_auto_memory", mode, modes)
+
+    def _recording(name: str, why: str):  # noqa: N805 - a class-body helper making the switches below
+        def method(self, mode: bool = True) -> None:
+            self._record(name, bool(mode))
+
+        method.__name__ = method.__qualname__ = name
+        method.__doc__ = (
+            f"OneFlow's ``graph.config.{name}(mode)``; recorded in ``config.options`` only: {why}.\n\n"
+            f"        Args:\n            mode: turn it on (True) or off.\n\n"
+            f"        Example:\n            >>> cfg = nn.Graph.trace(lambda x: x).config\n"
+            f"            >>> cfg.{name}(True)\n"
+            f"            >>> cfg.options[{name!r}]\n            True\n"
+        )
+        return method
+
+    _MEMORY = "XLA's buffer assignment plans the compiled step's memory itself"
+    _AUTO = "fjax has no auto-parallel search (shardings come from placement/sbp or ``set_mesh``)"
+    enable_compress_memory = _recording("enable_compress_memory", _MEMORY)
+    enable_choose_best_memory_allocation = _recording("enable_choose_best_memory_allocation", _MEMORY)
+    enable_auto_parallel = _recording("enable_auto_parallel", _AUTO)
+    enable_auto_parallel_ignore_user_sbp_config = _recording("enable_auto_parallel_ignore_user_sbp_config", _AUTO)
+    enable_auto_parallel_trunk_algo = _recording("enable_auto_parallel_trunk_algo", _AUTO)
+    enable_auto_parallel_sbp_collector = _recording("enable_auto_parallel_sbp_collector", _AUTO)
+    del _recording
+
+    def set_auto_parallel_computation_cost_ratio(self, ratio) -> None:
+        """OneFlow's auto-parallel computation-cost coefficient; recorded in ``config.options``
+        only: fjax has no auto-parallel search.
+
+        Args:
+            ratio: the coefficient.
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.set_auto_parallel_computation_cost_ratio(0.5)
+            >>> cfg.options["set_auto_parallel_computation_cost_ratio"]
+            0.5
+        """
+        self._record("set_auto_parallel_computation_cost_ratio", ratio)
+
+    def set_auto_parallel_wait_time(self, cost) -> None:
+        """OneFlow's auto-parallel communication wait time; recorded in ``config.options`` only:
+        fjax has no auto-parallel search.
+
+        Args:
+            cost: the wait time.
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.set_auto_parallel_wait_time(1.65e4)
+            >>> cfg.options["set_auto_parallel_wait_time"]
+            16500.0
+        """
+        self._record("set_auto_parallel_wait_time", cost)
 
     def __repr__(self):
         amp = "off" if self.amp_dtype is None else str(self.amp_dtype)

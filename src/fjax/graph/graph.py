@@ -17,6 +17,7 @@ elsewhere in ``fjax.graph``:
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -153,6 +154,7 @@ class Graph:
         object.__setattr__(self, "_optimizers", [])
         object.__setattr__(self, "_lr_schedulers", [])
         object.__setattr__(self, "config", GraphConfig())
+        self.config._graph = weakref.ref(self)
         object.__setattr__(self, "name", f"{cls_name}_{count}")
         object.__setattr__(self, "_debug_level", _compile.debug_level_from_env())
         object.__setattr__(self, "_building", 0)  # > 0 while ``build`` is traced: proxies give tensors
