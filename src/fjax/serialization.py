@@ -30,6 +30,7 @@ import os
 import pickle
 import struct
 import zipfile
+import zlib
 from collections import Counter, OrderedDict
 from typing import Any, BinaryIO, Callable
 
@@ -38,12 +39,12 @@ import jax.numpy as jnp
 import numpy as np
 import safetensors
 
-from . import _atomic
+from . import _artifact, _atomic
 from .device import MetaArray
 from .device import device as _device
 from .dtypes import dtype as _DType
 from .dtypes import to_dtype as _to_dtype
-from .errors import OpError
+from .errors import CorruptArtifactError, OpError
 from .tensor import Tensor
 
 _FORMAT = "fjax.checkpoint.v1"
@@ -101,6 +102,7 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO, pickle_module=None, pickle_p
     arrays: dict[str, np.ndarray] = {}
     structure = _encode(obj, (), arrays)
     metadata = {"format": _FORMAT, "structure": json.dumps(structure, allow_nan=True)}
+    metadata["crc32"] = json.dumps(_checksums(arrays, metadata["structure"]))
     if hasattr(f, "write"):
         f.write(safetensors.serialize(_specs(arrays), metadata=metadata))
         return
@@ -172,6 +174,19 @@ def _encode(obj, path: tuple, arrays: dict):
         f"fjax.save: cannot save {where} of type {type(obj).__module__}.{type(obj).__name__}; supported are "
         "Tensors, numpy/jax arrays, dicts, lists, tuples, str, int, float, bool, None and fjax dtypes"
     )
+
+
+def _crc32(data) -> int:
+    """CRC-32 of an array's bytes (C order) or of bytes."""
+    if isinstance(data, np.ndarray):
+        data = np.require(data, requirements="C").reshape(-1).view(np.uint8)
+    return zlib.crc32(data)
+
+
+def _checksums(arrays: dict, structure: str) -> dict:
+    """What ``fjax.load`` checks an fjax checkpoint against: the CRC-32 of every tensor's bytes and of the
+    structure record (safetensors itself has no checksum: a flipped byte would load as a wrong value)."""
+    return {"structure": _crc32(structure.encode()), "tensors": {k: _crc32(a) for k, a in arrays.items()}}
 
 
 def _specs(arrays: dict) -> dict:
@@ -246,11 +261,15 @@ def load(
     if len(data) >= 9 and data[8:9] == b"{":
         return _load_safetensors(data, name, dev)
     if data[:2] == b"\x80\x02":
-        raise OpError(
+        raise CorruptArtifactError(
             f"fjax.load: {name} is in torch's legacy (pre-1.6) pickle format, which fjax does not read; "
-            "re-save it with a current torch.save"
+            "re-save it with a current torch.save",
+            name,
         )
-    raise OpError(f"fjax.load: {name} ({len(data)} bytes) is neither a safetensors file nor a torch.save zip file")
+    what = "empty (truncated)" if not data else f"{len(data)} bytes"
+    raise CorruptArtifactError(
+        f"fjax.load: {name} ({what}) is neither a safetensors file nor a torch.save zip file", name
+    )
 
 
 def _read(path: str, name: str) -> bytes:
@@ -279,50 +298,136 @@ def _tensor(arr: np.ndarray, dev, requires_grad: bool = False, parameter: bool =
 
 
 def _load_safetensors(data: bytes, name: str, dev):
+    (n,) = struct.unpack("<Q", data[:8])  # load() checked there are 9 bytes or more
+    if 8 + n > len(data):
+        raise CorruptArtifactError(
+            f"fjax.load: {name} is a truncated safetensors file: its header says {n} bytes of header, "
+            f"the file has {len(data) - 8} after the length",
+            name,
+        )
+    header = _artifact.parse_json("fjax.load", name, data[8 : 8 + n], "safetensors header")
+    if not isinstance(header, dict):
+        raise CorruptArtifactError(f"fjax.load: {name} is a corrupt safetensors file: header is not an object", name)
     try:
-        (n,) = struct.unpack("<Q", data[:8])
-        header = json.loads(data[8 : 8 + n])
         entries = safetensors.deserialize(data)
-    except (safetensors.SafetensorError, ValueError, struct.error) as err:
-        raise OpError(f"fjax.load: {name} is a corrupt or truncated safetensors file: {err}") from None
+    except safetensors.SafetensorError as err:
+        problem = f"is a corrupt or truncated safetensors file: {err}"
+        raise CorruptArtifactError(f"fjax.load: {name} {problem}", name) from None
     arrays = {}
     for key, entry in entries:
         if entry["dtype"] not in _SAFETENSORS_DTYPES:
-            raise OpError(f"fjax.load: {name}: tensor {key!r} has dtype {entry['dtype']}, which fjax does not support")
+            raise CorruptArtifactError(
+                f"fjax.load: {name}: tensor {key!r} has dtype {entry['dtype']}, which fjax does not support", name
+            )
         arrays[key] = np.frombuffer(entry["data"], _SAFETENSORS_DTYPES[entry["dtype"]]).reshape(entry["shape"])
     metadata = header.get("__metadata__") or {}
-    if metadata.get("format") != _FORMAT:  # a plain safetensors file: name -> tensor, in file order
-        order = [k for k in header if k != "__metadata__"]
-        return {k: _tensor(arrays[k], dev) for k in order}
+    if not isinstance(metadata, dict) or metadata.get("format") != _FORMAT:  # plain safetensors: name -> tensor
+        return {k: _tensor(arrays[k], dev) for k in header if k != "__metadata__"}
+    if not isinstance(metadata.get("structure"), str):
+        raise CorruptArtifactError(f"fjax.load: {name} has a corrupt structure record: it has none", name)
+    if "crc32" in metadata:
+        _verify_checksums(name, metadata, entries)
+    structure = _artifact.parse_json("fjax.load", name, metadata["structure"], "structure record")
     try:
-        structure = json.loads(metadata["structure"])
         return _decode(structure, arrays, dev)
     except (KeyError, TypeError, ValueError, IndexError) as err:
-        raise OpError(f"fjax.load: {name} has a corrupt structure record: {err}") from None
+        raise CorruptArtifactError(
+            f"fjax.load: {name} has a corrupt structure record: {type(err).__name__}: {err}", name
+        ) from None
 
 
-def _decode(node, arrays: dict, dev):
-    if node is None or isinstance(node, (bool, int, float, str)):
-        return node
+def _verify_checksums(name: str, metadata: dict, entries) -> None:
+    sums = _artifact.parse_json("fjax.load", name, metadata["crc32"], "checksum record")
+    if not (isinstance(sums, dict) and isinstance(sums.get("tensors"), dict)):
+        raise CorruptArtifactError(f"fjax.load: {name} has a corrupt checksum record", name)
+    if _crc32(metadata["structure"].encode()) != sums.get("structure"):
+        raise CorruptArtifactError(
+            f"fjax.load: {name} has a corrupt structure record: it does not match its CRC-32 (edited or overwritten)",
+            name,
+        )
+    held = {key for key, _ in entries}
+    if held != set(sums["tensors"]):
+        raise CorruptArtifactError(
+            f"fjax.load: {name} holds tensors {sorted(held)[:6]}, its checksum record lists "
+            f"{sorted(sums['tensors'])[:6]}",
+            name,
+        )
+    for key, entry in entries:
+        if _crc32(entry["data"]) != sums["tensors"][key]:
+            raise CorruptArtifactError(
+                f"fjax.load: {name}: the bytes of tensor {key!r} do not match their CRC-32: the file is corrupt", name
+            )
+
+
+def _decode(root, arrays: dict, dev):
+    """The object the structure record ``root`` describes; iterative (a file cannot exhaust the stack)."""
+    done: list = []  # finished values, in order
+    work: list = [(root, None)]  # (node, None): to visit; (node, n): build from the last n of ``done``
+    while work:
+        node, n = work.pop()
+        if n is not None:
+            values = done[len(done) - n :]
+            del done[len(done) - n :]
+            done.append(_build(node, values))
+            continue
+        if node is None or isinstance(node, (bool, int, float, str)):
+            done.append(node)
+            continue
+        if not isinstance(node, (list, dict)):
+            raise ValueError(f"unknown record of type {type(node).__name__}")
+        if isinstance(node, dict) and "$t" in node:
+            done.append(_decode_tensor(node, arrays, dev))
+            continue
+        if isinstance(node, dict) and "$dtype" in node:
+            done.append(_to_dtype(node["$dtype"]))
+            continue
+        children = _children(node)
+        work.append((node, len(children)))
+        work.extend((child, None) for child in reversed(children))
+    (out,) = done
+    return out
+
+
+def _children(node) -> list:
     if isinstance(node, list):
-        return [_decode(v, arrays, dev) for v in node]
-    if "$t" in node:
-        arr = arrays[node["$t"]]
-        if node.get("dtype") == "complex128":
-            arr = arr[..., 0] + 1j * arr[..., 1]
-        kind = node.get("kind")
-        if kind == "numpy":
-            return arr.copy()
-        if kind == "jax":
-            return jnp.asarray(arr) if dev is None or dev.type == "meta" else jax.device_put(arr, dev.jax_device())
-        return _tensor(arr, dev, node["rg"], node["param"])
+        return node
     if "$d" in node:
-        return {(_decode(k, arrays, dev) if isinstance(k, dict) else k): _decode(v, arrays, dev) for k, v in node["$d"]}
+        pairs = node["$d"]
+        if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            raise ValueError("a dict record ($d) must be a list of [key, value] pairs")
+        return [item for pair in pairs for item in pair]
     if "$tu" in node:
-        return tuple(_decode(v, arrays, dev) for v in node["$tu"])
-    if "$dtype" in node:
-        return _to_dtype(node["$dtype"])
-    raise ValueError(f"unknown record {sorted(node)}")
+        if not isinstance(node["$tu"], list):
+            raise ValueError("a tuple record ($tu) must be a list")
+        return node["$tu"]
+    raise ValueError(f"unknown record {sorted(node)[:8]}")
+
+
+def _build(node, values: list):
+    if isinstance(node, list):
+        return values
+    if "$d" in node:
+        return dict(zip(values[0::2], values[1::2]))  # an unhashable key raises TypeError
+    return tuple(values)
+
+
+def _decode_tensor(node: dict, arrays: dict, dev):
+    key = node["$t"]
+    if not isinstance(key, str) or key not in arrays:
+        raise KeyError(f"the record names tensor {key!r:.80}, which the file does not hold")
+    arr = arrays[key]
+    if node.get("dtype") == "complex128":
+        if arr.ndim == 0 or arr.shape[-1] != 2:
+            raise ValueError(f"tensor {key!r} is recorded as complex128 (re, im) pairs but has shape {arr.shape}")
+        arr = arr[..., 0] + 1j * arr[..., 1]
+    kind = node.get("kind")
+    if kind == "numpy":
+        return arr.copy()
+    if kind == "jax":
+        return jnp.asarray(arr) if dev is None or dev.type == "meta" else jax.device_put(arr, dev.jax_device())
+    if type(node.get("rg")) is not bool or type(node.get("param")) is not bool:
+        raise ValueError(f"tensor {key!r}'s record needs true/false 'rg' and 'param', got {node!r:.120}")
+    return _tensor(arr, dev, node["rg"], node["param"])
 
 
 # -- torch.save zip files -----------------------------------------------------------------
@@ -802,33 +907,58 @@ def _place_attributes(obj, dev, memo, safe) -> None:
             attributes[k] = _place(v, dev, memo, safe)
 
 
+# what a corrupt torch zip file or pickle raises while being read (the zip reader, the unpickler
+# following opcodes and persistent ids from the file, the storages' layouts)
+_TORCH_READ_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    pickle.UnpicklingError,
+    EOFError,
+    KeyError,
+    IndexError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    struct.error,
+    OverflowError,
+    NotImplementedError,  # zip features (encryption, unknown compression) a torch file never uses
+    RecursionError,
+)
+
+
 def _load_torch_zip(data: bytes, name: str, dev, weights_only: bool = True, pickle_module=pickle, load_args=None):
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         pickles = [n for n in archive.namelist() if n.endswith("data.pkl") and n.count("/") <= 1]
         if len(pickles) != 1:
-            raise OpError(f"fjax.load: {name} is a zip file but not a torch.save checkpoint (no single data.pkl)")
+            raise CorruptArtifactError(
+                f"fjax.load: {name} is a zip file but not a torch.save checkpoint (no single data.pkl)", name
+            )
         prefix = pickles[0][: -len("data.pkl")]
         declared = sum(info.file_size for info in archive.infolist())
         if declared > 64 * len(data) + 2**24:  # a zip bomb: decompressing would allocate that much
-            raise OpError(
+            raise CorruptArtifactError(
                 f"fjax.load: {name} declares {declared} bytes of entries in a {len(data)}-byte file; refusing to "
-                "decompress it"
+                "decompress it",
+                name,
             )
         byteorder = "little"
         if f"{prefix}byteorder" in archive.namelist():
             byteorder = archive.read(f"{prefix}byteorder").decode().strip()
+            if byteorder not in ("little", "big"):
+                raise CorruptArtifactError(f"fjax.load: {name}: byteorder record {byteorder!r:.40} is corrupt", name)
         file = io.BytesIO(archive.read(pickles[0]))
         if weights_only:
             obj = _WeightsUnpickler(file, archive, prefix, byteorder, **(load_args or {})).load()
-        else:
-            unpickler = _full_unpickler(pickle_module.Unpickler)
-            return unpickler(file, archive, prefix, byteorder, dev, **(load_args or {})).load()
-    except OpError:
+            return _place(obj, dev)
+        unpickler = _full_unpickler(pickle_module.Unpickler)
+        return unpickler(file, archive, prefix, byteorder, dev, **(load_args or {})).load()
+    except CorruptArtifactError:
         raise
-    except Exception as err:  # any failure of a corrupt archive or pickle: name the file
-        raise OpError(f"fjax.load: cannot read torch checkpoint {name}: {type(err).__name__}: {err}") from err
-    return _place(obj, dev)
+    except _TORCH_READ_ERRORS as err:  # a corrupt archive or pickle, or a global refused: name the file
+        problem = "nests too deeply" if isinstance(err, RecursionError) else f"{type(err).__name__}: {err}"
+        raise CorruptArtifactError(f"fjax.load: cannot read torch checkpoint {name}: {problem}", name) from err
 
 
 # -- writing torch zip files --------------------------------------------------------------------
