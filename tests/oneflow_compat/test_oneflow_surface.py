@@ -390,3 +390,45 @@ def test_graph_enable_zero_oneflow_signature_and_min_size():
     assert "data" in tuple(mesh.optimizer_state("w", (4, 4), (4, 4)).spec)
     with pytest.raises(ValueError, match="shard_restore_level"):
         cfg.enable_zero(True, shard_restore_level=3)
+
+
+# -- SGD: OneFlow's nesterov with dampening / without momentum --------------------------------
+def _numpy_oneflow_sgd(x, grads, lr, momentum, dampening, nesterov, weight_decay):
+    """OneFlow's momentum_update rule (its test_optim_sgd.py reference)."""
+    vt = np.zeros_like(x)
+    for grad in grads:
+        grad = grad + weight_decay * x
+        if momentum > 0.0:
+            vt = momentum * vt + (1 - dampening) * grad
+            grad = grad + momentum * vt if nesterov else vt
+        x = x - lr * grad
+    return x
+
+
+@pytest.mark.parametrize("momentum,dampening", [(0.9, 0.5), (0.9, 0.0), (0.0, 0.9)])
+def test_sgd_nesterov_accepts_oneflow_settings(momentum, dampening):
+    rs = np.random.RandomState(6)
+    x0 = rs.uniform(size=(10,)).astype("f4")
+    grads = [rs.uniform(size=(10,)).astype("f4") for _ in range(6)]
+    x = flow.nn.Parameter(flow.tensor(x0))
+    sgd = flow.optim.SGD(
+        [{"params": [x], "lr": 0.1, "weight_decay": 0.3}], momentum=momentum, dampening=dampening, nesterov=True
+    )
+    for i, g in enumerate(grads):
+        flow.sum(x * flow.tensor(g)).backward()
+        sgd.step()
+        sgd.zero_grad()
+        if i == 2:  # OneFlow's test reloads the state midway
+            state = sgd.state_dict()
+            sgd = flow.optim.SGD([x])
+            sgd.load_state_dict(state)
+    want = _numpy_oneflow_sgd(x0, grads, 0.1, momentum, dampening, True, 0.3)
+    np.testing.assert_allclose(x.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    if dampening == 0.0 and momentum > 0:  # the case torch allows: torch's numbers too
+        tx = torch.nn.Parameter(torch.tensor(x0))
+        topt = torch.optim.SGD([tx], lr=0.1, momentum=momentum, nesterov=True, weight_decay=0.3)
+        for g in grads:
+            torch.sum(tx * torch.tensor(g)).backward()
+            topt.step()
+            topt.zero_grad()
+        np.testing.assert_allclose(x.detach().numpy(), tx.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import optax
 
@@ -25,7 +26,10 @@ class SGD(Optimizer):
         momentum: the momentum factor (default 0).
         dampening: dampening of the momentum (default 0).
         weight_decay: L2 penalty coefficient, added to the gradient as ``weight_decay * p`` (default 0).
-        nesterov: if True, use Nesterov momentum (needs ``momentum > 0`` and zero dampening) (default False).
+        nesterov: if True, use Nesterov momentum (default False). torch refuses it without a
+            momentum or with a dampening; fjax accepts both, as OneFlow does: without momentum it is
+            plain SGD, and with a dampening the buffer is ``momentum * buf + (1 - dampening) * g``
+            from zero on every step and the step direction ``g + momentum * buf`` (OneFlow's rule).
         maximize: if True, maximize the objective (the gradient is negated) (default False).
         foreach: accepted for torch compatibility; no effect (one XLA update per group) (default None).
         differentiable: not supported: True raises NotImplementedError (default False).
@@ -67,8 +71,6 @@ class SGD(Optimizer):
     ):
         _check_range("SGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
         _check_unsupported("SGD", differentiable=differentiable)
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("fjax.optim.SGD: Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(
             lr=lr,
             momentum=momentum,
@@ -100,8 +102,26 @@ class SGD(Optimizer):
     def _transform(hyper, static, step):
         momentum_on, nesterov, maximize, decay_on = static
         parts = _prefix(maximize, decay_on, hyper)
-        if momentum_on:
+        if momentum_on and nesterov:
+            parts.append(_nesterov(hyper["momentum"], hyper["dampening"]))
+        elif momentum_on:
             parts.append(optax.scale(jnp.where(step == 0, 1.0, 1.0 - hyper["dampening"])))
-            parts.append(optax.trace(hyper["momentum"], nesterov=nesterov))
+            parts.append(optax.trace(hyper["momentum"]))
         parts.append(optax.scale_by_learning_rate(hyper["lr"]))
         return optax.chain(*parts)
+
+
+def _nesterov(momentum, dampening) -> optax.GradientTransformation:
+    """Nesterov momentum as OneFlow's ``momentum_update`` computes it: ``buf = momentum * buf +
+    (1 - dampening) * g`` (from a zero buffer), update ``g + momentum * buf``. With zero dampening
+    (the only case torch allows) it is torch's rule; the state is optax's ``TraceState``, as
+    ``optax.trace`` keeps it."""
+
+    def init(params):
+        return optax.TraceState(trace=jax.tree.map(jnp.zeros_like, params))
+
+    def update(updates, state, params=None):
+        buf = jax.tree.map(lambda g, b: momentum * b + (1.0 - dampening) * g, updates, state.trace)
+        return jax.tree.map(lambda g, b: g + momentum * b, updates, buf), optax.TraceState(trace=buf)
+
+    return optax.GradientTransformation(init, update)
