@@ -16,7 +16,7 @@ EXCLUDED = [
     (
         r"torch(\.Tensor)?",
         r"q_.*|.*quantiz.*|quint.*|qint.*|qscheme|int_repr|dequantize|fake_quantize.*|choose_qparams.*"
-        r"|fused_moving_avg_obs_fake_quant",
+        r"|fused_moving_avg_obs_fake_quant|per_(channel|tensor)_\w+",
         "quantization: fjax has no quantized tensors (XLA's int8 paths are reached through dtypes)",
     ),
     (
@@ -29,18 +29,13 @@ EXCLUDED = [
         r"|BenchmarkConfig|BenchmarkExecutionStats|LockingLogger|NoopLogger|AggregationType|AVG|SUM"
         r"|OperatorInfo|PyTorchFileReader|PyTorchFileWriter|ScriptModuleSerializer|SerializationStorageContext"
         r"|DeserializationStorageContext|IODescriptor|cpp|DispatchKey|DispatchKeySet|ExcludeDispatchKeyGuard"
-        r"|Tag|DisableTorchFunction|DisableTorchFunctionSubclass|hash_tensor",
+        r"|Tag|DisableTorchFunction|DisableTorchFunctionSubclass|hash_tensor|Type",
         "TorchScript/JIT and dispatcher internals: fjax compiles with jax.jit, nn.Graph and fjax.compile",
     ),
     (
         r"torch\.nn\.functional",
         r"BroadcastingList\d|boolean_dispatch|handle_torch_function|has_torch_function\w*|assert_int_or_pair",
         "TorchScript typing helpers and __torch_function__ plumbing",
-    ),
-    (
-        r"torch\.nn\.functional",
-        r"\w+_notes|GRID_SAMPLE_\w+",
-        "docstring fragments and grid_sample's private mode tables",
     ),
     (
         r"torch(\.Tensor)?",
@@ -56,7 +51,7 @@ EXCLUDED = [
     ),
     (
         r"torch(\.Tensor)?",
-        r"sparse_(bsc|bsr|csc|csr|compressed)_tensor|\w*(ccol|col|crow|row)_indices(_copy)?|to_sparse_(bsc|bsr|csc|csr)"
+        r"sparse_(bsc|bsr|csc|csr)|sparse_(bsc|bsr|csc|csr|compressed)_tensor|\w*(ccol|col|crow|row)_indices(_copy)?|to_sparse_(bsc|bsr|csc|csr)"
         r"|is_sparse_csr|smm|hsmm|dsmm|saddmm|sspaddmm|hspmm|resize_as_sparse_|sparse_resize\w*",
         "compressed sparse layouts (CSR/CSC/BSR/BSC): fjax's sparse tensors are COO (jax.experimental.sparse)",
     ),
@@ -72,8 +67,38 @@ EXCLUDED = [
     ),
     (
         r"torch",
-        r"bits\w+|int[1-7]|uint[1-7]|float4_e2m1fn_x2",
-        "sub-byte and bit-packed dtypes: XLA has no arithmetic for them",
+        r"bits\w+|int[1-7]|uint[1-7]|float4_e2m1fn_x2|complex32",
+        "sub-byte, bit-packed and complex-half dtypes: XLA has no arithmetic for them",
+    ),
+    (
+        r"torch",
+        r"jagged|compiled_with_cxx11_abi",
+        "nested (jagged) tensors and torch's C++ build details: fjax has no nested tensors or C++ ABI",
+    ),
+    (
+        r"torch\.nn\.functional",
+        r"ScalingType|SwizzleType|scaled_mm|scaled_grouped_mm",
+        "FP8 scaled-GEMM CUDA kernels and their scaling-recipe enums: no CPU or XLA counterpart",
+    ),
+    (
+        r"torch\.nn\.utils\.rnn",
+        r"PackedSequence_|bind",
+        "torch's private namedtuple base of PackedSequence and its method-binding helper",
+    ),
+    (
+        r"torch\.autograd",
+        r"NestedIOFunction",
+        "the legacy autograd.Function API (pre-0.4 instance-style functions); fjax has the static-method one",
+    ),
+    (
+        r"torch\.accelerator",
+        r"Graph",
+        "accelerator graph capture and replay (CUDA graphs): fjax compiles steps with nn.Graph and fjax.compile",
+    ),
+    (
+        r"torch\.func",
+        r"rearrange",
+        "einops' rearrange re-exported by torch.func (needs the einops package)",
     ),
     (
         r"torch\.Tensor",
