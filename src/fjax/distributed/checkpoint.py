@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import jax
 import numpy as np
 
+from .. import _artifact
 from ..errors import OpError
 
 try:
@@ -49,6 +50,7 @@ class _Unit:
     shardings: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     apply: Callable[[dict, dict, bool], None] | None = None
+    check: Callable[[dict, bool, str], None] | None = None  # (meta, strict, meta file): raises before any apply
 
 
 def _set_tensor(t: Tensor, value) -> None:
@@ -103,16 +105,20 @@ def _optimizer_unit(opt, prefix: tuple, opt_shardings: dict) -> _Unit:
     key = "/".join(prefix)
     unit.meta[key] = [{k: _json_value(v, k) for k, v in g.items() if k != "params"} for g in opt.param_groups]
 
+    def check(meta, strict, meta_file):
+        if key in meta:
+            _check_groups(opt, meta[key], key or "the optimizer", meta_file)
+        elif strict:
+            raise _artifact.corrupt(_WHO, meta_file, f"no hyper-parameters for optimizer {key!r}")
+
     def apply(values, meta, strict):
         for p, (treedef, paths) in trees.items():
             if all(path in values for path in paths):
                 opt._state[p] = jax.tree_util.tree_unflatten(treedef, [values[path] for path in paths])
         if key in meta:
-            _load_groups(opt, meta[key], key or "the optimizer")
-        elif strict:
-            raise OpError(f"checkpoint.load: the checkpoint has no hyper-parameters for optimizer {key!r}")
+            _load_groups(opt, meta[key])
 
-    unit.apply = apply
+    unit.apply, unit.check = apply, check
     return unit
 
 
@@ -128,12 +134,44 @@ def _json_value(value, key: str):
     raise OpError(f"checkpoint.save: optimizer hyper-parameter {key!r} = {value!r} is not a number, string or list")
 
 
-def _load_groups(opt, groups: list, where: str) -> None:
+def _check_groups(opt, groups, where: str, meta_file: str) -> None:
+    """The saved hyper-parameters of ``opt`` must be one object per parameter group, each value of
+    the kind the optimizer holds (a number for a number, a list as long for a tuple ...)."""
+    if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+        raise _artifact.corrupt(_WHO, meta_file, f"the hyper-parameters of {where} are not a list of objects")
     if len(groups) != len(opt.param_groups):
-        raise OpError(
-            f"checkpoint.load: {where} was saved with {len(groups)} parameter group(s), "
-            f"the optimizer has {len(opt.param_groups)}"
+        raise _artifact.corrupt(
+            _WHO,
+            meta_file,
+            f"{where} was saved with {len(groups)} parameter group(s), the optimizer has {len(opt.param_groups)}",
         )
+    for i, (group, saved) in enumerate(zip(opt.param_groups, groups)):
+        for k, v in saved.items():
+            if k in group and not _same_kind(group[k], v):
+                raise _artifact.corrupt(
+                    _WHO, meta_file, f"{where} group {i} {k!r} is {v!r:.60}, the optimizer holds {group[k]!r:.60}"
+                )
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _same_kind(current, saved) -> bool:
+    if isinstance(current, bool):
+        return isinstance(saved, bool)
+    if isinstance(current, (int, float, np.number)):
+        return _number(saved)
+    if isinstance(current, Tensor):
+        return _number(saved) or (isinstance(saved, list) and current.numel() == len(saved))
+    if isinstance(current, (tuple, list)):
+        return isinstance(saved, list) and len(saved) == len(current)
+    if isinstance(current, str):
+        return isinstance(saved, str)
+    return current is None or saved is None or isinstance(saved, (bool, int, float, str))
+
+
+def _load_groups(opt, groups: list) -> None:
     for group, saved in zip(opt.param_groups, groups):
         for k, v in saved.items():
             current = group.get(k)
@@ -297,19 +335,26 @@ def load(directory: str | os.PathLike, target, step: int | None = None, *, stric
         The step that was loaded.
     """
     if not os.path.isdir(directory):
-        raise OpError(f"checkpoint.load: no checkpoint folder {os.fspath(directory)!r}")
+        raise _artifact.corrupt(_WHO, directory, "no checkpoint folder (missing folder)")
     units = _units(target)
     arrays = {path: array for unit in units for path, array in unit.arrays.items()}
     shardings = {path: s for unit in units for path, s in unit.shardings.items()}
     with _locked(directory, exclusive=False):
-        step, restored = _restore(directory, arrays, shardings, step, strict)
+        step, restored = _restore(directory, arrays, shardings, step, strict, units)
     values, meta = _flatten(restored["state"]), restored["meta"] or {}
     for unit in units:
         unit.apply(values, meta, strict)
     return int(step)
 
 
-def _restore(directory, arrays, shardings, step, strict):
+_WHO = "checkpoint.load"
+
+# what orbax and tensorstore raise for a step whose files are truncated, overwritten or missing
+# (tensorstore's errors are ValueErrors that name the file: DATA_LOSS, OUT_OF_RANGE, NOT_FOUND ...)
+_READ_ERRORS = (ValueError, OSError, KeyError, TypeError, EOFError)
+
+
+def _restore(directory, arrays, shardings, step, strict, units=()):
     import orbax.checkpoint as ocp
 
     manager = _manager(directory, create=False)
@@ -321,24 +366,124 @@ def _restore(directory, arrays, shardings, step, strict):
             step = max(steps)
         elif step not in steps:
             raise OpError(f"checkpoint.load: step {step} is not in {os.fspath(directory)!r}; it has {sorted(steps)}")
-        saved = _flatten(manager.item_metadata(step)["state"].tree)
+        folder = os.path.join(os.path.abspath(os.fspath(directory)), str(step))
+        records = _read_records(folder)  # before orbax reads them: bounded, and a broken one is named
+        meta_file, tree_file = os.path.join(folder, "meta", "metadata"), os.path.join(folder, "state", "_METADATA")
+        if not isinstance(records[tree_file].get("tree_metadata"), dict):
+            raise _artifact.corrupt(_WHO, tree_file, "no tree_metadata object")
+        for unit in units:
+            if unit.check is not None:
+                unit.check(records[meta_file], strict, meta_file)
+        try:
+            metadata = manager.item_metadata(step)["state"]
+        except _READ_ERRORS as err:
+            raise _artifact.corrupt(_WHO, folder, f"unreadable state metadata: {_short(err)}") from None
+        if metadata is None or getattr(metadata, "tree", None) is None:
+            raise _artifact.corrupt(_WHO, os.path.join(folder, "state", "_METADATA"), "missing or empty file")
+        saved = _flatten(metadata.tree)
+        _check_records(folder, records, saved)
         if not strict:
             arrays = {path: a for path, a in arrays.items() if path in saved}
             saved = {path: m for path, m in saved.items() if path in arrays}
-        _check_compatible(saved, arrays, step)
+        _check_compatible(saved, arrays, step, folder)
         abstract = _nest(
             {path: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=shardings[path]) for path, a in arrays.items()}
         )
         state = ocp.args.PyTreeRestore(
             abstract, restore_args=ocp.checkpoint_utils.construct_restore_args(abstract), partial_restore=not strict
         )
-        restored = manager.restore(step, args=ocp.args.Composite(state=state, meta=ocp.args.JsonRestore()))
+        try:
+            restored = manager.restore(step, args=ocp.args.Composite(state=state, meta=ocp.args.JsonRestore()))
+        except OpError:
+            raise
+        except _READ_ERRORS as err:
+            raise _artifact.corrupt(_WHO, folder, f"cannot read the saved arrays: {_short(err)}") from None
     finally:
         manager.close()
     return step, restored
 
 
-def _check_compatible(saved: dict, arrays: dict, step: int) -> None:
+def _short(err: BaseException) -> str:
+    text = str(err)
+    return f"{type(err).__name__}: {text[:400]}{' ...' if len(text) > 400 else ''}"
+
+
+# the JSON records of a step: (path inside the step folder, required)
+_RECORDS = (
+    ("_CHECKPOINT_METADATA", False),
+    ("meta/metadata", True),
+    ("state/_METADATA", True),
+    ("state/_sharding", False),
+)
+
+
+def _read_records(folder: str) -> dict:
+    """Every JSON record of the step in ``folder``, parsed with bounded size and depth; a missing
+    required one, or a broken one, raises naming it."""
+    names = [(name, required) for name, required in _RECORDS]
+    metas = os.path.join(folder, "state", "array_metadatas")
+    if os.path.isdir(metas):
+        names += [(f"state/array_metadatas/{n}", False) for n in sorted(os.listdir(metas))]
+    records = {}
+    for name, required in names:
+        path = os.path.join(folder, *name.split("/"))
+        if not required and not os.path.exists(path):
+            continue
+        record = _artifact.parse_json(_WHO, path, _artifact.read_bytes(_WHO, path, "a checkpoint record"), "record")
+        if not isinstance(record, dict):
+            raise _artifact.corrupt(_WHO, path, f"the record is a JSON {type(record).__name__}, expected an object")
+        records[path] = record
+    return records
+
+
+def _check_records(folder: str, records: dict, saved: dict) -> None:
+    """The shapes ``_METADATA`` and ``array_metadatas`` record must be those of the stored arrays."""
+    tree_file = os.path.join(folder, "state", "_METADATA")
+    tree = records[tree_file].get("tree_metadata")
+    if not isinstance(tree, dict):
+        raise _artifact.corrupt(_WHO, tree_file, "no tree_metadata object")
+    recorded = {}
+    for entry in tree.values():
+        try:
+            path = tuple(str(k["key"]) for k in entry["key_metadata"])
+            shape = entry["value_metadata"].get("write_shape")
+        except (KeyError, TypeError, AttributeError) as err:
+            raise _artifact.corrupt(_WHO, tree_file, f"a malformed tree_metadata entry ({_short(err)})") from None
+        recorded[path] = (tree_file, shape)
+    for file, record in records.items():
+        if f"{os.sep}array_metadatas{os.sep}" in file:
+            entries = record.get("array_metadatas")
+            if not isinstance(entries, list):
+                raise _artifact.corrupt(_WHO, file, "no array_metadatas list")
+            for entry in entries:
+                meta = entry.get("array_metadata") if isinstance(entry, dict) else None
+                if not isinstance(meta, dict) or not isinstance(meta.get("param_name"), str):
+                    raise _artifact.corrupt(_WHO, file, f"a malformed array_metadatas entry {entry!r:.80}")
+                recorded[("#", meta["param_name"])] = (file, meta.get("write_shape"))
+    by_name = {".".join(p): m for p, m in saved.items()}
+    for path, (file, shape) in recorded.items():
+        name = path[1] if path[0] == "#" and len(path) == 2 else ".".join(path)
+        if name not in by_name:
+            if path[0] != "#":
+                raise _artifact.corrupt(_WHO, file, f"records {name!r}, which the stored arrays do not hold")
+            continue
+        stored = tuple(by_name[name].shape)
+        if shape is not None and not _fits(shape, stored):  # write_shape: the shape of one shard
+            raise _artifact.corrupt(
+                _WHO, file, f"records {name!r} with shards of shape {shape!r:.60}, the stored array is {stored}"
+            )
+
+
+def _fits(shard, shape: tuple) -> bool:
+    """``shard`` (a JSON value) is the shape of a shard of an array of ``shape``."""
+    return (
+        isinstance(shard, list)
+        and len(shard) == len(shape)
+        and all(_artifact.count(w) and (w <= d or d == 0) for w, d in zip(shard, shape))
+    )
+
+
+def _check_compatible(saved: dict, arrays: dict, step: int, folder: str = "") -> None:
     missing = sorted(".".join(p) for p in arrays.keys() - saved.keys())
     unexpected = sorted(".".join(p) for p in saved.keys() - arrays.keys())
     wrong = [
@@ -347,7 +492,9 @@ def _check_compatible(saved: dict, arrays: dict, step: int) -> None:
         if p in saved and (tuple(saved[p].shape) != tuple(a.shape) or np.dtype(saved[p].dtype) != np.dtype(a.dtype))
     ]
     if missing or unexpected or wrong:
-        raise OpError(
-            f"checkpoint.load: step {step} does not match the target: missing keys {missing}, "
-            f"unexpected keys {unexpected}, mismatched {wrong}"
+        raise _artifact.corrupt(
+            _WHO,
+            folder,
+            f"step {step} does not match the target: missing keys {missing}, "
+            f"unexpected keys {unexpected}, mismatched {wrong}",
         )
