@@ -17,8 +17,19 @@ def _shape_args(args):
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
 
 
+def _kw_shape(name, args, kwargs, keys):
+    """The sizes given positionally, as one tuple, or by torch's/OneFlow's keyword (``x.view(size=...)``,
+    ``x.reshape(shape=...)``, ``x.permute(dims=...)``)."""
+    if not kwargs:
+        return _shape_args(args)
+    if args or len(kwargs) != 1 or next(iter(kwargs)) not in keys:
+        raise TypeError(f"{name}() takes its sizes positionally or as {'= or '.join(keys)}=, got {args} and {kwargs}")
+    value = next(iter(kwargs.values()))
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
 def _varargs_methods():
-    def view(self, *shape):
+    def view(self, *shape, **kwargs):
         """A view with another shape (sizes as arguments or one tuple), or ``view(dtype)``: a cast.
 
         Args:
@@ -28,11 +39,13 @@ def _varargs_methods():
             >>> fjax.arange(6).view(2, 3).shape, fjax.arange(6).view((3, -1)).shape
             (fjax.Size([2, 3]), fjax.Size([3, 2]))
         """
+        if "dtype" in kwargs and not shape and len(kwargs) == 1:
+            shape = (kwargs.pop("dtype"),)
         if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
             return self.to(shape[0])  # view(dtype)
-        return F.view(self, _shape_args(shape))
+        return F.view(self, _kw_shape("view", shape, kwargs, ("size", "shape")))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, **kwargs):
         """The same values in another shape: a view where the strides allow, else a copy.
 
         Args:
@@ -42,9 +55,9 @@ def _varargs_methods():
             >>> fjax.arange(6).reshape(3, -1).shape
             fjax.Size([3, 2])
         """
-        return F.reshape(self, _shape_args(shape))
+        return F.reshape(self, _kw_shape("reshape", shape, kwargs, ("shape",)))
 
-    def permute(self, *dims):
+    def permute(self, *dims, **kwargs):
         """A view with the dimensions reordered.
 
         Args:
@@ -54,9 +67,9 @@ def _varargs_methods():
             >>> fjax.ones(2, 3, 4).permute(2, 0, 1).shape
             fjax.Size([4, 2, 3])
         """
-        return F.permute(self, _shape_args(dims))
+        return F.permute(self, _kw_shape("permute", dims, kwargs, ("dims",)))
 
-    def expand(self, *size):
+    def expand(self, *size, **kwargs):
         """A view with size-1 dimensions broadcast to ``size`` (-1 keeps a size), without copying.
 
         Args:
@@ -67,9 +80,9 @@ def _varargs_methods():
             tensor([[0, 1, 2],
                     [0, 1, 2]], dtype=fjax.int64)
         """
-        return F.expand(self, _shape_args(size))
+        return F.expand(self, _kw_shape("expand", size, kwargs, ("size",)))
 
-    def repeat(self, *repeats):
+    def repeat(self, *repeats, **kwargs):
         """The tensor tiled ``repeats`` times along each dimension (a copy).
 
         Args:
@@ -79,9 +92,9 @@ def _varargs_methods():
             >>> fjax.arange(3).repeat(2)
             tensor([0, 1, 2, 0, 1, 2], dtype=fjax.int64)
         """
-        return F.repeat(self, _shape_args(repeats))
+        return F.repeat(self, _kw_shape("repeat", repeats, kwargs, ("repeats",)))
 
-    def tile(self, *dims):
+    def tile(self, *dims, **kwargs):
         """The tensor tiled along each dimension, like ``repeat`` (``dims`` shorter than ``ndim`` pads with 1s).
 
         Args:
@@ -92,7 +105,7 @@ def _varargs_methods():
             tensor([[0, 1, 0, 1],
                     [0, 1, 0, 1]], dtype=fjax.int64)
         """
-        return F.tile(self, _shape_args(dims))
+        return F.tile(self, _kw_shape("tile", dims, kwargs, ("dims",)))
 
     def flip(self, *dims, **kwargs):
         """The values reversed along the given dimensions (as arguments, one tuple or ``dims=``).

@@ -432,3 +432,26 @@ def test_sgd_nesterov_accepts_oneflow_settings(momentum, dampening):
             topt.step()
             topt.zero_grad()
         np.testing.assert_allclose(x.detach().numpy(), tx.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+# -- keyword names (torch's and OneFlow's) ---------------------------------------------------
+def test_tensor_shape_methods_take_keywords_like_torch():
+    x0 = np.random.RandomState(7).randn(2, 3, 4).astype("f4")
+    calls = [
+        ("reshape", dict(shape=(6, 4))),
+        ("view", dict(size=(4, 6))),
+        ("permute", dict(dims=(2, 0, 1))),
+        ("repeat", dict(repeats=(1, 2, 1))),
+        ("tile", dict(dims=(2, 1, 1))),
+        ("transpose", dict(dim0=0, dim1=2)),
+    ]
+    for name, kw in calls:
+        got = getattr(flow.tensor(x0), name)(**kw)
+        want = getattr(torch.tensor(x0), name)(**kw)
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
+    one = np.ones((1, 3), "f4")
+    np.testing.assert_array_equal(flow.tensor(one).expand(size=(2, 3)).numpy(), torch.tensor(one).expand(size=(2, 3)))
+    # OneFlow's view(shape=) (torch names it size=)
+    np.testing.assert_array_equal(flow.tensor(x0).view(shape=(6, 4)).numpy(), x0.reshape(6, 4))
+    with pytest.raises(TypeError, match="reshape"):
+        flow.tensor(x0).reshape((6, 4), shape=(6, 4))
