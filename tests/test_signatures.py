@@ -57,6 +57,8 @@ _ORACLE_WRONG = {
     "fjax.Tensor.atanh_": "docstring says atanh_(other); torch's atanh_ takes no arguments",
     "fjax.Tensor.arctanh_": "docstring says arctanh_(other); torch's arctanh_ takes no arguments",
     "fjax.orgqr": "docstring says (input, tau); torch.orgqr(x, tau=t) raises, it takes input2=",
+    "fjax.alpha_dropout": "overrides table lists inplace; torch.alpha_dropout(x, 0.5, True, inplace=True) raises",
+    "fjax.nuclear_norm": "overrides table says (input, p, dim, ...); torch.nuclear_norm(x, p='fro') raises",
     "fjax.unsafe_split_with_sizes": "overrides table says split_size_or_sections; torch takes split_sizes=",
     "fjax.Tensor.frexp": "docstring shows frexp(input); torch's x.frexp() takes no arguments",
     "fjax.Tensor.put": "docstring lists input first; torch's x.put(index, source) takes the index first",

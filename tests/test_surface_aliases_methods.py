@@ -422,3 +422,101 @@ def test_sparse_methods():
     fo.to_dense().sum().backward()
     to.to_dense().sum().backward()
     _close(fb.grad, tb.grad.to_dense())
+
+
+# -- top-level helpers: copies of view ops, dropouts, norms, vander, unravel_index, random draws ---------
+
+
+def test_copies_of_views():
+    a = _rng(30).normal(size=(3, 4)).astype(np.float32)
+    f, t = _pair(a, True)
+    for name, args in [
+        ("select_copy", (1, 2)),
+        ("slice_copy", (1, 1, 4, 2)),
+        ("split_copy", (2, 1)),
+        ("detach_copy", ()),
+    ]:
+        fo, to = getattr(fjax, name)(f, *args), getattr(torch, name)(t, *args)
+        _close(fo, to)
+        first = fo[0] if isinstance(fo, tuple) else fo
+        assert first.data_ptr() != f.data_ptr() or first.numel() == 0
+    _close(fjax.slice_copy(f), torch.slice_copy(t))
+    c = a.reshape(3, 2, 2)
+    _close(fjax.view_as_complex_copy(fjax.tensor(c)), torch.view_as_complex_copy(torch.tensor(c)))
+    z = fjax.view_as_complex(fjax.tensor(c))
+    _close(fjax.view_as_real_copy(z), torch.view_as_real_copy(torch.view_as_complex(torch.tensor(c))))
+    s, ts = f.detach().relu().to_sparse(), t.detach().relu().to_sparse()
+    _close(fjax.values_copy(s), ts.values())  # torch's CPU build has no sparse kernel for values_copy
+    _close(fjax.indices_copy(s), ts.indices())
+    base, tbase = fjax.arange(12.0), torch.arange(12.0)
+    _close(
+        fjax.slice_inverse(base[2:5], base.view(3, 4), 0, 2, 5),
+        torch.slice_inverse(tbase[2:5], tbase.view(3, 4), 0, 2, 5),
+    )
+
+
+def test_norms_chain_vander_unravel():
+    rng = _rng(31)
+    a = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    f, t = _pair(a, True)
+    _close(fjax.frobenius_norm(f, (1, 2)), torch.frobenius_norm(t, (1, 2)))
+    _close(fjax.frobenius_norm(f, 1, True), torch.frobenius_norm(t, 1, True))
+    _close(fjax.nuclear_norm(f[0]), torch.nuclear_norm(t[0]), rtol=1e-4)
+    _close(fjax.nuclear_norm(f, (1, 2), True), torch.nuclear_norm(t, (1, 2), True), rtol=1e-4)
+    fo, to = fjax.nuclear_norm(f[1], keepdim=True), torch.nuclear_norm(t[1], keepdim=True)
+    _close(fo, to, rtol=1e-4)
+    fo.sum().backward()
+    to.sum().backward()
+    _close(f.grad, t.grad, rtol=1e-4, atol=1e-5)
+    ms = [rng.normal(size=s).astype(np.float32) for s in [(2, 3), (3, 5), (5, 2)]]
+    _close(fjax.chain_matmul(*map(fjax.tensor, ms)), torch.chain_matmul(*map(torch.tensor, ms)), rtol=1e-4)
+    x, tx = _pair(rng.normal(size=(4,)).astype(np.float32), True)
+    fo, to = fjax.vander(x, 3), torch.vander(tx.detach(), 3)
+    _close(fo, to)
+    to = torch.stack([tx**2, tx, torch.ones_like(tx)], 1)  # torch's own vander backward raises (in-place cumprod)
+    fo.sum().backward()
+    to.sum().backward()
+    _close(x.grad, tx.grad)
+    _close(fjax.vander(fjax.tensor([0, 2, 3]), increasing=True), torch.vander(torch.tensor([0, 2, 3]), increasing=True))
+    idx = rng.integers(-30, 30, (2, 3))
+    for shape in [(2, 3), (4, 1, 5), 7]:
+        _close(fjax.unravel_index(fjax.tensor(idx), shape), torch.unravel_index(torch.tensor(idx), shape))
+    with pytest.raises(TypeError, match="integer dtype"):
+        fjax.unravel_index(fjax.ones(2), (2,))
+
+
+def test_dropouts_and_inplace_activations():
+    x = fjax.ones(4, 16, 3)
+    fjax.manual_seed(0)
+    y = fjax.feature_dropout(x, 0.25, True)
+    assert bool((y == y[..., :1]).all()) and set(y.unique().tolist()) <= {0.0, float(np.float32(1 / 0.75))}
+    assert fjax.feature_dropout(x, 0.5, False) is x
+    fjax.feature_dropout_(x, 1.0, True)
+    assert float(x.abs().sum()) == 0.0
+    z = fjax.ones(3)
+    assert fjax.dropout_(z, 0.5, False) is z and fjax.alpha_dropout(z, 0.5, False) is not None
+    a = _rng(32).normal(size=(5,)).astype(np.float32)
+    for name, args in [("celu_", (1.5,)), ("selu_", ()), ("threshold_", (0.1, -1.0)), ("rrelu_", (0.1, 0.3, False))]:
+        f, t = _pair(a)
+        getattr(fjax, name)(f, *args)
+        getattr(torch, name)(t, *args)
+        _close(f, t)
+    w, tw = _pair(_rng(33).normal(size=(5, 3)).astype(np.float32) * 3)
+    i = [0, 2, 2, 4]
+    fjax.embedding_renorm_(w, fjax.tensor(i), 1.5, 2.0)
+    torch.embedding_renorm_(tw, torch.tensor(i), 1.5, 2.0)
+    _close(w, tw)
+
+
+def test_random_draws():
+    fjax.manual_seed(0)
+    rates = fjax.tensor([0.0, 1.0, 50.0] * 400)
+    draws = fjax.poisson(rates)
+    assert draws.dtype == fjax.float32 and bool((draws[0::3] == 0).all())
+    np.testing.assert_allclose(draws[2::3].mean().item(), 50.0, rtol=0.05)
+    count, prob = fjax.full((1200,), 20.0), fjax.full((1200,), 0.25)
+    b = fjax.binomial(count, prob)
+    assert b.dtype == fjax.float32 and 0 <= b.min().item() and b.max().item() <= 20
+    np.testing.assert_allclose(b.mean().item(), 5.0, rtol=0.05)
+    g1, g2 = fjax.Generator().manual_seed(3), fjax.Generator().manual_seed(3)
+    assert bool((fjax.binomial(count, prob, g1) == fjax.binomial(count, prob, g2)).all())

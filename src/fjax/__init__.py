@@ -147,6 +147,36 @@ from ._toplevel import (  # noqa: E402 - torch's top-level order
     native_batch_norm,
     poisson_nll_loss,
 )
+from ._toplevel import (  # noqa: E402 - torch's top-level dropouts, copies of view ops, linalg and random helpers
+    alpha_dropout,
+    alpha_dropout_,
+    binomial,
+    celu_,
+    chain_matmul,
+    detach_copy,
+    dropout_,
+    embedding_renorm_,
+    feature_alpha_dropout,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+    frobenius_norm,
+    indices_copy,
+    nuclear_norm,
+    poisson,
+    rrelu_,
+    select_copy,
+    selu_,
+    slice_copy,
+    slice_inverse,
+    split_copy,
+    threshold_,
+    unravel_index,
+    values_copy,
+    vander,
+    view_as_complex_copy,
+    view_as_real_copy,
+)
 from .autograd import functional as _functional  # noqa: E402,F401 - fjax.autograd.functional
 from .distributed import placement  # noqa: E402
 from .dtypes import (  # noqa: E402

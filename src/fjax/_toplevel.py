@@ -5,6 +5,8 @@ take their parameters in their own order (and ``train``, not ``training``); ATen
 
 from __future__ import annotations
 
+import functools
+
 from .creation import empty
 from .dispatch import functions as _F
 from .dtypes import uint8
@@ -144,3 +146,492 @@ def _batch_norm_with_update(
     """
     out, save_mean, save_invstd = native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
     return out, save_mean, save_invstd, empty(0, dtype=uint8)
+
+
+# -- torch's top-level dropout variants and in-place activations (train, not training) ------------
+
+
+def dropout_(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.dropout_``: ``F.dropout(input, p, train, inplace=True)``.
+
+    Args:
+        input: the tensor to zero elements of, in place.
+        p: the probability of zeroing an element.
+        train: drop only when True.
+
+    Example:
+        >>> x = fjax.ones(3)
+        >>> fjax.dropout_(x, 0.5, False) is x
+        True
+    """
+    return F.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.alpha_dropout``: ``F.alpha_dropout(input, p, training=train)`` (SELU-preserving dropout).
+
+    Args:
+        input: the input.
+        p: the probability of dropping an element.
+        train: drop only when True.
+
+    Example:
+        >>> fjax.alpha_dropout(fjax.ones(3), 0.5, False)
+        tensor([1., 1., 1.], dtype=fjax.float32)
+    """
+    return F.alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.alpha_dropout_``: ``alpha_dropout`` in place.
+
+    Args:
+        input: the tensor to change in place.
+        p: the probability of dropping an element.
+        train: drop only when True.
+
+    Example:
+        >>> x = fjax.ones(3)
+        >>> fjax.alpha_dropout_(x, 0.5, False) is x
+        True
+    """
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.feature_alpha_dropout``: ``F.feature_alpha_dropout(input, p, training=train)``.
+
+    Args:
+        input: the input, ``(N, C, *)``.
+        p: the probability of dropping a channel.
+        train: drop only when True.
+
+    Example:
+        >>> fjax.feature_alpha_dropout(fjax.ones(1, 2, 2), 0.5, False).shape
+        fjax.Size([1, 2, 2])
+    """
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.feature_alpha_dropout_``: ``feature_alpha_dropout`` in place.
+
+    Args:
+        input: the tensor to change in place, ``(N, C, *)``.
+        p: the probability of dropping a channel.
+        train: drop only when True.
+
+    Example:
+        >>> x = fjax.ones(1, 2, 2)
+        >>> fjax.feature_alpha_dropout_(x, 0.5, False) is x
+        True
+    """
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def _feature_mask(input: Tensor, p: float) -> Tensor:
+    from .creation import full
+    from .random import bernoulli
+
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"feature_dropout: expected an input of at least 2 dims (N, C, *), got shape {tuple(input.shape)}"
+        )
+    keep = full(tuple(input.shape[:2]) + (1,) * (input.ndim - 2), 1.0 - p, dtype=input.dtype)
+    mask = bernoulli(keep)
+    return mask / (1.0 - p) if p < 1 else mask
+
+
+def feature_dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.feature_dropout``: zero whole channels ``input[n, c]`` with probability ``p`` and scale
+    the kept ones by ``1 / (1 - p)`` (``F.dropout2d`` for any number of trailing dims).
+
+    Args:
+        input: the input, ``(N, C, *)``.
+        p: the probability of zeroing a channel.
+        train: drop only when True.
+
+    Example:
+        >>> _ = fjax.manual_seed(0)
+        >>> y = fjax.feature_dropout(fjax.ones(2, 8, 3), 0.5, True)
+        >>> sorted(set(y.flatten().tolist())), bool((y == y[:, :, :1]).all())
+        ([0.0, 2.0], True)
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"feature_dropout: p must be in [0, 1], got {p}")
+    if not train or p == 0:
+        return input
+    return input * _feature_mask(input, p)
+
+
+def feature_dropout_(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:
+    """``torch.feature_dropout_``: ``feature_dropout`` in place.
+
+    Args:
+        input: the tensor to change in place, ``(N, C, *)``.
+        p: the probability of zeroing a channel.
+        train: drop only when True.
+
+    Example:
+        >>> x = fjax.ones(2, 3)
+        >>> fjax.feature_dropout_(x, 0.5, False) is x
+        True
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"feature_dropout_: p must be in [0, 1], got {p}")
+    if not train or p == 0:
+        return input
+    return input.mul_(_feature_mask(input, p))
+
+
+celu_, selu_, rrelu_, threshold_ = F.celu_, F.selu_, F.rrelu_, F.threshold_
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """Rescale, in place and without gradient, the rows ``input[indices]`` whose ``norm_type``-norm exceeds
+    ``max_norm`` to norm ``max_norm`` (``F.embedding``'s ``max_norm`` step; ``max_norm / (norm + 1e-7)``).
+
+    Args:
+        input: the embedding matrix ``(num_embeddings, dim)``, changed in place.
+        indices: the rows to check (repeats count once).
+        max_norm: the largest norm a row keeps.
+        norm_type: the p of the norm.
+
+    Example:
+        >>> w = fjax.tensor([[3.0, 4.0], [0.3, 0.4]])
+        >>> fjax.embedding_renorm_(w, fjax.tensor([0, 1]), 1.0, 2.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]], dtype=fjax.float32)
+    """
+    from .autograd import no_grad
+
+    with no_grad():
+        rows = _F.unique(indices.reshape(-1))
+        if isinstance(rows, tuple):
+            rows = rows[0]
+        w = input[rows]
+        norms = _F.linalg_vector_norm(w, norm_type, -1, True)
+        scale = _F.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        input[rows] = w * scale
+    return input
+
+
+# -- copies of torch's view ops -------------------------------------------------------------------
+
+
+def detach_copy(self: Tensor) -> Tensor:
+    """``self.detach()`` as a fresh tensor (not sharing storage).
+
+    Args:
+        self: the tensor to copy.
+
+    Example:
+        >>> x = fjax.ones(2, requires_grad=True)
+        >>> fjax.detach_copy(x).requires_grad
+        False
+    """
+    return self.detach().clone()
+
+
+def select_copy(self: Tensor, dim: int, index: int) -> Tensor:
+    """``self.select(dim, index)`` as a fresh tensor (not a view).
+
+    Args:
+        self: the tensor to select from.
+        dim: the dimension to remove.
+        index: the position along ``dim`` to keep.
+
+    Example:
+        >>> fjax.select_copy(fjax.arange(6).reshape(2, 3), 1, 2)
+        tensor([2, 5], dtype=fjax.int64)
+    """
+    return _F.select(self, dim, index).clone()
+
+
+def slice_copy(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> Tensor:
+    """``self[..., start:end:step, ...]`` along ``dim`` as a fresh tensor (torch's ``slice_copy``).
+
+    Args:
+        self: the tensor to slice.
+        dim: the dimension to slice.
+        start: the first position (default 0).
+        end: the position after the last (default the size).
+        step: the stride between positions.
+
+    Example:
+        >>> fjax.slice_copy(fjax.arange(6).reshape(2, 3), 1, 0, 2)
+        tensor([[0, 1],
+                [3, 4]], dtype=fjax.int64)
+    """
+    dim = dim % self.ndim if self.ndim else 0
+    return self[(slice(None),) * dim + (slice(start, end, step),)].clone()
+
+
+def split_copy(self: Tensor, split_size: int | list, dim: int = 0) -> tuple:
+    """``self.split(split_size, dim)`` as fresh tensors (not views).
+
+    Args:
+        self: the tensor to split.
+        split_size: the size of each piece, or a list of sizes.
+        dim: the dimension to split.
+
+    Example:
+        >>> fjax.split_copy(fjax.arange(5), 2)
+        (tensor([0, 1], dtype=fjax.int64), tensor([2, 3], dtype=fjax.int64), tensor([4], dtype=fjax.int64))
+    """
+    return tuple(t.clone() for t in _F.split(self, split_size, dim))
+
+
+def view_as_real_copy(self: Tensor) -> Tensor:
+    """``fjax.view_as_real(self)`` as a fresh tensor.
+
+    Args:
+        self: a complex tensor.
+
+    Example:
+        >>> fjax.view_as_real_copy(fjax.tensor([1 + 2j]))
+        tensor([[1., 2.]], dtype=fjax.float32)
+    """
+    return _F.view_as_real(self).clone()
+
+
+def view_as_complex_copy(self: Tensor) -> Tensor:
+    """``fjax.view_as_complex(self)`` as a fresh tensor.
+
+    Args:
+        self: a real tensor whose last dim has size 2 (real, imaginary).
+
+    Example:
+        >>> fjax.view_as_complex_copy(fjax.tensor([[1.0, 2.0]]))
+        tensor([1.+2.j], dtype=fjax.complex64)
+    """
+    return _F.view_as_complex(self).clone()
+
+
+def values_copy(self: Tensor) -> Tensor:
+    """``self.values()`` of a coalesced sparse COO tensor, as a fresh tensor.
+
+    Args:
+        self: a coalesced sparse COO tensor.
+
+    Example:
+        >>> fjax.values_copy(fjax.tensor([0.0, 3.0]).to_sparse())
+        tensor([3.], dtype=fjax.float32)
+    """
+    return self.values().clone()
+
+
+def indices_copy(self: Tensor) -> Tensor:
+    """``self.indices()`` of a coalesced sparse COO tensor, as a fresh tensor.
+
+    Args:
+        self: a coalesced sparse COO tensor.
+
+    Example:
+        >>> fjax.indices_copy(fjax.tensor([0.0, 3.0]).to_sparse())
+        tensor([[1]], dtype=fjax.int64)
+    """
+    return self.indices().clone()
+
+
+def slice_inverse(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+    """The inverse of ``slice``: a view of ``input``'s storage with ``src``'s sizes, strides and offset
+    (torch's functionalization op: for ``input = src[start:end]``, the base ``src`` again).
+
+    Args:
+        input: the sliced tensor, whose storage to view.
+        src: the tensor whose geometry to take.
+        dim: the sliced dimension (unused: the geometry is ``src``'s).
+        start: the slice's start (unused).
+        end: the slice's end (unused).
+        step: the slice's step (unused).
+
+    Example:
+        >>> base = fjax.arange(6.0)
+        >>> fjax.slice_inverse(base[1:3], base, 0, 1, 3)
+        tensor([0., 1., 2., 3., 4., 5.], dtype=fjax.float32)
+    """
+    return input.as_strided(tuple(src.shape), src.stride(), src.storage_offset())
+
+
+# -- small linear-algebra and index helpers ---------------------------------------------------------
+
+
+def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """The Frobenius norm (square root of the sum of squares) over ``dim`` (one or two dims).
+
+    Args:
+        input: the input.
+        dim: the dim or dims to reduce.
+        keepdim: keep the reduced dims with size 1.
+
+    Example:
+        >>> fjax.frobenius_norm(fjax.tensor([[3.0, 4.0]]), (0, 1))
+        tensor(5., dtype=fjax.float32)
+    """
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"frobenius_norm: expected at most 2 dims, got {dims}")
+    return _F.linalg_vector_norm(input, 2, dims, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """The nuclear norm (sum of singular values) of a matrix, or of the matrices over the two dims ``dim``.
+
+    Args:
+        input: the input: a matrix, or a batch when ``dim`` names two dims.
+        dim: the two matrix dims (default the only two).
+        keepdim: keep the reduced dims with size 1.
+
+    Example:
+        >>> fjax.nuclear_norm(fjax.tensor([[2.0, 0.0], [0.0, -3.0]]))
+        tensor(5., dtype=fjax.float32)
+    """
+    if isinstance(dim, bool) and keepdim is False:  # torch's nuclear_norm(input, keepdim) overload
+        dim, keepdim = None, dim
+    if dim is None:
+        if input.ndim != 2:
+            raise RuntimeError(f"nuclear_norm: expected a 2-D tensor, got shape {tuple(input.shape)}")
+        dim = (0, 1)
+    return _F.linalg_matrix_norm(input, "nuc", tuple(dim), keepdim)
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """The product of the 2-D tensors ``matrices`` in the cheapest order (``fjax.linalg.multi_dot``;
+    torch deprecates ``chain_matmul`` for it).
+
+    Args:
+        matrices: two or more 2-D tensors whose inner sizes match (one is returned as it is).
+
+    Example:
+        >>> fjax.chain_matmul(fjax.ones(2, 3), fjax.ones(3, 4), fjax.ones(4, 1))
+        tensor([[12.],
+                [12.]], dtype=fjax.float32)
+    """
+    from .linalg import multi_dot
+
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return matrices[0]
+    return multi_dot(list(matrices))
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 - torch's name
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1), ..., x, 1`` (reversed when
+    ``increasing``), built by cumulative products as torch does (differentiable, exact for integers).
+
+    Args:
+        x: a 1-D tensor.
+        N: the number of columns (default ``len(x)``).
+        increasing: powers increase from left to right.
+
+    Example:
+        >>> fjax.vander(fjax.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]], dtype=fjax.int64)
+    """
+    if x.ndim != 1:
+        raise RuntimeError(f"x must be a one-dimensional tensor, got shape {tuple(x.shape)}")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    from .dtypes import int64
+
+    if x.dtype == _bool_dtype():
+        x = x.to(int64)
+    if n == 0:
+        return x.new_zeros((x.shape[0], 0))
+    cols = _F.cat([x.new_ones((x.shape[0], 1)), x.unsqueeze(1).expand(-1, n - 1)], 1)
+    out = _F.cumprod(cols, 1)
+    return out if increasing else out.flip(1)
+
+
+def _bool_dtype():
+    from .dtypes import bool as _bool
+
+    return _bool
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """The coordinates in an array of ``shape`` of the flat (row-major) ``indices``: one int64 tensor per
+    dim, each of ``indices``' shape. As in torch, indices wrap modulo the number of elements.
+
+    Args:
+        indices: an integer tensor of flat indices.
+        shape: the array's shape (an int or a sequence).
+
+    Example:
+        >>> fjax.unravel_index(fjax.tensor([4, 1]), (2, 3))
+        (tensor([1, 0], dtype=fjax.int64), tensor([1, 1], dtype=fjax.int64))
+    """
+    from .dtypes import int64
+
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index: expected 'indices' to be a Tensor, got {type(indices).__name__}")
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype == _bool_dtype():
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    flat = indices.to(int64)
+    coords = []
+    for size in reversed(shape):
+        coords.append(_F.remainder(flat, size) if size else flat * 0)
+        flat = _F.floor_divide(flat, size) if size else flat
+    return tuple(reversed(coords))
+
+
+# -- random draws ------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _draws():
+    """The jitted Poisson and binomial samplers (their rejection loops compile once per shape)."""
+    import jax
+
+    poisson = jax.jit(lambda key, rate: jax.random.poisson(key, rate, rate.shape).astype(rate.dtype))
+    binomial = jax.jit(lambda key, n, p: jax.random.binomial(key, n, p, n.shape, dtype=n.dtype))
+    return poisson, binomial
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """A draw from the Poisson distribution of rate ``input`` per element, in ``input``'s dtype (no gradient).
+
+    Args:
+        input: the rates (non-negative).
+        generator: the generator to draw from (default the global one).
+
+    Example:
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.poisson(fjax.tensor([0.0, 4.0])).dtype
+        fjax.float32
+    """
+    from .random import _key
+
+    return Tensor._wrap(_draws()[0](_key(generator), input.detach()._data))
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """A draw from the binomial distribution of ``count`` trials of success probability ``prob`` per
+    element, in ``count``'s dtype (no gradient).
+
+    Args:
+        count: the numbers of trials.
+        prob: the success probabilities, broadcast with ``count``.
+        generator: the generator to draw from (default the global one).
+
+    Example:
+        >>> _ = fjax.manual_seed(0)
+        >>> fjax.binomial(fjax.tensor([5.0, 0.0]), fjax.tensor([1.0, 0.5]))
+        tensor([5., 0.], dtype=fjax.float32)
+    """
+    import jax.numpy as jnp
+
+    from .random import _key
+
+    n, p = jnp.broadcast_arrays(count.detach()._data, prob.detach()._data)
+    return Tensor._wrap(_draws()[1](_key(generator), n, p).astype(count._data.dtype))
