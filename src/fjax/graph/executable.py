@@ -41,7 +41,13 @@ class Executable:
     """One compiled step, what its trace learned, and (``__post_init__``) its per-call work:
     ``read()`` gives the state and optimizer-state arguments, ``write(state, opt_states)`` puts
     the results back into the Tensors and optimizers, ``unwrap(outputs)`` gives ``build``'s
-    return structure."""
+    return structure.
+
+    Only the state the step changes (``record["changed"]``) is donated, returned and written
+    back (and its version bumped); where that is not all of it, the compiled step takes the
+    rest, read-only, as a last argument: ``(changed, opt_states, rng, hyper, inputs, kept)``
+    (``arrange`` turns ``GraphState.step_args`` into that). An inference step writes nothing.
+    """
 
     compiled: object
     lowered: object
@@ -53,12 +59,31 @@ class Executable:
     def __post_init__(self):
         tensors = list(self.state.tensors)
         groups = [(opt, list(group["params"])) for opt, group, _ in self.state.groups]
+        changed = self.record["changed"]
+        kept = _kept(changed, len(tensors))
+        written = [tensors[i] for i in changed]
+        kept_tensors = [tensors[i] for i in kept]
 
-        def read():
-            return [t._data for t in tensors], [[opt._state[p] for p in ps] for opt, ps in groups]
+        if kept:
+
+            def read():
+                opt_states = [[opt._state[p] for p in ps] for opt, ps in groups]
+                return [t._data for t in written], opt_states, [t._data for t in kept_tensors]
+
+            def arrange(args):
+                state, opt_states, rng, hyper, inputs = args
+                return [state[i] for i in changed], opt_states, rng, hyper, inputs, [state[i] for i in kept]
+
+        else:
+
+            def read():
+                return [t._data for t in tensors], [[opt._state[p] for p in ps] for opt, ps in groups], None
+
+            def arrange(args):
+                return args
 
         def write(state, opt_states):
-            for t, value in zip(tensors, state):
+            for t, value in zip(written, state):
                 t._write(value)
                 t._vc[0] += 1  # a step changes its state in place, as torch's optimizer does
             for (opt, ps), values in zip(groups, opt_states):
@@ -66,7 +91,7 @@ class Executable:
                 for p, value in zip(ps, values):
                     opt_state[p] = value
 
-        self.read, self.write = read, write
+        self.read, self.write, self.arrange = read, write, arrange
         out_tree, out_static = self.record["out_tree"], self.record["out_static"]
         if out_static == [None] and out_tree == jax.tree_util.tree_structure(0):  # one Tensor
             self.unwrap = lambda outputs: Tensor._wrap(outputs[0])
@@ -139,6 +164,9 @@ class Executables:
         args = step.state.step_args(step.state.place(arrays), self.optimizers.now())
         start = time.perf_counter()
         traced = jitted.trace(*args)
+        changed = step.record["changed"]
+        if len(changed) < len(args[0]):  # some state is only read: traced again, taking it undonated
+            traced = _pruned(traced, changed, len(args[0])).trace(*_arrange(args, changed))
         self._stage(times, "trace", start)
         start = time.perf_counter()
         lowered = traced.lower()
@@ -203,7 +231,7 @@ class Executables:
         version = modules_changed[0]  # what the signature's module modes were read at
         key, in_tree, statics, arrays = self.signature(args, kwargs)
         entry = self.lookup(key, in_tree, statics, arrays)
-        call_args = entry.state.step_args(entry.state.place(arrays), self.optimizers.memo.result)
+        call_args = entry.arrange(entry.state.step_args(entry.state.place(arrays), self.optimizers.memo.result))
         if entry.first_run_done:
             results = entry.compiled(*call_args)
         else:
@@ -257,6 +285,7 @@ class Executables:
         their length, as XLA's worker threads spin or sleep meanwhile; so everything it needs
         is bound here once."""
         n, read, gen, now, state = len(avals), entry.read, default_generator, self.optimizers.now, entry.state
+        arrange = entry.arrange
         layout, config_key = state.layout, self.config_key
 
         def repeat(args, kwargs):
@@ -276,29 +305,72 @@ class Executables:
             if modules_changed[0] != version or optimizers[0] is not opt_key or config_key() != config:
                 return None
             if layout is not None:  # global tensors: placed as the step's shardings ask
-                return entry, state.step_args(state.place(arrays), optimizers)
-            st, opt_states = read()  # what ``step_args`` returns, from the step's generated read
-            return entry, (st, opt_states, (gen.base_key_data(), optimizers[1]), optimizers[2], arrays)
+                return entry, arrange(state.step_args(state.place(arrays), optimizers))
+            st, opt_states, kept = read()  # what ``arrange(step_args(...))`` returns, from the generated read
+            rng = (gen.base_key_data(), optimizers[1])
+            if kept is None:
+                return entry, (st, opt_states, rng, optimizers[2], arrays)
+            return entry, (st, opt_states, rng, optimizers[2], arrays, kept)
 
         return repeat
 
 
+def _kept(changed: tuple, n: int) -> list:
+    """The state positions a step only reads (not in ``changed``)."""
+    written = set(changed)
+    return [i for i in range(n) if i not in written]
+
+
+def _arrange(args, changed):
+    """``GraphState.step_args``'s tuple as a pruned step (``_pruned``) takes it."""
+    state, opt_states, rng, hyper, inputs = args
+    return [state[i] for i in changed], opt_states, rng, hyper, inputs, [state[i] for i in _kept(changed, len(state))]
+
+
+def _pruned(traced, changed: tuple, n: int):
+    """The traced step with only its ``changed`` state entries donated and returned: it takes
+    ``(changed, opt_states, rng, hyper, inputs, kept)`` and returns ``(changed', opt_states',
+    outputs)``. It replays the traced program (its jaxpr), not ``build``."""
+    kept = _kept(changed, n)
+
+    def step(changed_state, opt_states, rng, hyper, inputs, kept_state):
+        state = [None] * n
+        for i, a in zip(changed, changed_state):
+            state[i] = a
+        for i, a in zip(kept, kept_state):
+            state[i] = a
+        new_state, new_opt_states, outputs = traced(state, opt_states, rng, hyper, inputs)
+        return [new_state[i] for i in changed], new_opt_states, outputs
+
+    step.__name__ = "step"  # the compiled module stays ``jit_step``
+    return jax.jit(step, donate_argnums=(0, 1))
+
+
 def _distinct_buffers(call_args):
-    """Donated state must not share a device buffer (PJRT refuses ``f(donate(a), donate(a))``);
-    freshly made state sometimes does, so the first call of a step copies any repeat."""
+    """Donated state must not share a device buffer (PJRT refuses ``f(donate(a), donate(a))``,
+    and a donated buffer that another argument also passes); freshly made state sometimes does,
+    so the first call of a step copies any repeat among the donated ones (arguments 0 and 1)."""
     seen = set()
 
-    def distinct(a):
+    def pointer(a):
         try:
             shard = a.addressable_shards[0].data  # sharded arrays: the first shard
             shard.block_until_ready()  # releases the GIL; ``unsafe_buffer_pointer`` would wait holding it
-            ptr = shard.unsafe_buffer_pointer()
+            return shard.unsafe_buffer_pointer()
         except (ValueError, RuntimeError):  # JaxRuntimeError is a RuntimeError
-            return a  # multi-process layouts hide the buffer: nothing to compare
+            return None  # multi-process layouts hide the buffer: nothing to compare
+
+    def distinct(a):
+        ptr = pointer(a)
+        if ptr is None:
+            return a
         if ptr in seen:
             return jnp.array(a, copy=True)
         seen.add(ptr)
         return a
 
     state, opt_states, *rest = call_args
+    if len(rest) == 4:  # a pruned step: its read-only state must not be donated as well
+        for a in jax.tree.leaves(rest[3]):
+            seen.add(pointer(a))
     return (jax.tree.map(distinct, state), jax.tree.map(distinct, opt_states), *rest)

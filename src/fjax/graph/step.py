@@ -10,7 +10,9 @@ its arguments, runs ``build`` through the ordinary dispatch path (so eager and g
 semantics; ``loss.backward()`` inside ``build`` fills ``.grad`` tracers), then gradient
 clipping and every added optimizer's functional update on those gradients; the tensors get
 their own values back afterwards. ``step.record`` receives what the trace learns: ``out_tree``
-and ``out_static`` (``build``'s return structure) and ``draws`` (random numbers drawn per call).
+and ``out_static`` (``build``'s return structure), ``draws`` (random numbers drawn per call) and
+``changed`` (the positions in ``state`` the step writes: an inference step changes none, and
+``Executables`` then neither donates, returns nor writes back the others).
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Step:
             self.record["draws"] = default_generator._counter
             new_state = self._new_state(state)
             new_state, new_opt_states = self._update(new_state, self._constrain_grads(grads), opt_states, hyper)
+            # the state entries the step changes: an unchanged one comes out as its very input tracer
+            self.record["changed"] = tuple(i for i, (a, b) in enumerate(zip(state, new_state)) if a is not b)
             return *self._constrain_state(new_state, new_opt_states), outputs
 
     @contextlib.contextmanager
