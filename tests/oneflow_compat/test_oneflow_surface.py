@@ -455,3 +455,31 @@ def test_tensor_shape_methods_take_keywords_like_torch():
     np.testing.assert_array_equal(flow.tensor(x0).view(shape=(6, 4)).numpy(), x0.reshape(6, 4))
     with pytest.raises(TypeError, match="reshape"):
         flow.tensor(x0).reshape((6, 4), shape=(6, 4))
+
+
+# -- activations on global tensors -------------------------------------------------------------
+@pytest.mark.parametrize("sbp", [flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast])
+def test_global_activations_keep_placement_and_sbp_with_torch_values(sbp):
+    placement = flow.placement("cpu", [0])
+    x0 = np.random.RandomState(8).randn(8, 16).astype("f4")
+    mods = [
+        ("GELU", {}),
+        ("LeakyReLU", dict(negative_slope=0.2)),
+        ("Softplus", {}),
+        ("Softshrink", {}),
+        ("ReLU6", {}),
+        ("Hardtanh", dict(min_val=-0.5, max_val=0.7)),
+        ("Softmax", dict(dim=1)),
+        ("Mish", {}),
+    ]
+    for name, kw in mods:
+        x = flow.tensor(x0).to_global(placement, sbp).requires_grad_()
+        y = getattr(flow.nn, name)(**kw)(x)
+        (y * y).sum().backward()
+        assert y.is_global and y.placement == placement and y.sbp == x.sbp, name
+        assert x.grad.is_global and x.grad.placement == placement and x.grad.sbp == x.sbp, (name, x.grad.sbp)
+        tx = torch.tensor(x0, requires_grad=True)
+        ty = getattr(torch.nn, name)(**kw)(tx)
+        (ty * ty).sum().backward()
+        np.testing.assert_allclose(y.to_local().detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(x.grad.to_local().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding
 
 from .. import profiler as _profiler
 from ..profiler import _state as _pstate
@@ -214,6 +215,11 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
 
     for leaf, ct in leaf_cts.values():
         ct = _conj(ct)
+        sharding = getattr(leaf._data, "sharding", None)
+        if type(sharding) is NamedSharding and getattr(ct, "sharding", sharding) != sharding:
+            # a global leaf's gradient has the leaf's placement and sbp, as in OneFlow (XLA may
+            # have laid the backward's result out otherwise, e.g. broadcast for a split leaf)
+            ct = jax.device_put(ct, sharding)
         for hook in leaf._hooks or ():
             out = hook(Tensor._wrap(ct))
             if out is not None:
