@@ -483,3 +483,84 @@ def test_global_activations_keep_placement_and_sbp_with_torch_values(sbp):
         (ty * ty).sum().backward()
         np.testing.assert_allclose(y.to_local().detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(x.grad.to_local().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# -- flow._C and flow._oneflow_internal ------------------------------------------------------
+def _t(a, lib, grad=False):
+    return lib.tensor(a, requires_grad=grad)
+
+
+def test_C_functions_match_torch():
+    import fjax._C  # noqa: F401 - flow._C
+
+    rs = np.random.RandomState(9)
+    a, b = rs.randn(2, 3, 4).astype("f4"), rs.randn(2, 5, 4).astype("f4")
+    x, bias = rs.randn(3, 4, 2).astype("f4"), rs.randn(4).astype("f4")
+    C = flow._C
+    pairs = [
+        (C.matmul(_t(a, flow), _t(b, flow), transpose_b=True, alpha=0.5), 0.5 * torch.tensor(a) @ torch.tensor(b).mT),
+        (
+            C.matmul(_t(a, flow), _t(a, flow), transpose_a=True),
+            torch.tensor(a).mT @ torch.tensor(a),
+        ),
+        (C.bias_add(_t(x, flow), _t(bias, flow), axis=1), torch.tensor(x) + torch.tensor(bias)[:, None]),
+        (C.relu(_t(x, flow)), torch.relu(torch.tensor(x))),
+        (C.add(_t(x, flow), _t(x, flow), alpha=3), torch.add(torch.tensor(x), torch.tensor(x), alpha=3)),
+        (C.reduce_sum_like(_t(x, flow), flow.zeros(4, 1)), torch.tensor(x).sum(0).sum(-1, keepdim=True)),
+        (C.reshape_like(_t(x, flow), flow.zeros(12, 2)), torch.tensor(x).reshape(12, 2)),
+        (C.quick_gelu(_t(x, flow)), torch.tensor(x) * torch.sigmoid(1.702 * torch.tensor(x))),
+        (C.square_relu(_t(x, flow)), torch.relu(torch.tensor(x)) ** 2),
+        (
+            C.gelu_with_approximate(_t(x, flow), "tanh"),
+            torch.nn.functional.gelu(torch.tensor(x), approximate="tanh"),
+        ),
+        (C.trunc_divide(_t(x, flow), 0.3), torch.div(torch.tensor(x), 0.3, rounding_mode="trunc")),
+        (
+            C.layer_norm_affine(_t(x, flow), _t(x[0], flow), _t(x[1], flow), 1, 1, 1e-5),
+            torch.nn.functional.layer_norm(torch.tensor(x), (4, 2), torch.tensor(x[0]), torch.tensor(x[1]), 1e-5),
+        ),
+        (C.layer_norm(_t(x, flow), -1, -1, 1e-5), torch.nn.functional.layer_norm(torch.tensor(x), (2,))),
+        (
+            C.rms_norm(_t(x, flow), _t(x[0, 0], flow), (2,), 1e-6),
+            torch.nn.functional.rms_norm(torch.tensor(x), (2,), torch.tensor(x[0, 0]), 1e-6),
+        ),
+        (
+            C.group_norm(_t(x, flow), flow.ones(4), flow.zeros(4), True, 2, 1e-5, activation="silu"),
+            torch.nn.functional.silu(torch.nn.functional.group_norm(torch.tensor(x), 2)),
+        ),
+        (C.dropout(_t(x, flow), p=0.0, addend=_t(x, flow)), torch.tensor(x) * 2),
+        (C.host_scalar_add_by_tensor(_t(x, flow), flow.tensor([2.0])), torch.tensor(x) + 2),
+        (C.softmax(_t(x, flow), dim=1), torch.softmax(torch.tensor(x), dim=1)),  # forwarded to the public op
+    ]
+    for got, want in pairs:
+        np.testing.assert_allclose(got.detach().numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+    # fused_glu: act(x W^T + b) * (x V^T + c)
+    w, v = rs.randn(3, 2).astype("f4"), rs.randn(3, 2).astype("f4")
+    got = C.fused_glu(_t(x, flow), _t(w, flow), None, _t(v, flow), None, activation="silu")
+    want = torch.nn.functional.silu(torch.tensor(x) @ torch.tensor(w).T) * (torch.tensor(x) @ torch.tensor(v).T)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+    # gradients flow through the forwards
+    xf, xt = _t(x, flow, True), _t(x, torch, True)
+    C.quick_gelu(xf).sum().backward()
+    (xt * torch.sigmoid(1.702 * xt)).sum().backward()
+    np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(AttributeError, match="not provided"):
+        C.one_embedding_id_shuffle  # noqa: B018
+    with pytest.raises(ValueError, match="bias_add"):
+        C.bias_add(_t(x, flow), _t(bias, flow), axis=0)
+
+
+def test_oneflow_internal_lazy_mode_flag():
+    import fjax._oneflow_internal  # noqa: F401 - flow._oneflow_internal
+
+    seen = []
+
+    class G(flow.nn.Graph):
+        def build(self, x):
+            seen.append(flow._oneflow_internal.lazy_mode.is_enabled())
+            return x * 2
+
+    assert not flow._oneflow_internal.lazy_mode.is_enabled()
+    G()(flow.ones(2))
+    assert seen == [True] and not flow._oneflow_internal.lazy_mode.is_enabled()
+    flow._oneflow_internal.eager.Sync()

@@ -77,6 +77,9 @@ def _dynamic_input_shape_decorator(*, size: int = 10, enable_shared: bool = True
     return decorate
 
 
+_lazy_depth = [0]  # > 0 while some graph's build runs: OneFlow's lazy mode (_oneflow_internal.lazy_mode)
+
+
 class Graph:
     """OneFlow's ``nn.Graph``: subclass, assign modules in ``__init__``, override ``build``.
 
@@ -124,9 +127,11 @@ class Graph:
             def marked_build(self, *args, **kwargs):
                 # inside build (traced, or called directly) module proxies give tensors, as OneFlow's do
                 object.__setattr__(self, "_building", self._building + 1)
+                _lazy_depth[0] += 1
                 try:
                     return build(self, *args, **kwargs)
                 finally:
+                    _lazy_depth[0] -= 1
                     object.__setattr__(self, "_building", self._building - 1)
 
             marked_build._fjax_marks_building = True
