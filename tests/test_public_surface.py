@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import fjax
-from fjax.mock_torch._surface import EXCLUDED, exclusion_reason
+from fjax._missing import EXCLUDED, exclusion_reason
 
 # The namespaces programs touch (torch path; fjax's is the same with ``fjax``).
 NAMESPACES = [

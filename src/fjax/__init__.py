@@ -139,21 +139,17 @@ from . import (  # noqa: E402
 )
 from ._config import config  # noqa: E402
 from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
-from ._toplevel import (  # noqa: E402 - torch's top-level order
+from ._toplevel import (  # noqa: E402 - torch's top-level ops with ATen's signatures, dropouts, copies of view ops
     _batch_norm_with_update,
     _native_batch_norm_legit,
-    batch_norm,
-    dropout,
-    native_batch_norm,
-    poisson_nll_loss,
-)
-from ._toplevel import (  # noqa: E402 - torch's top-level dropouts, copies of view ops, linalg and random helpers
     alpha_dropout,
     alpha_dropout_,
+    batch_norm,
     binomial,
     celu_,
     chain_matmul,
     detach_copy,
+    dropout,
     dropout_,
     embedding_renorm_,
     feature_alpha_dropout,
@@ -162,8 +158,10 @@ from ._toplevel import (  # noqa: E402 - torch's top-level dropouts, copies of v
     feature_dropout_,
     frobenius_norm,
     indices_copy,
+    native_batch_norm,
     nuclear_norm,
     poisson,
+    poisson_nll_loss,
     rrelu_,
     select_copy,
     selu_,
@@ -197,9 +195,6 @@ from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 
 globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...: torch's legacy typed tensors
 
-from . import compiler  # noqa: E402 - torch.compiler
-from .compiler import compile  # noqa: E402 - torch.compile
-
 # torch's process-wide settings, dtype utilities, windows and small top-level names
 from math import e, inf, nan, pi  # noqa: E402
 
@@ -213,6 +208,7 @@ from ._misc import (  # noqa: E402
     cond,
     frombuffer,
     range,  # noqa: A004 - torch's deprecated end-inclusive range
+    result_type,
     sym_float,
     sym_int,
     sym_ite,
@@ -254,7 +250,6 @@ from .dtypes import (  # noqa: E402
     float8_e8m0fnu,
     iinfo,
     promote_types,
-    result_type,
     uint16,
     uint32,
     uint64,
@@ -263,3 +258,6 @@ from .dtypes import (  # noqa: E402
 newaxis = None  # x[fjax.newaxis]: a new dimension, as numpy and torch
 # what XLA's CPU backend has: LAPACK (linalg), FFT (spectral); no MKL, no OpenMP (its own thread pool)
 has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
+
+from . import compiler  # noqa: E402 - torch.compiler
+from .compiler import compile  # noqa: E402 - torch.compile

@@ -7,6 +7,7 @@ keeps it; fjax's compiler reads only ``recompile_limit``, since XLA compiles who
 from __future__ import annotations
 
 from .compiler import allow_in_graph, assume_constant_result, disable, is_compiling, reset
+from .compiler import dynamo_config as config
 
 __all__ = [
     "allow_in_graph",
@@ -18,19 +19,6 @@ __all__ = [
     "mark_static",
     "reset",
 ]
-
-
-class _Config:
-    """``torch._dynamo.config``: settings are kept and read back; fjax's compiler reads
-    ``recompile_limit`` (the default of ``fjax.compile``'s), no other."""
-
-    def __init__(self):
-        self.__dict__.update(
-            suppress_errors=False, recompile_limit=8, cache_size_limit=8, verbose=False, optimize_ddp=True
-        )
-
-
-config = _Config()
 
 
 def mark_dynamic(t, index, *, min=None, max=None) -> None:  # noqa: A002 - torch's names

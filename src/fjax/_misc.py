@@ -16,6 +16,7 @@ from jax import tree_util
 from . import dtypes as _dt
 from .creation import _check_layout, _place, tensor
 from .errors import OpError
+from .ops._promote import result_type as _result_type
 from .tensor import Tensor
 
 __all__ = [
@@ -548,3 +549,34 @@ def thread_safe_generator():
     if info is not None and getattr(info, "worker_method", None) == "thread" and rng is not None:
         return rng.torch_generator
     return None
+
+
+def _promotion_operand(x):
+    """A Tensor or Python number as what ``ops._promote.result_type`` reads: dtype, ndim and
+    whether it is weakly typed (a Python scalar)."""
+    if isinstance(x, Tensor):
+        return jax.ShapeDtypeStruct(tuple(x.shape), x._data.dtype)
+    for py, np_dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64), (builtins.float, np.float32)):
+        if isinstance(x, py):
+            return jax.ShapeDtypeStruct((), np_dtype, weak_type=True)
+    if isinstance(x, complex):
+        return jax.ShapeDtypeStruct((), np.complex64, weak_type=True)
+    raise TypeError(f"result_type: expected a Tensor or a Python number, got {type(x).__name__}")
+
+
+def result_type(tensor1, tensor2) -> _dt.dtype:
+    """The dtype an arithmetic op on the two operands returns, by torch's promotion rules
+    (torch.result_type): tensors with dimensions outrank 0-d tensors, which outrank Python
+    numbers, within a category (bool < integer < floating < complex).
+
+    Args:
+        tensor1: a Tensor or a Python number.
+        tensor2: a Tensor or a Python number.
+
+    Example:
+        >>> fjax.result_type(fjax.tensor([1, 2], dtype=fjax.int32), 1.0)
+        fjax.float32
+        >>> fjax.result_type(fjax.tensor([1, 2], dtype=fjax.uint8), fjax.tensor(1))
+        fjax.uint8
+    """
+    return _dt._BY_NP[np.dtype(_result_type(_promotion_operand(tensor1), _promotion_operand(tensor2)))]

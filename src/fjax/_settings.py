@@ -416,12 +416,11 @@ def get_device_module(device=None):
         >>> fjax.get_device_module("cpu") is fjax.cpu
         True
     """
-    import fjax
-
+    from . import accelerator, cpu, cuda
     from .device import device as _device
 
     if device is None:
-        acc = fjax.accelerator.current_accelerator()
+        acc = accelerator.current_accelerator()
         name = "cpu" if acc is None else acc.type
     elif isinstance(device, _device):
         name = device.type
@@ -429,7 +428,7 @@ def get_device_module(device=None):
         name = device.split(":", 1)[0]
     else:
         raise RuntimeError(f"get_device_module: invalid value of device '{device}', expected a fjax.device or a str")
-    module = {"cpu": fjax.cpu, "cuda": fjax.cuda, "gpu": fjax.cuda}.get(name)
+    module = {"cpu": cpu, "cuda": cuda, "gpu": cuda}.get(name)
     if module is None:
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'fjax.{name}'.")
     return module

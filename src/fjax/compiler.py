@@ -46,6 +46,19 @@ _SRC = str(Path(__file__).parent)
 _state = {"compiling": 0, "epoch": 0}
 
 
+class _DynamoConfig:
+    """``torch._dynamo.config``: settings are kept and read back; fjax's compiler reads
+    ``recompile_limit`` (the default of ``fjax.compile``'s), no other."""
+
+    def __init__(self):
+        self.__dict__.update(
+            suppress_errors=False, recompile_limit=8, cache_size_limit=8, verbose=False, optimize_ddp=True
+        )
+
+
+dynamo_config = _DynamoConfig()  # torch._dynamo.config
+
+
 class GraphBreak(RuntimeError):
     """``fullgraph=True`` and the function has Python that cannot be traced (names the line)."""
 
@@ -160,9 +173,7 @@ class _Compiled:
             return
         if signature in self.signatures:
             return
-        from . import _dynamo
-
-        limit = _dynamo.config.recompile_limit if self.recompile_limit is None else self.recompile_limit
+        limit = dynamo_config.recompile_limit if self.recompile_limit is None else self.recompile_limit
         if len(self.signatures) >= limit:
             text = f"fjax.compile({self.name}): recompile_limit ({limit}) reached by a new input signature"
             if self.fullgraph:

@@ -759,7 +759,7 @@ def is_tf32_supported() -> bool:
 def __getattr__(name):
     if name == "default_generators":  # torch.cuda.default_generators: one per GPU, () without one
         return tuple(_random.default_generator for _ in _gpus())
-    from .mock_torch._surface import missing
+    from ._missing import missing
 
     raise missing("torch.cuda", name)  # names the torch name under mock_torch
 

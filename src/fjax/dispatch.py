@@ -23,6 +23,7 @@ import jax
 import numpy as np
 
 from . import ops  # noqa: F401 - importing it fills the op table
+from . import dtypes as _dt
 from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state
@@ -576,6 +577,7 @@ def call_pure(name: str, fn, leaves):
 
 new_kernel_cache(config.eager_cache_size)
 config._cache_size_listeners.append(new_kernel_cache)
+_dt._default_listeners.append(lambda _: new_kernel_cache(config.eager_cache_size))  # kernels of the old default
 _profiler._RUN_CODE = run.__code__
 
 

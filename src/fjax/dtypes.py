@@ -175,17 +175,12 @@ def set_default_dtype(d) -> None:
         )
     if new is _DEFAULT[0]:
         return
-    from . import dispatch
-    from ._config import config
-    from ._transforms import executable, guards
-    from .ops import _promote
-
     _DEFAULT[0] = new
-    _promote.DEFAULT_FLOAT = new.dtype
-    _promote.DEFAULT_COMPLEX = np.dtype(np.complex128 if new is float64 else np.complex64)
-    dispatch.new_kernel_cache(config.eager_cache_size)  # kernels traced under the old default
-    executable.clear()
-    guards.clear()
+    for listener in _default_listeners:  # promotion's defaults; caches of code traced under the old one
+        listener(new)
+
+
+_default_listeners: list = []  # set by the layers above (ops._promote, dispatch, _transforms) at import
 
 
 class layout:
@@ -380,40 +375,3 @@ def can_cast(from_, to) -> builtins.bool:
         (True, False)
     """
     return _kind_rank(to_dtype(from_)) <= _kind_rank(to_dtype(to))
-
-
-def _promotion_operand(x):
-    """A Tensor or Python number as what ``ops._promote.result_type`` reads: dtype, ndim and
-    whether it is weakly typed (a Python scalar)."""
-    import jax
-
-    from .tensor import Tensor
-
-    if isinstance(x, Tensor):
-        return jax.ShapeDtypeStruct(tuple(x.shape), x._data.dtype)
-    for py, np_dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64), (builtins.float, np.float32)):
-        if isinstance(x, py):
-            return jax.ShapeDtypeStruct((), np_dtype, weak_type=True)
-    if isinstance(x, complex):
-        return jax.ShapeDtypeStruct((), np.complex64, weak_type=True)
-    raise TypeError(f"result_type: expected a Tensor or a Python number, got {type(x).__name__}")
-
-
-def result_type(tensor1, tensor2) -> dtype:
-    """The dtype an arithmetic op on the two operands returns, by torch's promotion rules
-    (torch.result_type): tensors with dimensions outrank 0-d tensors, which outrank Python
-    numbers, within a category (bool < integer < floating < complex).
-
-    Args:
-        tensor1: a Tensor or a Python number.
-        tensor2: a Tensor or a Python number.
-
-    Example:
-        >>> fjax.result_type(fjax.tensor([1, 2], dtype=fjax.int32), 1.0)
-        fjax.float32
-        >>> fjax.result_type(fjax.tensor([1, 2], dtype=fjax.uint8), fjax.tensor(1))
-        fjax.uint8
-    """
-    from .ops._promote import result_type as _result_type
-
-    return _BY_NP[np.dtype(_result_type(_promotion_operand(tensor1), _promotion_operand(tensor2)))]

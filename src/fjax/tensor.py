@@ -831,7 +831,7 @@ class Tensor:
     def __getattr__(self, name):  # only after normal lookup failed: free on the hot path
         if name.startswith("_"):
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        from .mock_torch._surface import missing
+        from ._missing import missing
 
         raise missing("torch.Tensor", name)
 

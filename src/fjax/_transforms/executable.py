@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import jax
 
+from .. import dtypes as _dt
 from .._tracing import trace_state
 from ..dispatch import _vjp_of, run
 from ..tensor import Tensor
@@ -100,6 +101,8 @@ def clear() -> None:
     _cache.entries.clear()
     _cache.hits = _cache.misses = 0
 
+
+_dt._default_listeners.append(lambda _: clear())  # programs traced under the old default dtype
 
 def compiled(spec, program: Program, transform: Callable) -> Compiled:
     """The cached ``Compiled`` of ``transform`` (named by ``spec``) of ``program``."""

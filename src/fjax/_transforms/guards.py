@@ -35,6 +35,7 @@ import numpy as np
 from .. import random as _random
 from .._tracing import modules_changed, trace_state
 from ..device import device as _device
+from ..dtypes import _default_listeners as _dtype_default_listeners
 from ..dtypes import dtype as _dtype
 from ..tensor import Tensor
 from .program import Program
@@ -404,3 +405,6 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
 def clear() -> None:
     _entries.clear()
     _callables_memo.clear()
+
+
+_dtype_default_listeners.append(lambda _: clear())  # programs traced under the old default dtype

@@ -100,7 +100,7 @@ class _AliasLoader(importlib.abc.Loader):
                     raise
                 mod = getattr(sys.modules[parent], child)
         if "__getattr__" not in vars(mod):  # a torch name fjax lacks raises MissingTorchName naming it
-            from ._surface import module_getattr
+            from .._missing import module_getattr
 
             mod.__getattr__ = module_getattr(name)
         sys.modules[name] = mod

@@ -10,9 +10,20 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-DEFAULT_FLOAT = np.dtype("float32")
+from .. import dtypes as _dt
+
+DEFAULT_FLOAT = np.dtype("float32")  # set_default_dtype's, through _set_default below
 DEFAULT_INT = np.dtype("int64")
 DEFAULT_COMPLEX = np.dtype("complex64")
+
+
+def _set_default(d) -> None:
+    global DEFAULT_FLOAT, DEFAULT_COMPLEX
+    DEFAULT_FLOAT = d.dtype
+    DEFAULT_COMPLEX = np.dtype(np.complex128 if d is _dt.float64 else np.complex64)
+
+
+_dt._default_listeners.append(_set_default)
 
 
 def _category(dt) -> int:

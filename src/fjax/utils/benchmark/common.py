@@ -356,12 +356,9 @@ def set_torch_threads(n: int) -> Iterator[None]:
         >>> with set_torch_threads(1):
         ...     pass
     """
-    import fjax
+    from ..._settings import get_num_threads as get
+    from ..._settings import set_num_threads as put
 
-    get, put = getattr(fjax, "get_num_threads", None), getattr(fjax, "set_num_threads", None)
-    if get is None or put is None:
-        yield
-        return
     prior = get()
     try:
         put(n)

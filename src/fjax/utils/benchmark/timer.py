@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 import textwrap
 import timeit
 from typing import Any, Callable
@@ -102,8 +103,7 @@ class Timer:
                 f"Timer: global_setup is C++ only, got `{global_setup}`. Most likely this code can simply be moved "
                 "to `setup`."
             )
-        import fjax
-
+        fjax = sys.modules["fjax"]  # the namespace a statement runs in (read, not imported: it is above us)
         self._globals = dict(globals or {})
         self._globals.setdefault("fjax", fjax)
         self._globals.setdefault("torch", fjax)

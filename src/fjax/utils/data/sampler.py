@@ -164,8 +164,8 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(
                 f"WeightedRandomSampler: replacement should be a boolean value, but got replacement={replacement}"
             )
-        from ... import float64
         from ...creation import as_tensor
+        from ...dtypes import float64
 
         with jax.default_device(jax.devices("cpu")[0]):
             weights = as_tensor(np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights), dtype=float64)
