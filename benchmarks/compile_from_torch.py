@@ -1,6 +1,7 @@
 """fjax.compile_from_torch vs torch.compile: first compile, each new input shape, steady-state inference.
 
     python benchmarks/compile_from_torch.py [--models resnet50 gpt] [--reps 5] [--quick]
+    python benchmarks/compile_from_torch.py --overhead [--reps 300]
 
 For a ResNet-50 (four image shapes) and a GPT-2-style decoder (three sequence lengths), in one run:
 - compile: the first call (capture + trace + XLA compile + run) and each call at a new shape, for
@@ -11,6 +12,14 @@ For a ResNet-50 (four image shapes) and a GPT-2-style decoder (three sequence le
   compile_from_torch (graph), all under ``torch.no_grad()``.
 Ratios: torch.compile / fjax for the first compile; torch eager / fjax for steady-state calls
 (> 1: fjax is faster). The models are tests/compile_from_torch/models.py's.
+
+``--overhead``: the per-call cost of ``compile_from_torch`` itself, on a small GPT (d=128, 3
+layers, 1x16 tokens) and a small ResNet (one Bottleneck per stage, width 16, 1x3x32x32), eval
+and ``torch.no_grad()``, torch at 1 thread: per call (median, µs; the runners interleaved in one
+process, so a loaded machine slows all alike) torch eager, fjax (torch tensors in and out), and
+the graph's own time (its compiled step called directly on the same arguments, waited for);
+fjax - own is the overhead. The GPT runs twice: with ``fjax.config.graph_index_checks`` (its
+embedding lookups' bounds checked on the host: a callback per call) and without.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ import torch
 import fjax
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from tests.compile_from_torch.models import GPT, resnet50  # noqa: E402
+from tests.compile_from_torch.models import GPT, ResNet, resnet50  # noqa: E402
 
 SHAPES = {
     "resnet50": [(1, 3, 224, 224), (2, 3, 256, 224), (2, 3, 224, 256), (3, 3, 256, 256)],
@@ -106,12 +115,74 @@ def steady(name, shapes, model, reps: int) -> dict:
     return out
 
 
+def _graph_own(compiled_model, x):
+    """A callable running ``compiled_model``'s compiled step for ``x`` directly (and waiting)."""
+    from fjax.framework.infer_compiler import _to_fjax
+
+    graph = next(iter(compiled_model._graphs.values()))
+    hit = graph._executables.repeat((_to_fjax(x),), {})
+    assert hit is not None, "the graph's last call differs from this input"
+    entry, call_args = hit
+    assert not entry.record["changed"], "an inference step donates nothing, so it can be rerun on its arguments"
+
+    def own():
+        jax.block_until_ready(entry.compiled(*call_args))
+
+    return own
+
+
+def overhead(reps: int) -> None:
+    """Per-call µs of torch eager, fjax and the compiled step alone (see the module docstring)."""
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cases = [
+        ("gpt d=128 L=3", GPT(vocab=1000, block_size=64, dim=128, heads=4, layers=3), torch.randint(0, 1000, (1, 16))),
+        ("resnet w=16", ResNet((1, 1, 1, 1), num_classes=10, width=16), torch.randn(1, 3, 32, 32)),
+    ]
+    print(f"per call, µs (median of {reps}, interleaved); torch threads {torch.get_num_threads()}")
+    print(f"  {'model':<30}{'torch':>9}{'fjax':>9}{'own':>9}{'fjax-own':>10}{'torch/fjax':>12}")
+    for name, model, x in cases:
+        model.eval()
+        variants = [("", True)] + ([(" (index checks off)", False)] if name.startswith("gpt") else [])
+        for suffix, checks in variants:
+            before = fjax.config.graph_index_checks
+            fjax.config.graph_index_checks = checks
+            try:
+                m = fjax.compile_from_torch(model)
+                with torch.no_grad():
+                    m(x)
+                    m(x)
+            finally:
+                fjax.config.graph_index_checks = before
+            runners = {"torch": lambda f=model, x=x: f(x), "fjax": lambda m=m, x=x: m(x), "own": _graph_own(m, x)}
+            times = {k: [] for k in runners}
+            with torch.no_grad():
+                for run in runners.values():
+                    for _ in range(10):
+                        run()
+                for _ in range(reps):
+                    for label, run in runners.items():
+                        start = time.perf_counter()
+                        run()
+                        times[label].append(time.perf_counter() - start)
+            t = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+            print(
+                f"  {name + suffix:<30}{t['torch']:9.0f}{t['fjax']:9.0f}{t['own']:9.0f}"
+                f"{t['fjax'] - t['own']:10.0f}{t['torch'] / t['fjax']:12.2f}",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=["resnet50", "gpt"], choices=["resnet50", "gpt"])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="small shapes (a smoke run)")
+    parser.add_argument("--overhead", action="store_true", help="per-call overhead on a small GPT and ResNet")
     args = parser.parse_args()
+    if args.overhead:
+        overhead(args.reps if args.reps != 5 else 300)
+        return
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
         f"jax {jax.__version__}, torch threads {torch.get_num_threads()}, {time.strftime('%Y-%m-%d %H:%M')}"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import operator
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import nn
+from .._tracing import modules_changed, trace_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor
 from ..dispatch import functions as _F
@@ -92,9 +94,12 @@ class _TorchStorage(Storage):
                 # the GIL to drop DLPack-imported torch buffers (torch's deleter decrefs a Python
                 # object): a deadlock.
                 value.block_until_ready()
-                if value.unsafe_buffer_pointer() != t.data_ptr():
-                    with torch.no_grad():
-                        t.copy_(torch.from_dlpack(value))
+                if value.unsafe_buffer_pointer() == t.data_ptr():  # torch's memory already: keep it
+                    Storage.array.__set__(self, value)
+                    self._seen = (self.torch._version, t.data_ptr())
+                    return
+                with torch.no_grad():
+                    t.copy_(torch.from_dlpack(value))
             self._import()  # the array is torch's memory again (a donated one is deleted)
             return
         Storage.array.__set__(self, value)  # a tracer inside a trace: restored when it ends
@@ -131,7 +136,81 @@ def _dlpack(t):
     """A torch tensor's memory as a jax array (zero-copy where DLPack allows; a non-contiguous
     tensor is copied first)."""
     t = t.detach()
-    return jax.dlpack.from_dlpack(t if t.is_contiguous() else t.contiguous())
+    if not t.is_contiguous():
+        t = t.contiguous()
+    if t.device.type == "cpu" and _CPU_IMPORT[0] is not None:
+        return _CPU_IMPORT[0](t)
+    return jax.dlpack.from_dlpack(t)
+
+
+def _cpu_importer():
+    """``jax.dlpack.from_dlpack`` for CPU tensors without its per-call Python (device lookups,
+    a raised-and-caught UNIMPLEMENTED stream query: about 100 µs of a call's 25): jaxlib's own
+    DLPack import, then the same dtype canonicalization. None where this jaxlib differs."""
+    try:
+        import jax.numpy as jnp
+        from jax._src import dtypes
+        from jax._src.lib import _jax, jaxlib_extension_version
+
+        device = jax.local_devices(backend="cpu")[0]
+        to_buffer = _jax.dlpack_managed_tensor_to_buffer
+        if jaxlib_extension_version >= 467:
+            extra = (1,)  # DLDeviceType.kDLCPU
+        else:
+            extra = ()
+    except Exception:  # another jax: the public path
+        return None
+    import torch
+
+    canonical, capsule = {}, torch._C._to_dlpack
+
+    def importer(t):
+        arr = to_buffer(capsule(t), device, None, None, *extra)
+        dtype = arr.dtype
+        want = canonical.get(dtype)
+        if want is None:
+            want = canonical[dtype] = dtypes.canonicalize_dtype(dtype)
+        return arr if want == dtype else jnp.asarray(arr, dtype=want)
+
+    try:  # checked once, on a tiny tensor
+        probe = torch.arange(3, dtype=torch.float32)
+        if not np.array_equal(np.asarray(importer(probe)), probe.numpy()):
+            return None
+    except Exception:
+        return None
+    return importer
+
+
+def _cpu_exporter():
+    """``torch.from_dlpack`` of a ready single-device CPU jax array without jax's ``__dlpack__``
+    Python (about 30 µs of 33); None where this jaxlib or torch differs."""
+    try:
+        import torch
+        from jax._src.lib import _jax
+
+        to_capsule, from_capsule = _jax.buffer_to_dlpack_managed_tensor, torch._C._from_dlpack
+        array_impl = _jax.ArrayImpl
+        probe = jax.numpy.arange(3.0)
+        probe.block_until_ready()
+        if not np.array_equal(from_capsule(to_capsule(probe, stream=None)).numpy(), np.arange(3.0)):
+            return None
+    except Exception:
+        return None
+
+    def exporter(arr):
+        """The torch tensor over ``arr``'s memory, or None for an array this does not cover."""
+        if type(arr) is not array_impl or not arr.is_fully_addressable:
+            return None
+        devices = arr.devices()
+        if len(devices) != 1 or next(iter(devices)).platform != "cpu":
+            return None
+        return from_capsule(to_capsule(arr, stream=None))
+
+    return exporter
+
+
+_CPU_IMPORT = [None]  # set on the first TorchModule (torch is imported by then)
+_CPU_EXPORT = [None]
 
 
 def _to_fjax(t) -> Tensor:
@@ -142,7 +221,10 @@ def _to_torch(v):
     import torch
 
     if isinstance(v, Tensor):
-        return torch.from_dlpack(v.detach()._data)
+        data = v._data
+        data.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``)
+        out = None if _CPU_EXPORT[0] is None else _CPU_EXPORT[0](data)
+        return torch.from_dlpack(data) if out is None else out
     if isinstance(v, (list, tuple)):
         out = [_to_torch(x) for x in v]
         return type(v)(out) if not hasattr(v, "_fields") else type(v)(*out)
@@ -423,6 +505,7 @@ class _Program:
             if isinstance(size, int)
         ]
         self.in_spec, self.out_spec = ep.call_spec.in_spec, ep.call_spec.out_spec
+        self.single_output = self.out_spec.is_leaf()  # forward returns one tensor
         self.placeholders, self.steps, counts = [], [], {}
         nodes = list(ep.graph.nodes)
         last_use = {}
@@ -534,6 +617,14 @@ class TorchModule(_Mirror):
         self._programs = OrderedDict()
         self._graphs = {}
         self.train(torch_module.training)
+        # per-call memos (plain attributes: no module bookkeeping): the shared storages and their
+        # torch tensors' versions and pointers, the input spec of n positional tensors, the last
+        # program found
+        object.__setattr__(self, "_watch", None)
+        object.__setattr__(self, "_specs", {})
+        object.__setattr__(self, "_last_program", None)
+        if _CPU_IMPORT[0] is None:
+            _CPU_IMPORT[0], _CPU_EXPORT[0] = _cpu_importer(), _cpu_exporter()
 
     @property
     def torch_module(self):
@@ -550,13 +641,42 @@ class TorchModule(_Mirror):
             if isinstance(t._st, _TorchStorage):
                 yield t._st
 
+    def _pull(self) -> None:
+        """Re-import every shared tensor torch changed since the last call: one comparison of
+        all the torch tensors' versions and data pointers, a storage's ``pull`` only when it fails."""
+        watch = self._watch
+        if watch is None or watch[0] != modules_changed[0]:
+            import torch
+
+            storages = list(dict.fromkeys(self._storages()))
+            watch = [modules_changed[0], storages, [st.torch for st in storages], None, torch.Tensor.data_ptr]
+            object.__setattr__(self, "_watch", watch)
+        tensors, data_ptr = watch[2], watch[4]
+        now = list(map(_VERSION, tensors))
+        now += map(data_ptr, tensors)
+        if now != watch[3]:
+            for st in watch[1]:
+                st.pull()
+            watch[3] = list(map(_VERSION, tensors))
+            watch[3] += map(data_ptr, tensors)
+
     def _program(self, flat: list, spec):
         """The captured program for these inputs: one per training mode and input structure whose
         static dimensions match (with ``dynamic=False`` every dimension is static; with
         ``dynamic=True`` those torch specialized, such as a batch of 1), ``size`` at most (LRU)."""
+        leaves = tuple((a._data.dtype, a._data.ndim) if isinstance(a, Tensor) else ("value", a) for a in flat)
+        last = self._last_program
+        if last is not None and last[0] == self.training and last[1] is spec and last[2] == leaves:
+            program = last[3]
+            if program.accepts(flat):
+                return program
+        program = self._find_program(flat, spec, leaves)
+        object.__setattr__(self, "_last_program", (self.training, spec, leaves, program))
+        return program
+
+    def _find_program(self, flat: list, spec, leaves: tuple):
         import torch
 
-        leaves = tuple((a.dtype, a.dim()) if isinstance(a, Tensor) else ("value", a) for a in flat)
         key = (self.training, str(spec), leaves)
         for pkey, program in self._programs.items():
             if pkey[0] == key and program.accepts(flat):
@@ -591,13 +711,16 @@ class TorchModule(_Mirror):
     def forward(self, *args, **kwargs):
         import torch
 
-        from .._tracing import trace_state
-
-        for st in self._storages():
-            st.pull()
-        flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
-        from_torch = any(isinstance(a, torch.Tensor) for a in flat)
-        flat = [_to_fjax(a) if isinstance(a, torch.Tensor) else a for a in flat]
+        self._pull()
+        if not kwargs and all(isinstance(a, torch.Tensor) for a in args):  # positional torch tensors
+            spec = self._specs.get(len(args))
+            if spec is None:
+                spec = self._specs[len(args)] = torch.utils._pytree.tree_flatten((args, kwargs))[1]
+            flat, from_torch = [_to_fjax(a) for a in args], bool(args)
+        else:
+            flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
+            from_torch = any(isinstance(a, torch.Tensor) for a in flat)
+            flat = [_to_fjax(a) if isinstance(a, torch.Tensor) else a for a in flat]
         program = self._program(flat, spec)
         needs_grad = (
             not from_torch
@@ -620,8 +743,14 @@ class TorchModule(_Mirror):
                 out = program.run(self._state(), flat)
         else:
             out = program.run(self._state(), flat)
-        out = torch.utils._pytree.tree_unflatten(out, program.out_spec)
+        if program.single_output:
+            out = out[0]
+        else:
+            out = torch.utils._pytree.tree_unflatten(out, program.out_spec)
         return _to_torch(out) if from_torch else out
+
+
+_VERSION = operator.attrgetter("_version")
 
 
 def _by_name(torch_module, positional: list) -> dict:
