@@ -491,8 +491,6 @@ def _t(a, lib, grad=False):
 
 
 def test_C_functions_match_torch():
-    import fjax._C  # noqa: F401 - flow._C
-
     rs = np.random.RandomState(9)
     a, b = rs.randn(2, 3, 4).astype("f4"), rs.randn(2, 5, 4).astype("f4")
     x, bias = rs.randn(3, 4, 2).astype("f4"), rs.randn(4).astype("f4")
@@ -551,8 +549,6 @@ def test_C_functions_match_torch():
 
 
 def test_oneflow_internal_lazy_mode_flag():
-    import fjax._oneflow_internal  # noqa: F401 - flow._oneflow_internal
-
     seen = []
 
     class G(flow.nn.Graph):
