@@ -75,6 +75,8 @@ _ORACLE_WRONG = {
     "fjax.Tensor.resize_as_": "overrides table says (tensor, memory_format); x.resize_as_(the_template=y) works",
     "fjax.ormqr": "docstring says (input, tau, other); torch.ormqr rejects tau=/other=, it takes input2=, input3=",
     "fjax.Tensor.histogram": "docstring says histogram(input, bins); torch's x.histogram(2) takes bins first",
+    "fjax.convolution": "overrides table says output_adding; torch.convolution takes output_padding= and rejects it",
+    "fjax.max_pool1d_with_indices": "overrides table lists return_indices; torch.max_pool1d_with_indices rejects it",
 }
 # torch.Tensor docstrings whose parameter names torch's methods reject: each takes fjax's name
 # (x.mul(other=y), not value=; x.take(index=i), not indices=; x.where(c, other=y), not y=).

@@ -11,18 +11,17 @@ where OneFlow's functional API and torch's share a signature.
 from __future__ import annotations
 
 import math
+import sys
+
+from .nn import functional as _functional
 
 
 def _fjax():
-    import fjax
-
-    return fjax
+    return sys.modules["fjax"]  # the top-level namespace, read at call time (it imports this module)
 
 
 def _F():
-    import fjax.nn.functional as F
-
-    return F
+    return _functional
 
 
 def relu(x, inplace: bool = False):

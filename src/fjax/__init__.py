@@ -142,12 +142,14 @@ from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
 from ._toplevel import (  # noqa: E402 - torch's top-level ops with ATen's signatures, dropouts, copies of view ops
     _batch_norm_with_update,
     _native_batch_norm_legit,
+    affine_grid_generator,
     alpha_dropout,
     alpha_dropout_,
     batch_norm,
     binomial,
     celu_,
     chain_matmul,
+    convolution,
     detach_copy,
     dropout,
     dropout_,
@@ -158,7 +160,9 @@ from ._toplevel import (  # noqa: E402 - torch's top-level ops with ATen's signa
     feature_dropout_,
     frobenius_norm,
     indices_copy,
+    max_pool1d_with_indices,
     native_batch_norm,
+    norm_except_dim,
     nuclear_norm,
     poisson,
     poisson_nll_loss,
@@ -259,5 +263,11 @@ newaxis = None  # x[fjax.newaxis]: a new dimension, as numpy and torch
 # what XLA's CPU backend has: LAPACK (linalg), FFT (spectral); no MKL, no OpenMP (its own thread pool)
 has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
-from . import compiler  # noqa: E402 - torch.compiler
+from . import (  # noqa: E402 - OneFlow's internals namespaces flow._C, flow._oneflow_internal
+    _C,
+    _oneflow_internal,
+    compiler,  # noqa: E402 - torch.compiler
+)
+from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from .compiler import compile  # noqa: E402 - torch.compile
+from .dtypes import legacy_contiguous_format  # noqa: E402

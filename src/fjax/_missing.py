@@ -30,7 +30,7 @@ EXCLUDED = [
         r"|BenchmarkConfig|BenchmarkExecutionStats|LockingLogger|NoopLogger|AggregationType|AVG|SUM"
         r"|OperatorInfo|PyTorchFileReader|PyTorchFileWriter|ScriptModuleSerializer|SerializationStorageContext"
         r"|DeserializationStorageContext|IODescriptor|cpp|DispatchKey|DispatchKeySet|ExcludeDispatchKeyGuard"
-        r"|Tag|DisableTorchFunction|DisableTorchFunctionSubclass|hash_tensor|Type",
+        r"|Tag|DisableTorchFunction|DisableTorchFunctionSubclass|hash_tensor|Type|ModuleDict|ParameterDict|BufferDict",
         "TorchScript/JIT and dispatcher internals: fjax compiles with jax.jit, nn.Graph and fjax.compile",
     ),
     (
@@ -68,7 +68,7 @@ EXCLUDED = [
     ),
     (
         r"torch",
-        r"bits\w+|int[1-7]|uint[1-7]|float4_e2m1fn_x2|complex32",
+        r"bits\w+|bit|int[1-7]|uint[1-7]|float4_e2m1fn_x2|complex32",
         "sub-byte, bit-packed and complex-half dtypes: XLA has no arithmetic for them",
     ),
     (

@@ -635,3 +635,98 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
     n, p = jnp.broadcast_arrays(count.detach()._data, prob.detach()._data)
     return Tensor._wrap(_draws()[1](_key(generator), n, p).astype(count._data.dtype))
+
+
+def convolution(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride,
+    padding,
+    dilation,
+    transposed: bool,
+    output_padding,
+    groups: int,
+) -> Tensor:
+    """ATen's convolution: ``conv1d/2d/3d`` (or ``conv_transpose*`` when ``transposed``) by the
+    number of spatial dims of ``input``, every argument given as torch's ``aten.convolution`` takes it.
+
+    Args:
+        input: ``(N, C_in, *spatial)``.
+        weight: the filters (``(C_out, C_in / groups, *kernel)``; transposed: ``(C_in, C_out / groups, *kernel)``).
+        bias: ``(C_out,)`` or None.
+        stride: one int per spatial dim.
+        padding: one int per spatial dim.
+        dilation: one int per spatial dim.
+        transposed: a transposed convolution.
+        output_padding: one int per spatial dim (transposed only).
+        groups: the number of groups.
+
+    Example:
+        >>> x, w = fjax.ones(1, 1, 4), fjax.ones(1, 1, 2)
+        >>> fjax.convolution(x, w, None, [1], [0], [1], False, [0], 1)
+        tensor([[[2., 2., 2.]]], dtype=fjax.float32)
+    """
+    n = input.ndim - 2
+    if n not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-D, 4-D or 5-D input, got shape {tuple(input.shape)}")
+    if transposed:
+        conv = getattr(F, f"conv_transpose{n}d")
+        return conv(input, weight, bias, tuple(stride), tuple(padding), tuple(output_padding), groups, tuple(dilation))
+    return getattr(F, f"conv{n}d")(input, weight, bias, tuple(stride), tuple(padding), tuple(dilation), groups)
+
+
+def max_pool1d_with_indices(
+    input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False
+) -> tuple:
+    """1-D max pooling returning ``(values, indices)``, as ``F.max_pool1d(..., return_indices=True)``.
+
+    Args:
+        input: ``(N, C, L)`` or ``(C, L)``.
+        kernel_size: the window.
+        stride: the step (default ``kernel_size``).
+        padding: implicit negative-infinity padding on both sides.
+        dilation: the spacing of the window's elements.
+        ceil_mode: round the output length up.
+
+    Example:
+        >>> values, indices = fjax.max_pool1d_with_indices(fjax.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)
+        >>> values, indices
+        (tensor([[3., 2.]], dtype=fjax.float32), tensor([[1, 2]], dtype=fjax.int64))
+    """
+    return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """ATen's affine grid: ``F.affine_grid(theta, size, align_corners)``.
+
+    Args:
+        theta: ``(N, 2, 3)`` or ``(N, 3, 4)`` affine matrices.
+        size: the output's ``(N, C, H, W)`` or ``(N, C, D, H, W)``.
+        align_corners: whether -1 and 1 are the centres of the corner pixels.
+
+    Example:
+        >>> fjax.affine_grid_generator(fjax.eye(2, 3)[None], [1, 1, 1, 2], False).shape
+        fjax.Size([1, 1, 2, 2])
+    """
+    return F.affine_grid(theta, list(size), align_corners)
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - torch's name
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, kept with size 1 (weight norm's ``g``);
+    ``dim=-1`` gives the norm of the whole tensor.
+
+    Args:
+        v: the tensor.
+        pow: the norm's order.
+        dim: the dim kept.
+
+    Example:
+        >>> fjax.norm_except_dim(fjax.ones(2, 3), 2, 0)
+        tensor([[1.7321],
+                [1.7321]], dtype=fjax.float32)
+    """
+    if dim == -1:
+        return _F.linalg_vector_norm(v, pow)
+    dim = dim % v.ndim
+    return _F.linalg_vector_norm(v, pow, tuple(d for d in range(v.ndim) if d != dim), True)

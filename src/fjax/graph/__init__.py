@@ -7,9 +7,6 @@ graph's state: its modules, optimizers, state tensors, optimizer groups and mesh
 import os as _os
 import sys as _sys
 
-# OneFlow's internals namespaces ``flow._C`` and ``flow._oneflow_internal`` (imported here, with the rest
-# of OneFlow's graph machinery, so that ``fjax._C`` exists once ``fjax`` is imported)
-from .. import _C, _oneflow_internal  # noqa: F401
 from .compile import ENV_CACHE, enable_persistent_cache, memory_report
 from .config import GraphConfig
 from .graph import Graph
