@@ -62,7 +62,6 @@ NAMESPACES = [
 PENDING: set[str] = {
     "torch.Tensor.index",
     "torch.Tensor.istft",
-    "torch.Tensor.register_post_accumulate_grad_hook",
     "torch.Tensor.storage_type",
     "torch.distributions.Wishart",
     "torch.embedding_bag",

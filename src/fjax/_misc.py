@@ -389,29 +389,61 @@ class Stream:
 
     @property
     def device_type(self) -> str:
-        """The device's type, e.g. ``"cpu"``."""
+        """The device's type, e.g. ``"cpu"``.
+
+        Example:
+            >>> fjax.Stream().device_type
+            'cpu'
+        """
         return self.device.type
 
     @property
     def device_index(self) -> int:
-        """The device's index (0 without one)."""
+        """The device's index (0 without one).
+
+        Example:
+            >>> fjax.Stream().device_index
+            0
+        """
         return self.device.index or 0
 
     def query(self) -> bool:
-        """Whether all work on the stream is done: always True."""
+        """Whether all work on the stream is done: always True.
+
+        Example:
+            >>> fjax.Stream().query()
+            True
+        """
         return True
 
     def synchronize(self) -> None:
-        """Wait for the stream's work: there is none to wait for."""
+        """Wait for the stream's work: there is none to wait for.
+
+        Example:
+            >>> fjax.Stream().synchronize()
+        """
 
     def wait_event(self, event) -> None:
-        """Make future work on the stream wait for ``event``: nothing to order on fjax."""
+        """Make future work on the stream wait for ``event``: nothing to order on fjax.
+
+        Example:
+            >>> fjax.Stream().wait_event(fjax.Event())
+        """
 
     def wait_stream(self, stream) -> None:
-        """Make future work on the stream wait for ``stream``: nothing to order on fjax."""
+        """Make future work on the stream wait for ``stream``: nothing to order on fjax.
+
+        Example:
+            >>> fjax.Stream().wait_stream(fjax.Stream())
+        """
 
     def record_event(self, event=None):
-        """Record ``event`` (a new Event if None) on the stream and return it."""
+        """Record ``event`` (a new Event if None) on the stream and return it.
+
+        Example:
+            >>> isinstance(fjax.Stream().record_event(), fjax.Event)
+            True
+        """
         event = Event(self.device) if event is None else event
         event.record(self)
         return event
@@ -466,30 +498,64 @@ class Event:
 
     @property
     def device_type(self) -> str:
-        """The device's type, e.g. ``"cpu"``."""
+        """The device's type, e.g. ``"cpu"``.
+
+        Example:
+            >>> fjax.Event().device_type
+            'cpu'
+        """
         return self.device.type
 
     @property
     def device_index(self) -> int:
-        """The device's index (0 without one)."""
+        """The device's index (0 without one).
+
+        Example:
+            >>> fjax.Event().device_index
+            0
+        """
         return self.device.index or 0
 
     def record(self, stream=None) -> None:
-        """Record the event (now, on the host)."""
+        """Record the event (now, on the host).
+
+        Example:
+            >>> fjax.Event().record()
+        """
         self._time = time.perf_counter()
 
     def wait(self, stream=None) -> None:
-        """Make ``stream`` wait for the event: nothing to order on fjax."""
+        """Make ``stream`` wait for the event: nothing to order on fjax.
+
+        Example:
+            >>> fjax.Event().wait()
+        """
 
     def query(self) -> bool:
-        """Whether the event's work is done: always True."""
+        """Whether the event's work is done: always True.
+
+        Example:
+            >>> fjax.Event().query()
+            True
+        """
         return True
 
     def synchronize(self) -> None:
-        """Wait for the event: returns at once."""
+        """Wait for the event: returns at once.
+
+        Example:
+            >>> fjax.Event().synchronize()
+        """
 
     def elapsed_time(self, end_event) -> float:
-        """Milliseconds between this event's record and ``end_event``'s."""
+        """Milliseconds between this event's record and ``end_event``'s.
+
+        Example:
+            >>> a, b = fjax.Event(enable_timing=True), fjax.Event(enable_timing=True)
+            >>> a.record(); b.record()
+            >>> a.elapsed_time(b) >= 0
+            True
+        """
         if not (self.enable_timing and end_event.enable_timing):
             raise ValueError("Event.elapsed_time: both events need enable_timing=True")
         if self._time is None or end_event._time is None:

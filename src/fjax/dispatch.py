@@ -22,8 +22,8 @@ import types
 import jax
 import numpy as np
 
-from . import ops  # noqa: F401 - importing it fills the op table
 from . import dtypes as _dt
+from . import ops  # noqa: F401 - importing it fills the op table
 from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state

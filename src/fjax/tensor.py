@@ -700,6 +700,32 @@ class Tensor:
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward accumulated this leaf's gradient into ``.grad``
+        (an optimizer step inside backward, as torch's).
+
+        Args:
+            hook: a function of the tensor; its result is ignored.
+
+        Returns:
+            A handle whose ``remove()`` unregisters the hook.
+
+        Example:
+            >>> w = fjax.ones(2, requires_grad=True)
+            >>> handle = w.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(0.5))
+            >>> (w * 4).sum().backward()
+            >>> w.grad
+            tensor([2., 2.], dtype=fjax.float32)
+            >>> handle.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self._hooks = self._hooks or []
+        hooks.append(PostAccumulateHook(hook))
+        return _RemovableHandle(hooks, hook)
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward.
 
@@ -1360,6 +1386,21 @@ class Size(tuple):
             6
         """
         return int(np.prod(self, dtype=np.int64))
+
+
+class PostAccumulateHook:
+    """A ``register_post_accumulate_grad_hook`` hook, kept in the leaf's hook list (gradient
+    hooks skip it); it runs with the leaf after ``.grad`` was accumulated."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __eq__(self, other):  # the handle removes it by its function
+        return self is other or other is self.fn
+
+    __hash__ = object.__hash__
 
 
 class _RemovableHandle:

@@ -175,7 +175,12 @@ class set_multithreading_enabled:  # noqa: N801 - torch's name
         set_multithreading_enabled.enabled = self.prev
 
     def clone(self) -> "set_multithreading_enabled":
-        """A copy of this context manager."""
+        """A copy of this context manager.
+
+        Example:
+            >>> fjax.autograd.set_multithreading_enabled(False).clone().mode
+            False
+        """
         return self.__class__(self.mode)
 
 

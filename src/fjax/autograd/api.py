@@ -82,6 +82,7 @@ def backward(
         results, wrt = _grad_with_graph(tensors, grads, inputs or ())
         for leaf, g in zip(wrt, results):
             leaf.grad = g if leaf.grad is None else leaf.grad + g
+            engine.post_accumulate(leaf)
         return
     if inputs is None:
         engine.backward(tensors, grads, retain_graph)
@@ -90,6 +91,7 @@ def backward(
     for t, g in zip(inputs, found):
         if g is not None:
             t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
+            engine.post_accumulate(t)
 
 
 def grad(

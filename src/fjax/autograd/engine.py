@@ -154,7 +154,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     touches no ``.grad`` (``autograd.grad``). Seeds and results follow torch's convention for
     complex gradients; inside, cotangents follow JAX's (``_conj``).
     """
-    from ..tensor import Tensor
+    from ..tensor import PostAccumulateHook, Tensor
 
     pending: dict = {}  # id(node) -> list of cotangents per output
     leaf_cts: dict = {}  # id(leaf) -> [leaf, cotangent]
@@ -221,15 +221,27 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
             # have laid the backward's result out otherwise, e.g. broadcast for a split leaf)
             ct = jax.device_put(ct, sharding)
         for hook in leaf._hooks or ():
+            if type(hook) is PostAccumulateHook:
+                continue
             out = hook(Tensor._wrap(ct))
             if out is not None:
                 ct = out._data
         if wanted is None:
             leaf.grad = Tensor._wrap(ct) if leaf.grad is None else Tensor._wrap(leaf.grad._data + ct)
+            post_accumulate(leaf)
         else:
             for j in wanted.get(("leaf", id(leaf)), ()):
                 found[j] = ct
     return found
+
+
+def post_accumulate(leaf) -> None:
+    """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` changed)."""
+    from ..tensor import PostAccumulateHook
+
+    for hook in leaf._hooks or ():
+        if type(hook) is PostAccumulateHook:
+            hook.fn(leaf)
 
 
 def _n_out(node):
