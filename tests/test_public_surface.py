@@ -103,11 +103,14 @@ def public_names(namespace: str) -> list[str]:
             continue
         if isinstance(value, types.ModuleType) and namespace != "torch.backends":  # backends are modules
             continue
-        owner = getattr(value, "__module__", None) or type(value).__module__ or ""
-        if owner.split(".")[0] in _FOREIGN or (value is torch.Tensor and namespace != "torch"):
-            continue
-        if listed and name not in listed and owner != namespace:
-            continue  # a module with __all__: also the names it defines itself that __all__ leaves out
+        owner = getattr(value, "__module__", None)
+        if (owner or "").split(".")[0] in _FOREIGN or (value is torch.Tensor and namespace != "torch"):
+            continue  # typing/stdlib re-exports
+        if isinstance(obj, types.ModuleType) and name not in listed:
+            if listed and (owner or type(value).__module__) != namespace:
+                continue  # a module with __all__: also the names it defines itself that __all__ leaves out
+            if type(value).__module__ == "builtins" and not callable(value):
+                continue  # data: docstring fragments, mode tables
         out.append(name)
     return sorted(out)
 

@@ -30,7 +30,7 @@ EXCLUDED = [
         r"|BenchmarkConfig|BenchmarkExecutionStats|LockingLogger|NoopLogger|AggregationType|AVG|SUM"
         r"|OperatorInfo|PyTorchFileReader|PyTorchFileWriter|ScriptModuleSerializer|SerializationStorageContext"
         r"|DeserializationStorageContext|IODescriptor|cpp|DispatchKey|DispatchKeySet|ExcludeDispatchKeyGuard"
-        r"|Tag|DisableTorchFunction|DisableTorchFunctionSubclass|hash_tensor|Type|ModuleDict|ParameterDict|BufferDict",
+        r"|Tag|DisableTorchFunction|DisableTorchFunctionSubclass|Type|ModuleDict|ParameterDict|BufferDict",
         "TorchScript/JIT and dispatcher internals: fjax compiles with jax.jit, nn.Graph and fjax.compile",
     ),
     (
@@ -72,8 +72,13 @@ EXCLUDED = [
         "sub-byte, bit-packed and complex-half dtypes: XLA has no arithmetic for them",
     ),
     (
-        r"torch",
-        r"jagged|compiled_with_cxx11_abi",
+        r"torch(\.Tensor)?",
+        r"hash_tensor",
+        "torch's tensor hashing for its compiler's caches (torch.hash_tensor): fjax keys programs by jaxprs",
+    ),
+    (
+        r"torch(\.Tensor)?",
+        r"jagged|compiled_with_cxx11_abi|to_padded_tensor",
         "nested (jagged) tensors and torch's C++ build details: fjax has no nested tensors or C++ ABI",
     ),
     (

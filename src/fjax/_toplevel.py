@@ -457,6 +457,9 @@ def slice_inverse(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
 # -- small linear-algebra and index helpers ---------------------------------------------------------
 
 
+Tensor.slice_inverse = slice_inverse  # also torch's Tensor method
+
+
 def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """The Frobenius norm (square root of the sum of squares) over ``dim`` (one or two dims).
 
