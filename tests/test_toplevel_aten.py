@@ -70,3 +70,18 @@ def test_top_level_aliases():
     assert fjax.GradScaler is fjax.amp.GradScaler
     assert fjax.legacy_contiguous_format is fjax.contiguous_format
     assert fjax.zeros(2, 3).is_contiguous(memory_format=fjax.legacy_contiguous_format)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_size_keyword_as_torch(name):
+    for size in ((2, 3), [4], ()):
+        got, want = getattr(fjax, name)(size=size), getattr(torch, name)(size=size)
+        assert tuple(got.shape) == tuple(want.shape) and str(got.dtype)[5:] == str(want.dtype)[6:]
+    x, tx = fjax.ones(2, dtype=fjax.float64), torch.ones(2, dtype=torch.float64)
+    new = name.replace("rand", "zeros").replace("zerosn", "zeros")
+    got, want = getattr(x, f"new_{new}")(size=(3, 1)), getattr(tx, f"new_{new}")(size=(3, 1))
+    assert tuple(got.shape) == tuple(want.shape) == (3, 1) and got.dtype == fjax.float64
+    with pytest.raises(TypeError):
+        getattr(torch, name)(2, size=(3,))
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        getattr(fjax, name)(2, size=(3,))

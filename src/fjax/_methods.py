@@ -6,6 +6,7 @@ import inspect
 
 import numpy as np
 
+from .creation import size_keyword
 from .dispatch import functions as F
 from .errors import OpError
 from .ops._registry import ALIASES, OPS
@@ -553,6 +554,7 @@ def _new_filled(self, op, size, value, dtype, device, requires_grad):
     return _new_place(self, jnp.full(_size(size, op), value, dt), device, requires_grad)
 
 
+@size_keyword
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros of the given size (ints or one tuple) with ``self``'s dtype and device
     unless ``dtype``/``device`` say otherwise.
@@ -568,6 +570,7 @@ def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tens
     return _new_filled(self, "new_zeros", size, 0, dtype, device, requires_grad)
 
 
+@size_keyword
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones of the given size with ``self``'s dtype and device unless given.
 
@@ -579,6 +582,7 @@ def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tenso
     return _new_filled(self, "new_ones", size, 1, dtype, device, requires_grad)
 
 
+@size_keyword
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of the given size with ``self``'s dtype and device unless given, whose values are
     not meant to be read (XLA has no uninitialised memory: fjax fills it with zeros).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import functools
+import inspect
 import math
 import sys
 
@@ -140,6 +142,24 @@ def _size(size, op) -> tuple:
     return size
 
 
+def size_keyword(fn):
+    """Let ``fn(*size, ...)`` also take its size as torch's parser allows, ``size=(2, 3)``
+    (``torch.zeros(size=...)``); ``inspect.signature`` still shows ``fn``'s own. For a method
+    ``fn(self, *size, ...)`` the same."""
+    params = list(inspect.signature(fn).parameters.values())
+    method = params[0].name == "self"
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if "size" in kwargs:
+            if len(args) > method:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
+            args = (*args, kwargs.pop("size"))
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def _check_layout(op, layout) -> None:
     """torch's ``layout=`` argument: fjax creates dense (``fjax.strided``) tensors only."""
     if layout is not None and layout is not _dt.strided:
@@ -166,6 +186,7 @@ def _filled(op, size, value, dtype, device, requires_grad, placement=None, sbp=N
     return _global(op, _place(jnp.full(size, value, dt), device, requires_grad), placement, sbp, device)
 
 
+@size_keyword
 def zeros(
     *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, placement=None, sbp=None
 ) -> Tensor:
@@ -188,6 +209,7 @@ def zeros(
     return _filled("zeros", size, 0, dtype, device, requires_grad, placement, sbp)
 
 
+@size_keyword
 def ones(
     *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, placement=None, sbp=None
 ) -> Tensor:
@@ -206,6 +228,7 @@ def ones(
     return _filled("ones", size, 1, dtype, device, requires_grad, placement, sbp)
 
 
+@size_keyword
 def empty(
     *size,
     dtype=None,

@@ -25,6 +25,7 @@ from .creation import (
     _np_dtype,
     _place,
     _size,
+    size_keyword,
 )
 from .device import MetaArray
 from .errors import OpError
@@ -283,6 +284,7 @@ def _random_global(op, arr, device, requires_grad, placement, sbp) -> Tensor:
     return _global(op, _place(arr, device, requires_grad), placement, sbp, device, random=True)
 
 
+@size_keyword
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None) -> Tensor:
     """A tensor of the given size (ints or one tuple) with samples drawn uniformly from ``[0, 1)``;
     float32 unless ``dtype`` (a floating dtype) says otherwise. OneFlow's ``placement=`` and
@@ -303,6 +305,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pl
     return _random_global("rand", arr, device, requires_grad, placement, sbp)
 
 
+@size_keyword
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, placement=None, sbp=None) -> Tensor:
     """A tensor of the given size with samples from the standard normal distribution (mean 0,
     variance 1); float32 unless ``dtype`` (a floating dtype) says otherwise. OneFlow's
