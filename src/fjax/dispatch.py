@@ -33,6 +33,7 @@ from .autograd.grad_mode import _state as _grad_state
 from .device import MetaArray
 from .errors import OpError
 from .ops import indexing as _indexing
+from .ops._checks import IndexOpError
 from .ops._registry import OPS, OpDef
 from .ops.views import RULES as _VIEW_RULES
 from .ops.views import WINDOWS as _WINDOWS
@@ -244,7 +245,8 @@ def _error(name, err, leaves):
     msg = str(err).split("\n")[0].strip()
     if not msg.startswith(f"{name}:"):
         msg = f"{name}: {msg}"
-    return OpError(f"fjax.{msg} (inputs: {_describe(leaves)})")
+    cls = IndexOpError if isinstance(err, IndexError) else OpError  # torch's IndexError for dims out of range
+    return cls(f"fjax.{msg} (inputs: {_describe(leaves)})")
 
 
 def lift(op: OpDef):

@@ -26,6 +26,8 @@ from ..creation import zeros_like as _zeros_like
 from ..dispatch import functions as _F
 from ..dtypes import bool as _bool
 from ..dtypes import int64
+from ..errors import OpError
+from ..ops import _checks
 from ..ops.nn import batch_norm_stats
 from ..random import bernoulli as _bernoulli
 from ..random import default_generator
@@ -475,6 +477,8 @@ def rrelu(
         >>> bool(((y >= -0.9) & (y <= -0.3)).all())
         True
     """
+    if lower > upper:
+        raise OpError(f"rrelu: lower bound should be at most the upper bound, got lower={lower}, upper={upper}")
     if training:
         slopes = _rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
         out = _F.where(input > 0, input, input * slopes)
@@ -657,7 +661,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         [0.0, 2.0]
     """
     if input.ndim not in (2, 3):
-        raise ValueError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input")
+        raise OpError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input")
     return _feature_dropout("dropout1d", input, p, training, inplace, 2)
 
 
@@ -883,9 +887,7 @@ def _lp_pool(nd: int):
     avg = getattr(_F, f"avg_pool{nd}d")
 
     def fn(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
-        kernel = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
-        if len(kernel) != nd:
-            raise ValueError(f"{name}: kernel_size must be an int or {nd} ints, got {kernel_size}")
+        kernel = _checks.ints(name, "kernel_size", kernel_size, nd, 1)
         out = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
         return (out.sign() * relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
 

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _checks
 from ._promote import promote, to_float
 from ._registry import defop
 
@@ -118,7 +119,12 @@ def selu(input):
     return _elu(input, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
 
 
-@defop(method=False)
+def _check_celu(input, alpha=1.0):
+    if alpha == 0:
+        raise _checks.OpError("celu: ZeroDivisionError: alpha cannot be 0 for CELU, got alpha=0")
+
+
+@defop(method=False, check=_check_celu)
 def celu(input, alpha=1.0):
     """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
@@ -395,6 +401,8 @@ def glu(input, dim=-1):
         >>> F.glu(fjax.tensor([[1.0, 2.0], [0.0, 0.0]]), dim=0)
         tensor([[0.5000, 1.0000]], dtype=fjax.float32)
     """
+    if not -max(input.ndim, 1) <= dim < max(input.ndim, 1):
+        raise _checks.IndexOpError(f"glu: dim {dim} is out of range for a {input.ndim}-d input")
     if input.ndim == 0 or input.shape[dim] % 2:
         raise ValueError(f"glu: dim {dim} of input {input.shape} must have an even size")
     a, b = jnp.split(to_float(input), 2, axis=dim)
@@ -458,7 +466,7 @@ def _softmax_dim(name, ndim, dim):
     if dim is None:
         return 0 if ndim in (0, 1, 3) else 1
     if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise ValueError(f"{name}: dim {dim} is out of range for a {ndim}-d input")
+        raise _checks.IndexOpError(f"{name}: dim {dim} is out of range for a {ndim}-d input")
     return dim
 
 
@@ -625,6 +633,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     x1, x2 = jnp.broadcast_arrays(x1, x2)
     if x1.ndim == 0:  # torch takes a 0-d input as one element along dim 0 (or -1)
         return cosine_similarity(x1[None], x2[None], 0 if dim in (0, -1) else dim, eps)
+    _softmax_dim("cosine_similarity", x1.ndim, dim)
     eps = jnp.asarray(eps, x1.dtype)
 
     def unit(x):

@@ -6,20 +6,16 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from . import _checks
 from ._promote import promote
 from ._registry import defop
 
 _SPEC = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
 
 
-def _tup(name, arg, value, nd):
-    """An int or an nd-sequence as an nd-tuple."""
-    t = (value,) * nd if isinstance(value, int) else tuple(value)
-    if len(t) == 1 and nd > 1:
-        t = t * nd
-    if len(t) != nd or not all(isinstance(v, int) for v in t):
-        raise ValueError(f"{name}: expected {arg} to be an int or {nd} ints, got {value!r}")
-    return t
+def _tup(name, arg, value, nd, lo=None):
+    """An int or an nd-sequence as an nd-tuple, each at least ``lo`` when given."""
+    return _checks.ints(name, arg, value, nd, lo)
 
 
 def _batched(name, input, nd):
@@ -42,7 +38,16 @@ def _conv_padding(name, padding, kernel, stride, dilation):
         return [(t // 2, t - t // 2) for t in total]
     if isinstance(padding, str):
         raise ValueError(f"{name}: padding must be 'same', 'valid' or ints, got {padding!r}")
-    return [(p, p) for p in _tup(name, "padding", padding, nd)]
+    return [(p, p) for p in _tup(name, "padding", padding, nd, 0)]
+
+
+def _check_weight(name, weight, nd, out_dim):
+    """torch refuses an empty kernel and a weight with no output channels."""
+    kernel = tuple(weight.shape[2:])
+    if any(k < 1 for k in kernel):
+        raise _checks.OpError(f"{name}: kernel size should be greater than zero, but got kernel_size={kernel}")
+    if weight.shape[out_dim] == 0:
+        raise _checks.OpError(f"{name}: expected a weight with at least 1 output channel, got weight {weight.shape}")
 
 
 def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
@@ -53,9 +58,10 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
             f"{name}: weight {weight.shape} does not fit input {input.shape} with groups={groups} "
             f"(expected (C_out, {c_in // max(groups, 1)}, *kernel) with C_out divisible by groups)"
         )
+    _check_weight(name, weight, nd, 0)
     x, weight, bias = promote(x, weight, bias)
-    stride = _tup(name, "stride", stride, nd)
-    dilation = _tup(name, "dilation", dilation, nd)
+    stride = _tup(name, "stride", stride, nd, 1)
+    dilation = _tup(name, "dilation", dilation, nd, 1)
     pads = _conv_padding(name, padding, weight.shape[2:], stride, dilation)
     padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))
     reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:]))
@@ -173,11 +179,12 @@ def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_paddi
             f"{name}: weight {weight.shape} does not fit input {input.shape} with groups={groups} "
             f"(expected ({c_in}, C_out / groups, *kernel))"
         )
+    _check_weight(name, weight, nd, 1)
     x, weight, bias = promote(x, weight, bias)
-    stride = _tup(name, "stride", stride, nd)
-    padding = _tup(name, "padding", padding, nd)
-    output_padding = _tup(name, "output_padding", output_padding, nd)
-    dilation = _tup(name, "dilation", dilation, nd)
+    stride = _tup(name, "stride", stride, nd, 1)
+    padding = _tup(name, "padding", padding, nd, 0)
+    output_padding = _tup(name, "output_padding", output_padding, nd, 0)
+    dilation = _tup(name, "dilation", dilation, nd, 1)
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
         raise ValueError(
             f"{name}: output_padding {output_padding} must be smaller than stride {stride} or dilation {dilation}"
@@ -332,13 +339,18 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def _im2col(name, input, kernel_size, dilation, padding, stride):
     x, unbatched = _batched(name, input, 2)
-    kernel = _tup(name, "kernel_size", kernel_size, 2)
-    dilation = _tup(name, "dilation", dilation, 2)
-    padding = _tup(name, "padding", padding, 2)
-    stride = _tup(name, "stride", stride, 2)
+    kernel = _tup(name, "kernel_size", kernel_size, 2, 1)
+    dilation = _tup(name, "dilation", dilation, 2, 1)
+    padding = _tup(name, "padding", padding, 2, 0)
+    stride = _tup(name, "stride", stride, 2, 1)
+    geometry = zip(x.shape[2:], kernel, dilation, padding, stride)
+    blocks = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in geometry]
+    if any(b < 1 for b in blocks):
+        raise _checks.OpError(
+            f"{name}: input of spatial size {tuple(x.shape[2:])} is too small for kernel_size={kernel}, "
+            f"dilation={dilation}, padding={padding}, stride={stride} (blocks {tuple(blocks)})"
+        )
     if x.size == 0:  # XLA's patch extraction divides by the batch size
-        geometry = zip(x.shape[2:], kernel, dilation, padding, stride)
-        blocks = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in geometry]
         cols = jnp.zeros((x.shape[0], x.shape[1] * kernel[0] * kernel[1], blocks[0] * blocks[1]), x.dtype)
         return cols[0] if unbatched else cols
     patches = lax.conv_general_dilated_patches(
@@ -409,8 +421,11 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """
     unbatched = input.ndim == 2
     cols = input[None] if unbatched else input
-    kernel = _tup("col2im", "kernel_size", kernel_size, 2)
-    size = _tup("col2im", "output_size", output_size, 2)
+    kernel = _tup("col2im", "kernel_size", kernel_size, 2, 1)
+    size = _tup("col2im", "output_size", output_size, 2, 1)
+    _tup("col2im", "dilation", dilation, 2, 1)
+    _tup("col2im", "padding", padding, 2, 0)
+    _tup("col2im", "stride", stride, 2, 1)
     if cols.ndim != 3 or cols.shape[1] % (kernel[0] * kernel[1]):
         raise ValueError(f"col2im: expected input (N, C * {kernel[0] * kernel[1]}, L), got {input.shape}")
     image = jax.ShapeDtypeStruct((cols.shape[0], cols.shape[1] // (kernel[0] * kernel[1])) + size, cols.dtype)

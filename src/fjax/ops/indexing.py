@@ -13,13 +13,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import IndexOutOfRange
+from . import _checks
 from ._registry import defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
-        raise ValueError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
+        raise _checks.IndexOpError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
     return d % n
 
 

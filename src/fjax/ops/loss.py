@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import IndexOutOfRange
+from . import _checks
 from ._promote import promote, to_float
 from ._registry import defop
 from .activation import pairwise_distance
@@ -158,6 +159,8 @@ def cross_entropy(
     input, weight = promote(to_float(input), weight)
     dim = _class_dim("cross_entropy", input, target)
     n_classes = input.shape[dim]
+    if label_smoothing > 1.0:
+        raise _checks.OpError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     if weight is not None and weight.shape != (n_classes,):
         raise ValueError(f"cross_entropy: expected weight of shape ({n_classes},), got {weight.shape}")
     logp = jax.nn.log_softmax(input, axis=dim)
@@ -512,6 +515,11 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         tensor(1.1667, dtype=fjax.float32)
     """
     reduction = _reduction("margin_ranking_loss", size_average, reduce, reduction)
+    if not jnp.ndim(input1) == jnp.ndim(input2) == jnp.ndim(target):
+        raise _checks.OpError(
+            f"margin_ranking_loss: all input tensors should have the same dimension, got input1 "
+            f"{jnp.shape(input1)}, input2 {jnp.shape(input2)} and target {jnp.shape(target)}"
+        )
     input1, input2, target = promote(to_float(input1), to_float(input2), target)
     return _reduce(jnp.maximum(-target * (input1 - input2) + margin, 0), reduction)
 
@@ -661,6 +669,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         tensor([0.0000, 1.1931], dtype=fjax.float32)
     """
     reduction = _reduction("gaussian_nll_loss", None, None, reduction)
+    shape, vshape = jnp.shape(input), jnp.shape(var)
+    if vshape and vshape not in (shape, shape[:-1]) and (vshape[:-1] != shape[:-1] or vshape[-1] != 1):
+        raise ValueError(f"gaussian_nll_loss: var is of incorrect size: var {vshape} does not fit input {shape}")
     input, target = _pair("gaussian_nll_loss", input, target)
     var = jnp.asarray(var, input.dtype)
     if var.ndim and var.shape != input.shape:
@@ -714,6 +725,11 @@ def triplet_margin_loss(
         tensor([0.0000, 0.5000], dtype=fjax.float32)
     """
     reduction = _reduction("triplet_margin_loss", size_average, reduce, reduction)
+    if not jnp.ndim(anchor) == jnp.ndim(positive) == jnp.ndim(negative):
+        raise _checks.OpError(
+            f"triplet_margin_loss: the anchor, positive and negative tensors are expected to have the same number "
+            f"of dimensions, got {jnp.shape(anchor)}, {jnp.shape(positive)} and {jnp.shape(negative)}"
+        )
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -874,6 +890,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.ndim != 3 or not jnp.issubdtype(targets.dtype, jnp.integer):
         raise ValueError(
             f"ctc_loss: expected log_probs (T, N, C) and integer targets, got {log_probs.shape}, {targets.dtype}"
+        )
+    if not 0 <= blank < log_probs.shape[2]:
+        raise _checks.OpError(f"ctc_loss: blank must be in label range [0, {log_probs.shape[2]}), got blank={blank}")
+    if input_lengths.shape != (log_probs.shape[1],) or target_lengths.shape != (log_probs.shape[1],):
+        raise _checks.OpError(
+            f"ctc_loss: input_lengths {input_lengths.shape} and target_lengths {target_lengths.shape} must be of "
+            f"size batch_size={log_probs.shape[1]}"
         )
     log_probs = to_float(log_probs)
     input_lengths, target_lengths = input_lengths.astype(jnp.int32), target_lengths.astype(jnp.int32)

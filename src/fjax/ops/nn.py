@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import IndexOutOfRange
+from . import _checks
 from ._promote import promote, to_float
 from ._registry import defop
 from .indexing import _check_range, _host
@@ -630,7 +631,7 @@ def pixel_shuffle(input, upscale_factor):
         tensor([[4, 5],
                 [6, 7]], dtype=fjax.int64)
     """
-    r = upscale_factor
+    r = _checks.at_least("pixel_shuffle", "upscale_factor", upscale_factor, 1)
     if input.ndim < 3 or input.shape[-3] % (r * r):
         raise ValueError(f"pixel_shuffle: expected input (*, C * {r * r}, H, W), got {input.shape}")
     *batch, c, h, w = input.shape
@@ -660,7 +661,7 @@ def pixel_unshuffle(input, downscale_factor):
         >>> bool((F.pixel_shuffle(y, 2) == x).all())
         True
     """
-    r = downscale_factor
+    r = _checks.at_least("pixel_unshuffle", "downscale_factor", downscale_factor, 1)
     if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
         raise ValueError(f"pixel_unshuffle: expected input (*, C, H * {r}, W * {r}), got {input.shape}")
     *batch, c, h, w = input.shape

@@ -12,6 +12,7 @@ import numpy as np
 from jax import lax
 
 from ..errors import IndexOutOfRange
+from . import _checks
 from ._promote import promote, to_float
 from ._registry import defop
 from .conv import _batched, _tup
@@ -33,10 +34,10 @@ def _pool_geometry(name, size, k, s, p, d, ceil_mode):
 
 
 def _pool_args(name, nd, kernel_size, stride, padding, dilation):
-    kernel = _tup(name, "kernel_size", kernel_size, nd)
-    stride = kernel if stride is None or stride == () else _tup(name, "stride", stride, nd)
-    padding = _tup(name, "padding", padding, nd)
-    dilation = _tup(name, "dilation", dilation, nd)
+    kernel = _tup(name, "kernel_size", kernel_size, nd, 1)
+    stride = kernel if stride is None or stride == () else _tup(name, "stride", stride, nd, 1)
+    padding = _tup(name, "padding", padding, nd, 0)
+    dilation = _tup(name, "dilation", dilation, nd, 1)
     return kernel, stride, padding, dilation
 
 
@@ -222,6 +223,8 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
         ((0, 0), (0, 0)) + tuple(pads for _, pads in geo),
     )
     out = out[(slice(None), slice(None)) + tuple(slice(o) for o, _ in geo)]
+    if divisor == 0:
+        raise _checks.OpError(f"{name}: divisor_override must be non-zero, got divisor_override={divisor}")
     if divisor is None:
         counts = [
             _avg_divisor(n, k, s, p, o, count_include_pad)
@@ -503,11 +506,19 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 # -- max unpooling -------------------------------------------------------------------------------
 def _unpool_size(name, nd, input, kernel_size, stride, padding, output_size):
-    """The spatial output size: MaxPool's input size, from ``output_size`` or the geometry."""
-    kernel, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
+    """The spatial output size: MaxPool's input size, from ``output_size`` or the geometry (torch
+    bounds no argument here, only the size they give)."""
+    kernel = _tup(name, "kernel_size", kernel_size, nd)
+    stride = kernel if stride is None or stride == () else _tup(name, "stride", stride, nd)
+    padding = _tup(name, "padding", padding, nd)
     spatial = jnp.shape(input)[-nd:]
     default = tuple((n - 1) * s - 2 * p + k for n, k, s, p in zip(spatial, kernel, stride, padding))
     if output_size is None:
+        if any(d < 0 for d in default):
+            raise ValueError(
+                f"{name}: output_size must contain non-negative spatial dimensions, but kernel_size={kernel}, "
+                f"stride={stride}, padding={padding} give {default} for input {jnp.shape(input)}"
+            )
         return default
     size = tuple(output_size)[-nd:] if len(output_size) in (nd, nd + 2) else None
     if size is None or not all(d - s < o < d + s for o, d, s in zip(size, default, stride)):
@@ -655,7 +666,7 @@ def _fractional_max_pool(name, nd, input, kernel_size, output_size, output_ratio
     x, unbatched = _batched(name, input, nd)
     if samples is None:
         raise ValueError(f"{name}: the op needs _random_samples (F.{name} draws them)")
-    kernel = _tup(name, "kernel_size", kernel_size, nd)
+    kernel = _tup(name, "kernel_size", kernel_size, nd, 1)
     spatial = x.shape[2:]
     if (output_size is None) == (output_ratio is None):
         raise ValueError(f"{name}: pass exactly one of output_size and output_ratio")
@@ -664,9 +675,13 @@ def _fractional_max_pool(name, nd, input, kernel_size, output_size, output_ratio
         if len(ratio) != nd or not all(0 < r < 1 for r in ratio):
             raise ValueError(f"{name}: output_ratio must lie in (0, 1), got {output_ratio}")
         output_size = tuple(int(n * r) for n, r in zip(spatial, ratio))
-    out = _tup(name, "output_size", output_size, nd)
+    out = _tup(name, "output_size", output_size, nd, 0)
     if not all(o + k - 1 <= n for o, k, n in zip(out, kernel, spatial)):
         raise ValueError(f"{name}: output_size {out} + kernel_size {kernel} - 1 exceeds the input size {spatial}")
+    if 0 in out:  # torch gives an empty result
+        empty = jnp.zeros(x.shape[:2] + out, x.dtype)
+        result, idx = (empty[0], empty[0].astype(jnp.int64)) if unbatched else (empty, empty.astype(jnp.int64))
+        return (result, idx) if return_indices else result
     samples = samples.reshape(x.shape[:2] + (nd,))
     strides = [math.prod(spatial[a + 1 :]) for a in range(nd)]
     flat = jnp.zeros(x.shape[:2] + (1,) * 2 * nd, jnp.int32)
@@ -894,9 +909,14 @@ def interpolate(
     if antialias and mode != "bilinear":
         raise NotImplementedError(f"interpolate: antialias=True with mode={mode!r} (only 'bilinear')")
     if mode in _MODE_DIMS and _MODE_DIMS[mode] != nd:
-        raise ValueError(f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}")
+        raise NotImplementedError(
+            f"interpolate: mode {mode!r} needs a {_MODE_DIMS[mode] + 2}-d input, got {input.shape}"
+        )
     if mode not in _MODE_DIMS and mode not in ("nearest", "nearest-exact", "area"):
-        raise ValueError(f"interpolate: unknown mode {mode!r}")
+        raise NotImplementedError(
+            f"interpolate: mode={mode!r} is not one of 'nearest', 'linear', 'bilinear', 'bicubic', 'trilinear', "
+            "'area', 'nearest-exact'"
+        )
     if align_corners is not None and mode not in _MODE_DIMS:
         raise ValueError(f"interpolate: align_corners is only for linear modes, not {mode!r}")
     if (size is None) == (scale_factor is None):
@@ -912,6 +932,11 @@ def interpolate(
         out = tuple(math.floor(n * float(s)) for n, s in zip(spatial, scales))
         if recompute_scale_factor:
             scales = (None,) * nd
+    if any(o < 1 for o in out):
+        raise _checks.OpError(
+            f"interpolate: input and output sizes should be greater than 0, but got input {tuple(spatial)} and "
+            f"output {out} (size={size!r}, scale_factor={scale_factor!r})"
+        )
     if mode == "area":
         return _adaptive_avg("interpolate", nd, input, out)
     if antialias:

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import _checks
 from ._promote import DEFAULT_INT, result_type
 from ._registry import defop
 
@@ -22,7 +23,7 @@ from ._registry import defop
 def _wrap(name: str, d: int, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
-        raise ValueError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
+        raise _checks.IndexOpError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
     return d % n
 
 

@@ -10,6 +10,8 @@ Gate orders are torch's: LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``b_hn`` insi
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -78,7 +80,7 @@ def _state(op, name, h, batch, size, dtype):
 def _project(x, w, b1, b2=None):
     """``x @ w.T + b1 + b2`` for all time steps at once, as one 2-d matmul (so is its weight
     gradient: XLA:CPU runs a dot with two contracting dims several times slower)."""
-    out = (x.reshape(-1, x.shape[-1]) @ w.T).reshape(*x.shape[:-1], w.shape[0])
+    out = (x.reshape(math.prod(x.shape[:-1]), x.shape[-1]) @ w.T).reshape(*x.shape[:-1], w.shape[0])
     for b in (b1, b2):
         if b is not None:
             out = out + b

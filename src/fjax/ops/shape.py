@@ -11,6 +11,7 @@ import jax.lax as lax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _checks
 from ._promote import result_type
 from ._registry import defop
 
@@ -18,7 +19,7 @@ from ._registry import defop
 def _wrap(name: str, d: int, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
-        raise ValueError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
+        raise _checks.IndexOpError(f"{name}: dim {d} is out of range for a tensor of {ndim} dims")
     return d % n
 
 
@@ -817,6 +818,11 @@ def pad(input, pad, mode="constant", value=None):
         raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, got {mode!r}")
     if value is not None:
         raise ValueError(f"pad: value is only allowed in constant mode, got mode {mode!r}")
+    if input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):  # torch: (un)batched (N, C, *padded dims)
+        raise NotImplementedError(
+            f"pad: padding size {len(pad)} is not supported for {input.ndim}D input of shape {input.shape} in "
+            f"{mode} mode: expected {len(pad) // 2 + 1}D or {len(pad) // 2 + 2}D input"
+        )
     if mode == "replicate" and any(lo < 0 or hi < 0 for lo, hi in pairs):  # torch's rule: clamp each index
         for d, ((lo, hi), n) in enumerate(zip(pairs, input.shape)):
             if n + lo + hi <= 0:
@@ -824,7 +830,7 @@ def pad(input, pad, mode="constant", value=None):
             input = jnp.take(input, np.clip(np.arange(n + lo + hi) - lo, 0, n - 1), axis=d)
         return input
     if any(lo < 0 or hi < 0 for lo, hi in pairs):
-        raise NotImplementedError(f"pad: negative pads in {mode} mode")
+        raise NotImplementedError(f"pad: negative pads {pad} in {mode} mode")
     for (lo, hi), n in zip(pairs, input.shape):
         if mode == "reflect" and (lo >= n or hi >= n) and (lo or hi):
             raise ValueError(f"pad: reflect pads {pad} must be smaller than the dims {input.shape}")

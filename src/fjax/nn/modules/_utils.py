@@ -20,10 +20,11 @@ _pair = _ntuple(2, "_pair")
 _triple = _ntuple(3, "_triple")
 
 
-def module_error(module, message: str) -> OpError:
+def module_error(module, message: str, exc: type = OpError) -> OpError:
     """An OpError that starts with the module as it prints (``Linear(in_features=3, ...): ...``).
 
-    A module whose ``extra_repr`` is empty may describe itself with ``_describe()``.
+    A module whose ``extra_repr`` is empty may describe itself with ``_describe()``. ``exc`` is an
+    OpError subclass for checks torch makes with another class (``ArgumentAssertionError``).
     """
     describe = getattr(module, "_describe", module.extra_repr)
-    return OpError(f"{module._get_name()}({describe()}): {message}")
+    return exc(f"{module._get_name()}({describe()}): {message}")

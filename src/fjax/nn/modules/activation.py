@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from ...creation import empty
+from ...ops._checks import ArgumentAssertionError
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -391,7 +392,7 @@ class Hardtanh(Module):
             warnings.warn("Hardtanh: max_value is deprecated, use max_val", FutureWarning, stacklevel=2)
             max_val = max_value
         if max_val <= min_val:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+            raise ArgumentAssertionError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace

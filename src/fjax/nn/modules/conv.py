@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...creation import empty
+from ...ops import _checks
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -47,6 +48,8 @@ class _ConvNd(Module):
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"{name}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}")
         kernel_size = self._tuple(kernel_size)
+        if self._nd:
+            kernel_size = _checks.ints(name, "kernel_size", kernel_size, self._nd)
         stride = self._tuple(stride)
         dilation = self._tuple(dilation)
         if isinstance(padding, str):
@@ -270,7 +273,9 @@ class _ConvTranspose(_ConvNd):
         dtype=None,
     ):
         if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {type(self).__name__}, got padding_mode={padding_mode!r}'
+            )
         if isinstance(padding, str):
             raise ValueError(f"{type(self).__name__}: padding must be ints, got {padding!r}")
         super().__init__(

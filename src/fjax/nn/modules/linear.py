@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...creation import empty
+from ...errors import OpError
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -142,6 +143,8 @@ class Bilinear(Module):
         self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None, dtype=None
     ):
         super().__init__()
+        if in1_features <= 0:
+            raise OpError(f"Bilinear: in1_features must be > 0, but got in1_features={in1_features}")
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features

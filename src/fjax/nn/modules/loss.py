@@ -557,6 +557,8 @@ class TripletMarginLoss(_Loss):
         reduction: str = "mean",
     ):
         super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got margin={margin}")
         self.margin = margin
         self.p = p
         self.eps = eps

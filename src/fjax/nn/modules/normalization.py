@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 
 from ...creation import empty, ones, tensor, zeros
 from ...dtypes import int64
@@ -229,6 +231,25 @@ class _InstanceNorm(_NormBase):
     ):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
+    def _check_input(self, input: Tensor) -> None:
+        """torch's rules: without affine parameters or running stats a channel count other than
+        ``num_features`` only warns; the statistics need more than one spatial element."""
+        if self.affine or self.track_running_stats or input.ndim not in self._ndims:
+            super()._check_input(input)
+        else:
+            channels = input.shape[0 if input.ndim == self._no_batch_ndim else 1]
+            if channels != self.num_features:
+                warnings.warn(
+                    f"{type(self).__name__}: input has {channels} channels, not num_features={self.num_features}; "
+                    "normalizing them anyway (no affine parameters or running stats use num_features)",
+                    stacklevel=3,
+                )
+        spatial = input.shape[1 if input.ndim == self._no_batch_ndim else 2 :]
+        if (self.training or not self.track_running_stats) and math.prod(spatial) <= 1:
+            raise module_error(
+                self, f"expected more than 1 spatial element when training, got input of shape {tuple(input.shape)}"
+            )
+
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
         unbatched = input.ndim == self._no_batch_ndim
@@ -433,6 +454,8 @@ class GroupNorm(Module):
         bias: bool = True,
     ):
         super().__init__()
+        if num_groups == 0:
+            raise ZeroDivisionError(f"GroupNorm: num_groups must be non-zero, got num_groups={num_groups}")
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels={num_channels} must be divisible by num_groups={num_groups}")
         self.num_groups = num_groups
@@ -581,6 +604,8 @@ class CrossMapLRN2d(Module):
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim != 4:
             raise module_error(self, f"expected 4D input (N, C, H, W), got {input.ndim}D of shape {tuple(input.shape)}")
+        if self.size == 0:
+            raise ZeroDivisionError(f"CrossMapLRN2d: size must be non-zero, got size={self.size}")
         channels = input.shape[1]
         pre = (self.size - 1) // 2 + 1
         square = input * input

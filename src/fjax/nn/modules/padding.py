@@ -3,6 +3,7 @@ padding of the last 1, 2 or 3 dims, each a Module over ``F.pad``."""
 
 from __future__ import annotations
 
+from ...errors import OpError
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
@@ -20,11 +21,16 @@ class _PadNd(Module):
         super().__init__()
         self.padding = _ntuple(2 * self._dims, "_pad")(padding)
         if len(self.padding) != 2 * self._dims:
-            raise ValueError(
+            raise OpError(
                 f"{type(self).__name__}: padding must be an int or a tuple of {2 * self._dims} ints, got {padding!r}"
             )
 
     def forward(self, input: Tensor) -> Tensor:
+        if self._mode == "circular" and input.ndim not in (self._dims + 1, self._dims + 2):
+            raise ValueError(
+                f"{type(self).__name__}: expected {self._dims + 1}D or {self._dims + 2}D input "
+                f"(got {input.ndim}D input of shape {tuple(input.shape)})"
+            )
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:

@@ -15,6 +15,7 @@ import warnings
 from ...creation import empty, tensor, zeros
 from ...dispatch import functions as _F
 from ...errors import OpError
+from ...ops import _checks
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -408,6 +409,8 @@ class RNNCellBase(Module):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
         super().__init__()
+        for arg, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+            _checks.at_least(type(self).__name__, arg, value, 0)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...autograd.grad_mode import no_grad
 from ...creation import empty
 from ...dtypes import bool as bool_
+from ...ops._checks import ArgumentAssertionError
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -65,7 +66,9 @@ class Embedding(Module):
                 raise NotImplementedError(f"Embedding: {arg}={value!r} is not supported")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx={padding_idx} must be within num_embeddings={num_embeddings}")
+                raise ArgumentAssertionError(
+                    f"Embedding: padding_idx={padding_idx} must be within num_embeddings={num_embeddings}"
+                )
             padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -200,7 +203,7 @@ class EmbeddingBag(Module):
             raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
+                raise ArgumentAssertionError(
                     f"EmbeddingBag: padding_idx={padding_idx} must be within num_embeddings={num_embeddings}"
                 )
             padding_idx %= num_embeddings

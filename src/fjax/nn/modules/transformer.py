@@ -10,6 +10,8 @@ from typing import Any, Callable
 from ...creation import empty, full, zeros
 from ...dispatch import functions as _F
 from ...dtypes import bool as bool_
+from ...errors import OpError
+from ...ops._checks import ArgumentAssertionError
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -90,7 +92,9 @@ class MultiheadAttention(Module):
                 f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got {embed_dim} and {num_heads}"
             )
         if embed_dim % num_heads:
-            raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} must be divisible by num_heads={num_heads}")
+            raise ArgumentAssertionError(
+                f"MultiheadAttention: embed_dim={embed_dim} must be divisible by num_heads={num_heads}"
+            )
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -143,13 +147,15 @@ class MultiheadAttention(Module):
     def _check_shapes(self, query, key, value, key_padding_mask) -> bool:
         """Whether the input is batched; raises naming the module on inconsistent shapes."""
         if query.ndim not in (2, 3):
-            raise module_error(self, f"query should be unbatched 2D or batched 3D, got shape {tuple(query.shape)}")
+            message = f"query should be unbatched 2D or batched 3D, got shape {tuple(query.shape)}"
+            raise module_error(self, message, ArgumentAssertionError)
         batched = query.ndim == 3
         if key.ndim != query.ndim or value.ndim != query.ndim:
             raise module_error(
                 self,
                 f"query, key and value must all be {query.ndim}D, got shapes {tuple(query.shape)}, "
                 f"{tuple(key.shape)} and {tuple(value.shape)}",
+                ArgumentAssertionError,
             )
         dims = (self.embed_dim, self.kdim, self.vdim)
         if tuple(x.shape[-1] for x in (query, key, value)) != dims:
@@ -157,6 +163,7 @@ class MultiheadAttention(Module):
                 self,
                 f"expected query, key and value with last dims (embed_dim, kdim, vdim) = {dims}, got shapes "
                 f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}",
+                ArgumentAssertionError,
             )
         if key.shape[:-1] != value.shape[:-1] or (
             batched and key.shape[1 - self.batch_first] != query.shape[1 - self.batch_first]
@@ -286,7 +293,7 @@ def _activation(activation: str | Callable) -> Callable:
     if activation == "gelu":
         return F.gelu
     if isinstance(activation, str):
-        raise ValueError(f"activation should be relu/gelu, not {activation}")
+        raise OpError(f"activation should be relu/gelu, not {activation}")
     return activation
 
 
