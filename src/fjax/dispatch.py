@@ -245,7 +245,8 @@ def _error(name, err, leaves):
     msg = str(err).split("\n")[0].strip()
     if not msg.startswith(f"{name}:"):
         msg = f"{name}: {msg}"
-    cls = IndexOpError if isinstance(err, IndexError) else OpError  # torch's IndexError for dims out of range
+    # an op's own OpError subclass (torch's AssertionError, IndexError) keeps its class
+    cls = type(err) if isinstance(err, OpError) else IndexOpError if isinstance(err, IndexError) else OpError
     return cls(f"fjax.{msg} (inputs: {_describe(leaves)})")
 
 

@@ -494,6 +494,137 @@ def test_argument_check(case):
     assert problem is None, f"{problem[0]}: {problem[1]}"
 
 
+# ---- functional ops called directly (no constructor checked their arguments) -----------------
+# (name, input shapes, kwargs): each kwarg set is a bad (or edge) value; the base call is valid.
+F_CASES = [
+    ("dropout", [(2, 3)], {"p": 1.5}),
+    ("dropout", [(2, 3)], {"p": -0.5}),
+    ("dropout2d", [(2, 3, 4, 4)], {"p": 2.0}),
+    ("alpha_dropout", [(2, 3)], {"p": 1.5, "training": True}),
+    ("feature_alpha_dropout", [(2, 3, 4)], {"p": -1.0, "training": True}),
+    ("conv2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"groups": 0}),
+    ("conv2d", [(1, 4, 5, 5), (4, 2, 3, 3)], {"groups": 3}),
+    ("conv2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"stride": 0}),
+    ("conv2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"padding": -1}),
+    ("conv2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"dilation": 0}),
+    ("conv2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"padding": "same", "stride": 2}),
+    ("conv2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"padding": "bogus"}),
+    ("conv_transpose2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"output_padding": 1}),
+    ("conv_transpose2d", [(1, 4, 5, 5), (4, 4, 3, 3)], {"stride": 0}),
+    ("max_pool2d", [(1, 2, 6, 6)], {"kernel_size": 2, "padding": 2}),
+    ("max_pool2d", [(1, 2, 6, 6)], {"kernel_size": 0}),
+    ("max_pool2d", [(1, 2, 6, 6)], {"kernel_size": 2, "dilation": 0}),
+    ("avg_pool2d", [(1, 2, 6, 6)], {"kernel_size": 2, "divisor_override": 0}),
+    ("avg_pool2d", [(1, 2, 6, 6)], {"kernel_size": 7}),
+    ("lp_pool2d", [(1, 2, 6, 6)], {"norm_type": 2, "kernel_size": 0}),
+    ("adaptive_avg_pool2d", [(1, 2, 6, 6)], {"output_size": -1}),
+    ("adaptive_max_pool2d", [(1, 2, 6, 6)], {"output_size": (2, 2, 2)}),
+    ("interpolate", [(1, 2, 3, 3)], {"size": 4, "scale_factor": 2.0}),
+    ("interpolate", [(1, 2, 3, 3)], {}),
+    ("interpolate", [(1, 2, 3, 3)], {"mode": "bogus", "scale_factor": 2.0}),
+    ("interpolate", [(1, 2, 3, 3)], {"size": 0}),
+    ("interpolate", [(1, 2, 3, 3)], {"align_corners": True, "scale_factor": 2.0, "mode": "nearest"}),
+    ("pad", [(1, 2, 3)], {"pad": (1, 1), "mode": "bogus"}),
+    ("pad", [(1, 2, 3)], {"pad": (1, 1, 1)}),
+    ("pad", [(1, 2, 3)], {"pad": (3, 3), "mode": "reflect"}),
+    ("pad", [(1, 2, 3)], {"pad": (1, 1), "mode": "reflect", "value": 1.0}),
+    ("unfold", [(1, 2, 4, 4)], {"kernel_size": 5}),
+    ("unfold", [(1, 2, 4, 4)], {"kernel_size": 2, "stride": 0}),
+    ("fold", [(1, 8, 9)], {"stride": 0, "output_size": 4, "kernel_size": 2}),
+    ("pixel_shuffle", [(1, 8, 2, 2)], {"upscale_factor": 0}),
+    ("pixel_shuffle", [(1, 6, 2, 2)], {"upscale_factor": 2}),
+    ("pixel_unshuffle", [(1, 2, 3, 3)], {"downscale_factor": 2}),
+    ("group_norm", [(2, 4, 3)], {"num_groups": 3}),
+    ("group_norm", [(2, 4, 3)], {"num_groups": 0}),
+    ("layer_norm", [(2, 4)], {"normalized_shape": (5,)}),
+    ("layer_norm", [(2, 4)], {"normalized_shape": (2, 2)}),
+    ("rms_norm", [(2, 4)], {"normalized_shape": (3,)}),
+    ("local_response_norm", [(1, 3, 4)], {"size": 0}),
+    ("local_response_norm", [(3,)], {"size": 2}),
+    ("softmax", [(2, 3)], {"dim": 2}),
+    ("log_softmax", [(2, 3)], {"dim": -3}),
+    ("glu", [(2, 3)], {"dim": 1}),
+    ("gelu", [(2, 3)], {"approximate": "bogus"}),
+    ("celu", [(2, 3)], {"alpha": 0.0}),
+    ("rrelu", [(2, 3)], {"lower": 0.5, "upper": 0.1}),
+    ("hardtanh", [(2, 3)], {"min_val": 1.0, "max_val": -1.0}),
+    ("elu", [(2, 3)], {"alpha": -1.0}),
+    ("softplus", [(2, 3)], {"beta": 0.0}),
+    ("one_hot", [("long", (3,), 4)], {"num_classes": 2}),
+    ("one_hot", [("long", (3,), 4)], {"num_classes": -2}),
+    ("embedding", [("long", (2, 3), 5), (5, 3)], {"padding_idx": 5}),
+    ("embedding", [("long", (2, 3), 7, 8), (5, 3)], {}),
+    ("embedding_bag", [("long", (2, 3), 5), (5, 3)], {"mode": "bogus"}),
+    ("cosine_similarity", [(2, 3), (2, 4)], {}),
+    ("pairwise_distance", [(2, 3), (2, 4)], {}),
+    ("normalize", [(2, 3)], {"dim": 3}),
+    ("mse_loss", [(2, 3), (2, 3)], {"reduction": "bogus"}),
+    ("l1_loss", [(2, 3), (2, 3)], {"reduction": "bogus"}),
+    ("cross_entropy", [(2, 3), ("long", (2,), 3)], {"reduction": "bogus"}),
+    ("cross_entropy", [(2, 3), ("long", (2,), 3)], {"label_smoothing": 1.5}),
+    ("cross_entropy", [(2, 3), ("long", (2,), 3, 4)], {}),
+    ("cross_entropy", [(2, 3), ("long", (3,), 3)], {}),
+    ("nll_loss", [(2, 3), ("long", (2,), 3, 4)], {}),
+    ("nll_loss", [(2, 3), ("long", (2,), 3)], {"weight_shape": (4,)}),
+    ("binary_cross_entropy", [(2, 3), (2, 3)], {"reduction": "bogus"}),
+    ("binary_cross_entropy", [(2, 3), (3, 3)], {}),
+    ("kl_div", [(2, 3), (2, 3)], {"reduction": "bogus"}),
+    ("smooth_l1_loss", [(2, 3), (2, 3)], {"beta": -1.0}),
+    ("huber_loss", [(2, 3), (2, 3)], {"delta": 0.0}),
+    ("margin_ranking_loss", [(2,), (2,), (2, 1)], {}),
+    ("triplet_margin_loss", [(2, 3), (2, 3), (3,)], {}),
+    ("multi_margin_loss", [(2, 3), ("long", (2,), 3)], {"p": 3}),
+    ("ctc_loss", [(4, 1, 3), ("long", (1, 2), 1, 3), ("long", (1,), 4, 5), ("long", (1,), 2, 3)], {"blank": 3}),
+]
+
+
+def _f_run(lib, name, shapes, kwargs):
+    kwargs = dict(kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            inputs = _make(lib, shapes)
+            if "weight_shape" in kwargs:
+                kwargs["weight"] = _make(lib, [kwargs.pop("weight_shape")])[0]
+            out = getattr(lib.nn.functional, name)(*inputs, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            return "err", e
+    while isinstance(out, (tuple, list)):
+        out = out[0]
+    return "ok", tuple(out.shape)
+
+
+def check_f_case(name, shapes, kwargs):
+    """None if ``F.<name>`` in fjax does what torch's does, else a (category, description) pair."""
+    t_kind, t_val = _f_run(torch, name, shapes, kwargs)
+    f_kind, f_val = _f_run(fjax, name, shapes, kwargs)
+    where = f"F.{name}({shapes}, {kwargs})"
+    param = next(iter(kwargs), "input")
+    if t_kind == "ok":
+        if f_kind == "err" and not (isinstance(f_val, NotImplementedError) and _named(f_val, param, kwargs, shapes)):
+            return "rejects what torch accepts", f"{where}: {type(f_val).__name__}: {str(f_val)[:200]}"
+        if f_kind == "ok" and f_val != t_val:
+            return "wrong output shape", f"{where}: torch {t_val}, fjax {f_val}"
+        return None
+    cls = _builtin(type(t_val))
+    msg = str(f_val)
+    if f_kind == "ok":
+        return "accepts what torch refuses", f"{where}: torch {cls.__name__}: {str(t_val)[:120]}; fjax gave {f_val}"
+    if any(r in msg for r in _RAW):
+        return "raw lowering error", f"{where}: {type(f_val).__name__}: {msg[:200]}"
+    if not isinstance(f_val, cls):
+        return "wrong error class", f"{where}: torch {cls.__name__}, fjax {type(f_val).__name__}: {msg[:200]}"
+    if not _named(f_val, param, kwargs, shapes):
+        return "message does not name the argument", f"{where} [{param}]: {msg[:200]}"
+    return None
+
+
+@pytest.mark.parametrize("case", F_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(F_CASES)])
+def test_functional_argument_check(case):
+    problem = check_f_case(*case)
+    assert problem is None, f"{problem[0]}: {problem[1]}"
+
+
 if __name__ == "__main__":  # the sweep as a report: python tests/nn/test_argument_checks.py
     import collections
     import sys
@@ -506,8 +637,14 @@ if __name__ == "__main__":  # the sweep as a report: python tests/nn/test_argume
         problem = check_case(*case)
         if problem:
             found[problem[0]].append(problem[1])
+    for case in F_CASES:
+        if only and case[0] not in only and "F" not in only:
+            continue
+        problem = check_f_case(*case)
+        if problem:
+            found[problem[0]].append(problem[1])
     for category, items in found.items():
         print(f"== {category}: {len(items)}")
         for item in items:
             print("  ", item)
-    print(len(CASES), "cases")
+    print(len(CASES) + len(F_CASES), "cases")

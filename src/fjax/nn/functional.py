@@ -575,7 +575,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         tensor([[1, 0, 0, 0],
                 [0, 0, 1, 0]], dtype=fjax.int64)
     """
-    if num_classes < 0:
+    if num_classes == -1:
         num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
     return _F.one_hot(tensor, num_classes)
 

@@ -120,7 +120,7 @@ def selu(input):
 
 
 def _check_celu(input, alpha=1.0):
-    if alpha == 0:
+    if isinstance(alpha, (int, float)) and alpha == 0:
         raise _checks.OpError("celu: ZeroDivisionError: alpha cannot be 0 for CELU, got alpha=0")
 
 
@@ -237,7 +237,12 @@ def softsign(input):
     return input / (1 + jnp.abs(input))
 
 
-@defop(method=False)
+def _check_hardtanh(input, min_val=-1.0, max_val=1.0):
+    if isinstance(min_val, (int, float)) and isinstance(max_val, (int, float)) and min_val > max_val:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val={min_val}, max_val={max_val}")
+
+
+@defop(method=False, check=_check_hardtanh)
 def hardtanh(input, min_val=-1.0, max_val=1.0):
     """Clamp to ``[min_val, max_val]`` (default ``[-1, 1]``).
 
@@ -606,6 +611,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
         tensor([0.2500, 0.7500], dtype=fjax.float32)
     """
     input = to_float(input)
+    if isinstance(dim, int) and input.ndim:
+        _softmax_dim("normalize", input.ndim, dim)
     norm = vector_norm(input, p, dim if input.ndim else None, keepdims=True)
     return input / jnp.maximum(norm, jnp.asarray(eps, input.dtype))
 

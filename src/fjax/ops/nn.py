@@ -183,6 +183,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         tensor([[-1.0090, -0.7399,  0.2018,  1.5471]], dtype=fjax.float32)
     """
     shape = _channel_shape("group_norm", input)
+    if num_groups == 0:
+        raise ZeroDivisionError("group_norm: num_groups must be non-zero, got num_groups=0")
     if input.shape[1] % num_groups:
         raise ValueError(
             f"group_norm: {input.shape[1]} channels of input {input.shape} are not divisible by num_groups={num_groups}"
@@ -415,7 +417,9 @@ def embedding(
         return out
     pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
     if not 0 <= pad < weight.shape[0]:
-        raise ValueError(f"embedding: padding_idx {padding_idx} out of range for weight {weight.shape}")
+        raise _checks.ArgumentAssertionError(
+            f"embedding: padding_idx={padding_idx} must be within num_embeddings={weight.shape[0]}, weight {weight.shape}"
+        )
     return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
 
 
@@ -488,7 +492,7 @@ def _check_one_hot(tensor, num_classes=-1):
         return
     if values.min() < 0:
         raise IndexOutOfRange("one_hot: Class values must be non-negative.")
-    if num_classes >= 0 and values.max() >= num_classes:
+    if num_classes != -1 and values.max() >= num_classes:
         raise IndexOutOfRange(f"one_hot: Class values must be smaller than num_classes ({num_classes}).")
 
 
@@ -509,6 +513,8 @@ def one_hot(tensor, num_classes=-1):
     """
     if not jnp.issubdtype(tensor.dtype, jnp.integer):
         raise TypeError(f"one_hot: expected an integer tensor, got {tensor.dtype}")
+    if num_classes < -1:
+        raise IndexOutOfRange(f"one_hot: Class values must be smaller than num_classes, got num_classes={num_classes}")
     if num_classes < 0:
         if isinstance(tensor, jax.core.Tracer):
             raise ValueError("one_hot: num_classes=-1 depends on the data; pass num_classes inside a trace")

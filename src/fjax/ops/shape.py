@@ -815,7 +815,7 @@ def pad(input, pad, mode="constant", value=None):
         fill = jnp.zeros((), input.dtype) if value is None else jnp.asarray(value, input.dtype)
         return lax.pad(input, fill, [(lo, hi, 0) for lo, hi in pairs])
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, got {mode!r}")
+        raise NotImplementedError(f"pad: mode must be constant, reflect, replicate or circular, got mode={mode!r}")
     if value is not None:
         raise ValueError(f"pad: value is only allowed in constant mode, got mode {mode!r}")
     if input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):  # torch: (un)batched (N, C, *padded dims)
