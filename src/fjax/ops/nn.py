@@ -418,7 +418,7 @@ def embedding(
     pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
     if not 0 <= pad < weight.shape[0]:
         raise _checks.ArgumentAssertionError(
-            f"embedding: padding_idx={padding_idx} must be within num_embeddings={weight.shape[0]}, weight {weight.shape}"
+            f"embedding: padding_idx={padding_idx} must be within num_embeddings={weight.shape[0]} ({weight.shape})"
         )
     return jnp.where((input == pad)[..., None], jax.lax.stop_gradient(out), out)
 
