@@ -107,9 +107,9 @@ def _default_compilation_cache() -> None:
             return
         if jax.config.jax_persistent_cache_min_compile_time_secs >= 1.0:  # JAX's default: not the user's
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.01)
-    if jax.config.jax_compilation_cache_max_size == -1:
-        limit = os.environ.get("FJAX_COMPILATION_CACHE_MAX_BYTES", str(4 << 30))
-        jax.config.update("jax_compilation_cache_max_size", int(limit))
+        if jax.config.jax_compilation_cache_max_size == -1:  # a folder fjax chose gets fjax's bound
+            limit = os.environ.get("FJAX_COMPILATION_CACHE_MAX_BYTES", str(4 << 30))
+            jax.config.update("jax_compilation_cache_max_size", int(limit))
 
 
 config = _Config()

@@ -21,9 +21,13 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
+import jax
 from jax import tree_util
 
 from ._tracing import trace_state
+from ._transforms import call as _call
+from ._transforms import executable, guards, pipeline
+from ._transforms import program as _program
 from .errors import OpError
 from .nn import Module
 from .tensor import _GENERATIONS, Storage, Tensor
@@ -125,10 +129,6 @@ class _Compiled:
             return self.fn(*args, **kwargs)
 
     def _run(self, args, kwargs):
-        from ._transforms import call as _call
-        from ._transforms import pipeline
-        from ._transforms import program as _program
-
         leaves, tree = _call.flatten((args, kwargs))
         inputs = [x for x in leaves if isinstance(x, Tensor)]
         statics = tuple(None if isinstance(x, Tensor) else x for x in leaves)
@@ -195,8 +195,6 @@ def _apply(program_fn, *xs):
 def _written_outside() -> list:
     """(storage or storage-less tensor, new array) for each that lives outside the trace and was
     written in it (its value before the trace is concrete; those made inside hold tracers)."""
-    import jax
-
     seen, out = set(), []
     for obj, saved in trace_state.undo:
         name = "array" if isinstance(obj, Storage) else "_arr"
@@ -218,9 +216,9 @@ def _write_back(obj, value) -> None:
 
 
 def _is_break(err: BaseException) -> bool:
+    """Whether ``err`` (raised while tracing) is Python that cannot be traced: a host read or a
+    data-dependent shape."""
     text = str(err)
-    import jax
-
     return (
         isinstance(err, OpError)
         and "reads a tensor's value on the host" in text
@@ -341,8 +339,6 @@ def reset() -> None:
     Example:
         >>> fjax.compiler.reset()
     """
-    from ._transforms import executable, guards
-
     executable.clear()
     guards.clear()
     _state["epoch"] += 1
