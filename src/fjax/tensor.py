@@ -671,7 +671,7 @@ class Tensor:
             >>> x.grad
             tensor([2., 4.], dtype=fjax.float32)
         """
-        _Above.backward(self, gradient, retain_graph, create_graph, inputs)
+        _Above.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad.
