@@ -451,7 +451,9 @@ def test_transforms_against_torch():
         fx, tx = fjax.tensor(x, requires_grad=True), torch.from_numpy(x).requires_grad_()
         fy, ty = ft(fx), tt(tx)
         _close(fy, ty, f"{name} forward")
-        _close(ft.inv(fy), tt.inv(ty), f"{name} inverse", 100)
+        # the inverse at torch's forward output: the same point for both (the cdf transform's inverse
+        # is ill-conditioned in the tails, so fjax's own output would amplify its forward rounding)
+        _close(ft.inv(fjax.tensor(ty.detach().numpy())), tt.inv(ty), f"{name} inverse", 100)
         assert tuple(ft.forward_shape(fx.shape)) == tuple(tt.forward_shape(tx.shape)), name
         assert tuple(ft.inverse_shape(fy.shape)) == tuple(tt.inverse_shape(ty.shape)), name
         assert ft.bijective == tt.bijective, name

@@ -94,6 +94,10 @@ def public_names(namespace: str) -> list[str]:
     never submodules (each namespace is counted on its own; torch.backends' are its backends) or
     typing/stdlib re-exports."""
     obj = _resolve(namespace)
+    if namespace == "torch.backends":  # every backend, not just those other tests happened to import
+        for sub in pkgutil.iter_modules(obj.__path__):
+            if not sub.name.startswith("_"):
+                importlib.import_module(f"{namespace}.{sub.name}")
     listed = set(getattr(obj, "__all__", ()) if isinstance(obj, types.ModuleType) else ())
     out = []
     for name in {n for n in dir(obj) if not n.startswith("_")} | listed:

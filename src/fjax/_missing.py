@@ -47,7 +47,7 @@ EXCLUDED = [
     ),
     (
         r"torch\.backends",
-        r"cusparselt|kleidiai|mha|miopen|mkl|mkldnn|nnpack|openmp|opt_einsum|quantized|python_native|m",
+        r"cusparselt|kleidiai|mha|miopen|mkl|mkldnn|nnpack|openmp|opt_einsum|quantized|python_native|m|xnnpack|xeon",
         "vendor-library switches; fjax provides cpu, cuda, cudnn and mps",
     ),
     (

@@ -747,7 +747,7 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
 
 def replace_all_batch_norm_modules_(root):
     """Make every batch norm module in ``root`` use batch statistics only, in place
-    (torch.func.replace_all_batch_norm_modules_): ``running_mean``, ``running_var`` and
+    (``torch.func.replace_all_batch_norm_modules_``): ``running_mean``, ``running_var`` and
     ``num_batches_tracked`` become None and ``track_running_stats`` False. Returns ``root``.
 
     Args:

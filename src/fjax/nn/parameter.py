@@ -139,7 +139,7 @@ def is_lazy(param) -> bool:
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter without a shape yet, as lazy modules (``nn.LazyLinear``...) create: the first
-    forward ``materialize``s it into a regular :class:`Parameter`.
+    forward call materializes it into a regular :class:`Parameter`.
 
     Args:
         requires_grad: whether the parameter will require grad (default True).
@@ -166,7 +166,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer without a shape yet, as lazy modules (``nn.LazyBatchNorm1d``...) create: the first
-    forward ``materialize``s it into a regular Tensor.
+    forward call materializes it into a regular Tensor.
 
     Args:
         requires_grad: whether the buffer will require grad (default False).
