@@ -259,6 +259,9 @@ def lift(op: OpDef):
     cache: dict = {}
 
     def call(*args, **kwargs):
+        if kwargs and keyword_aliases is not None and not keyword_aliases.keys().isdisjoint(kwargs):
+            # OneFlow's keyword names (cat(inputs=...))
+            kwargs = _rename_keywords(name, keyword_aliases, params, args, kwargs)
         if _pstate.on and not _pstate.inside:
             return _profiler.op(name, call, args, kwargs)
         if amp is not None and _amp_flag.on:  # an op on torch's autocast lists, inside autocast
@@ -307,12 +310,31 @@ def lift(op: OpDef):
     window = name in _WINDOWS
     amp = _amp.POLICIES.get(name)  # {device type: autocast cast policy}; None for most ops
     check, returns = op.check, op.returns
+    keyword_aliases = op.keyword_aliases
     _op_caches.append(cache)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = op.fn.__doc__
     call.__signature__ = inspect.signature(op.fn)
     call.op = op
     return call
+
+
+def _rename_keywords(name, keyword_aliases, params, args, kwargs):
+    """``kwargs`` with each of an op's other keyword names (``OpDef.keyword_aliases``) renamed to
+    its parameter; a parameter given twice (``tensors=`` and ``inputs=``, or by position) is a
+    TypeError naming both."""
+    out = {}
+    for k, v in kwargs.items():
+        target = keyword_aliases.get(k)
+        if target is not None:
+            given = [f"{o}=" for o in kwargs if o != k and (o == target or keyword_aliases.get(o) == target)]
+            if target in params[: len(args)]:
+                given.append(f"{target} (by position)")
+            if given:
+                raise TypeError(f"fjax.{name}: got {k}= and {', '.join(given)}: they name the same argument {target!r}")
+            k = target
+        out[k] = v
+    return out
 
 
 def _run_check(check, args, kwargs):

@@ -39,6 +39,8 @@ class OpDef:
         aliases: torch's other names for the op (``absolute`` for ``abs``): each is exposed as
             the same function under its own name (``fjax.<alias>``, and ``Tensor.<alias>`` when
             ``method``) and takes no entry of its own in the table.
+        keyword_aliases: other keyword names a parameter is accepted under (OneFlow's
+            ``cat(inputs=...)``: ``{"inputs": "tensors"}``); the signature shows torch's names only.
     """
 
     name: str
@@ -52,6 +54,7 @@ class OpDef:
     check: Callable | None = None
     returns: type | None = None
     aliases: tuple = ()
+    keyword_aliases: dict | None = None
 
 
 def _named_tuple(name: str, fields: tuple) -> type:
@@ -77,6 +80,7 @@ def defop(
     check: Callable | None = None,
     returns: tuple = (),
     aliases: tuple = (),
+    keyword_aliases: dict | None = None,
 ):
     """Register a pure op in the table. Returns the function unchanged.
 
@@ -88,6 +92,9 @@ def defop(
 
         @defop(aliases=("absolute",))  # fjax.absolute is fjax.abs under torch's other name
         def abs(input): ...
+
+        @defop(keyword_aliases={"inputs": "tensors"})  # OneFlow's cat(inputs=...) as well as torch's
+        def cat(tensors, dim=0): ...
     """
 
     def register(fn):
@@ -103,8 +110,22 @@ def defop(
             if alias in OPS or alias in ALIASES or alias == op_name:
                 raise ValueError(f"op {op_name!r}: alias {alias!r} is registered already")
             ALIASES[alias] = op_name
+        wrong = {k: v for k, v in (keyword_aliases or {}).items() if v not in params or k in params}
+        if wrong:
+            raise ValueError(f"op {op_name!r}: keyword aliases {wrong} must map new names to parameters")
         OPS[op_name] = OpDef(
-            op_name, fn, frozenset(static), differentiable, method, linear, params, jit, check, named, tuple(aliases)
+            op_name,
+            fn,
+            frozenset(static),
+            differentiable,
+            method,
+            linear,
+            params,
+            jit,
+            check,
+            named,
+            tuple(aliases),
+            dict(keyword_aliases) if keyword_aliases else None,
         )
         return fn
 

@@ -400,7 +400,7 @@ def bitwise_not(input):
     return jnp.invert(*_integral("bitwise_not", input))
 
 
-@defop(method=False)
+@defop(method=False, keyword_aliases={"x": "input", "y": "other"})
 def where(condition, input, other):
     """Elementwise choice: ``input`` where ``condition`` is True, ``other`` where it is False.
 

@@ -412,7 +412,7 @@ def _common(name, tensors):
     return [jnp.asarray(t, dt) for t in tensors]
 
 
-@defop(static=("dim",), linear=True)
+@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"})
 def cat(tensors, dim=0):
     """Concatenate ``tensors`` along the existing dim ``dim``; their shapes must agree in every other dim.
     Mixed dtypes promote to a common one, and 1-D empty tensors are skipped, as in torch.
@@ -438,7 +438,7 @@ def cat(tensors, dim=0):
     return jnp.concatenate(kept, axis=d)
 
 
-@defop(static=("dim",), linear=True)
+@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"})
 def concat(tensors, dim=0):
     """Alias of ``cat``: concatenate ``tensors`` along the existing dim ``dim``.
 
@@ -464,7 +464,7 @@ def concatenate(tensors, axis=0, *, dim=None):
     return cat(tensors, axis if dim is None else dim)
 
 
-@defop(static=("dim",), linear=True)
+@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"})
 def stack(tensors, dim=0):
     """Join equal-shaped ``tensors`` along a new dim inserted at ``dim``, so the result has one more dim
     than each input; mixed dtypes promote.

@@ -440,7 +440,11 @@ def unfold(input, dimension, size, step):
     return jnp.moveaxis(windows, d + 1, -1)
 
 
-@defop(static=("sections", "dim"), linear=True)
+_SECTIONS = {"indices_or_sections": "sections", "indices": "sections", "tensor_indices_or_sections": "sections"}
+"""tensor_split's other names for ``sections``: OneFlow's and torch's other overloads'."""
+
+
+@defop(static=("sections", "dim"), linear=True, keyword_aliases=_SECTIONS)
 def tensor_split(input, sections, dim=0):
     """Split along ``dim`` into exactly ``sections`` pieces when it is an int (the first
     ``n % sections`` pieces get one more element), or cut before each listed index when it is a list, as
