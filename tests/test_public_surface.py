@@ -64,7 +64,6 @@ PENDING: set[str] = {
     "torch.Tensor.istft",
     "torch.Tensor.storage_type",
     "torch.distributions.Wishart",
-    "torch.embedding_bag",
     "torch.gru",
     "torch.istft",
     "torch.lobpcg",

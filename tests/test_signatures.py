@@ -77,6 +77,7 @@ _ORACLE_WRONG = {
     "fjax.Tensor.histogram": "docstring says histogram(input, bins); torch's x.histogram(2) takes bins first",
     "fjax.convolution": "overrides table says output_adding; torch.convolution takes output_padding= and rejects it",
     "fjax.max_pool1d_with_indices": "overrides table lists return_indices; torch.max_pool1d_with_indices rejects it",
+    "fjax.embedding_bag": "overrides table lists F.embedding_bag's; torch.embedding_bag takes (weight, indices, ...)",
 }
 # torch.Tensor docstrings whose parameter names torch's methods reject: each takes fjax's name
 # (x.mul(other=y), not value=; x.take(index=i), not indices=; x.where(c, other=y), not y=).
