@@ -71,4 +71,8 @@ SAMPLES = {
         S((2, 30), 6, 2, 5, (5,), False, normalized=True, return_complex=True, _torch=torch.stft),
         S((30,), 8, center=True, pad_mode="replicate", return_complex=False, _torch=torch.stft),
     ],
+    "istft": [
+        S(D((9, 7), "complex64"), 16, 4, _torch=torch.istft, **COMPLEX),
+        S(D((2, 5, 6), "complex64"), 8, 2, 6, length=12, _torch=torch.istft, **COMPLEX),
+    ],
 }

@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import OpError
 from ._promote import to_float
 from ._registry import defop
 
@@ -540,3 +541,136 @@ def stft(
     spec = jnp.swapaxes(spec, -1, -2)
     spec = spec if batched else spec[0]
     return spec if return_complex else jnp.stack([spec.real, spec.imag], axis=-1)
+
+
+def _istft_window(n_fft, win_length, window, dtype):
+    """istft's window padded to ``n_fft`` (centred), ones when None."""
+    win = n_fft if win_length is None else win_length
+    w = jnp.ones(win, dtype) if window is None else window
+    if w.shape != (win,):
+        raise ValueError(f"istft: expected a 1-D window of size win_length={win}, got shape {w.shape}")
+    left = (n_fft - win) // 2
+    return jnp.pad(w, (left, n_fft - win - left))
+
+
+def _istft_envelope(w, hop, frames):
+    """The overlap-add of ``w ** 2`` over ``frames`` frames every ``hop`` samples."""
+    index = np.arange(frames)[:, None] * hop + np.arange(w.shape[0])[None, :]
+    return jnp.zeros(w.shape[0] + hop * (frames - 1), w.dtype).at[index].add(jnp.broadcast_to(w * w, index.shape))
+
+
+def _istft_slice(n_fft, center, length, total):
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else total - n_fft // 2 if center else total
+    return start, min(end, total)
+
+
+def _check_istft(
+    input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
+    length=None, return_complex=False,
+):  # fmt: skip
+    """torch's NOLA check: the window's overlap-add must not vanish anywhere in the output (eager only)."""
+    win = n_fft if win_length is None else win_length
+    w = np.ones(win) if window is None else np.abs(np.asarray(window))
+    hop = n_fft // 4 if hop_length is None else hop_length
+    if input.ndim < 2 or w.shape != (win,) or not 0 < hop <= win <= n_fft:
+        return  # istft reports the bad argument
+    left = (n_fft - win) // 2
+    env = np.asarray(_istft_envelope(jnp.asarray(np.pad(w, (left, n_fft - win - left))), hop, input.shape[-1]))
+    start, end = _istft_slice(n_fft, center, length, env.shape[0])
+    if end > start and env[start:end].min() < 1e-11:
+        raise OpError(
+            f"istft: window overlap add min: {env[start:end].min():.3g} < 1e-11 (a window of size {win} in frames "
+            f"of n_fft={n_fft} every hop_length={hop} samples leaves part of the signal unrecoverable)"
+        )
+
+
+_ISTFT_STATIC = ("n_fft", "hop_length", "win_length", "center", "normalized", "onesided", "length", "return_complex")
+
+
+@defop(static=_ISTFT_STATIC, check=_check_istft)
+def istft(
+    input,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window=None,
+    center=True,
+    normalized=False,
+    onesided=None,
+    length=None,
+    return_complex=False,
+):
+    """The inverse short-time Fourier transform: the signal whose ``stft`` (with the same arguments) is
+    the complex ``input`` ``(B?, n_freq, n_frames)``, rebuilt by inverse FFTs of the frames, overlap-added
+    and divided by the window's squared overlap-add. ``length`` trims (or zero-pads) the result to that
+    many samples; ``onesided`` (default: ``n_freq != n_fft``) reads the ``n_fft // 2 + 1`` frequencies
+    of a real signal; ``return_complex`` gives a complex signal (two-sided input only).
+
+    Args:
+        input: the complex spectrum ``(n_freq, n_frames)`` or ``(B, n_freq, n_frames)``.
+        n_fft: the frame size of the transform.
+        hop_length: samples between frames (default ``n_fft // 4``).
+        win_length: the window's size (default ``n_fft``), centred in the frame.
+        window: the 1-D window ``stft`` used (default ones).
+        center: whether ``stft`` padded the signal by ``n_fft // 2`` on both sides (trimmed here).
+        normalized: whether ``stft`` scaled by ``n_fft ** -0.5`` (undone here).
+        onesided: whether ``input`` holds only the ``n_fft // 2 + 1`` non-negative frequencies.
+        length: the output's length (trimmed or zero-padded); default: all the frames cover.
+        return_complex: give a complex signal (from a two-sided ``input``) instead of a real one.
+
+    Example::
+
+        >>> x = fjax.tensor([0.0, 1.0, 0.0, -1.0] * 4)
+        >>> spec = fjax.stft(x, 4, window=fjax.hann_window(4), return_complex=True)
+        >>> fjax.istft(spec, 4, window=fjax.hann_window(4), length=16).allclose(x, atol=1e-6)
+        True
+    """
+    op = "istft"
+    if not jnp.issubdtype(input.dtype, jnp.complexfloating):
+        raise TypeError(
+            f"istft: requires a complex input (stft's output with return_complex=True), got dtype {input.dtype}"
+        )
+    if input.ndim not in (2, 3):
+        raise ValueError(f"istft: expected a 2-D or 3-D input (B?, n_freq, n_frames), got shape {input.shape}")
+    x = _to_complex(op, input)
+    batched = x.ndim == 3
+    x = x if batched else x[None]
+    n_freq, frames = x.shape[-2:]
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if not 0 < win <= n_fft or hop <= 0 or hop > win:
+        raise ValueError(
+            f"istft: expected 0 < hop_length <= win_length <= n_fft, got hop_length={hop}, win_length={win}, "
+            f"n_fft={n_fft}"
+        )
+    if onesided is None:
+        onesided = n_freq != n_fft
+    if onesided:
+        if n_freq != n_fft // 2 + 1:
+            raise ValueError(
+                f"istft: a one-sided input needs n_fft // 2 + 1 = {n_fft // 2 + 1} frequencies, got {n_freq}"
+            )
+        if return_complex:
+            raise ValueError("istft: cannot have onesided output if window or input is complex (return_complex=True)")
+    elif n_freq != n_fft:
+        raise ValueError(f"istft: a two-sided input needs n_fft = {n_fft} frequencies, got {n_freq}")
+    real_dtype = jnp.zeros((), x.dtype).real.dtype
+    w = _istft_window(n_fft, win_length, window, real_dtype)
+    if not return_complex and jnp.issubdtype(w.dtype, jnp.complexfloating):
+        raise ValueError("istft: a complex window needs return_complex=True")
+    if normalized:
+        x = x * (n_fft**0.5)
+    x = jnp.swapaxes(x, -1, -2)  # (B, frames, n_freq)
+    # a real signal reads the one-sided half of a two-sided input, as torch's
+    seg = jnp.fft.ifft(x, axis=-1) if return_complex else jnp.fft.irfft(x[..., : n_fft // 2 + 1], n=n_fft, axis=-1)
+    seg = seg * w
+    total = n_fft + hop * (frames - 1)
+    index = np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :]
+    y = jnp.zeros((seg.shape[0], total), seg.dtype).at[:, index].add(seg)
+    envelope = _istft_envelope(w, hop, frames)
+    start, end = _istft_slice(n_fft, center, length, total)
+    y = y[:, start:end] / envelope[start:end]
+    if length is not None and y.shape[-1] < length:
+        y = jnp.pad(y, ((0, 0), (0, length - y.shape[-1])))
+    return y if batched else y[0]
