@@ -63,11 +63,7 @@ PENDING: set[str] = {
     "torch.Tensor.index",
     "torch.Tensor.storage_type",
     "torch.distributions.Wishart",
-    "torch.gru",
     "torch.lobpcg",
-    "torch.lstm",
-    "torch.rnn_relu",
-    "torch.rnn_tanh",
     "torch.segment_reduce",
 }
 

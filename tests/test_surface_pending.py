@@ -155,3 +155,67 @@ def test_istft_errors():
         fjax.istft(spec, 20)
     with pytest.raises(ValueError, match="istft: expected a 1-D window"):
         fjax.istft(spec, 16, window=fjax.ones(5))
+
+
+# -- functional RNNs -------------------------------------------------------------------------------
+
+_RNNS = [
+    ("LSTM", "lstm", {}),
+    ("GRU", "gru", {}),
+    ("RNN", "rnn_tanh", {}),
+    ("RNN", "rnn_relu", {"nonlinearity": "relu"}),
+]
+
+
+@pytest.mark.parametrize("cls,name,extra", _RNNS, ids=[r[1] for r in _RNNS])
+@pytest.mark.parametrize("form", ["padded", "batch_first", "packed"])
+def test_functional_rnn(cls, name, extra, form):
+    torch.manual_seed(0)
+    layers, bidir = (2, True) if form != "batch_first" else (1, False)
+    module = getattr(torch.nn, cls)(3, 4, num_layers=layers, bidirectional=bidir, **extra)
+    weights = [w.detach().numpy() for w in module._flat_weights]
+    rng = np.random.default_rng(len(name))
+    x = rng.standard_normal((2, 5, 3) if form == "batch_first" else (5, 2, 3)).astype(np.float32)
+    h = rng.standard_normal((layers * (1 + bidir), 2, 4)).astype(np.float32) * 0.5
+    tw = [torch.tensor(w, requires_grad=True) for w in weights]
+    fw = [fjax.tensor(w, requires_grad=True) for w in weights]
+    tx, fx = torch.tensor(x, requires_grad=True), fjax.tensor(x, requires_grad=True)
+    th, fh = torch.tensor(h), fjax.tensor(h)
+    thx, fhx = ((th, th), (fh, fh)) if name == "lstm" else (th, fh)
+    flags = (True, layers, 0.0, False, bidir)
+    if form == "packed":
+        packed = torch.nn.utils.rnn.pack_padded_sequence(tx, [5, 3])
+        ref = getattr(torch, name)(packed.data, packed.batch_sizes, thx, tw, *flags)
+        fdata = fjax.nn.utils.rnn.pack_padded_sequence(fx, [5, 3])
+        out = getattr(fjax, name)(fdata.data, fdata.batch_sizes, fhx, fw, *flags)
+    else:
+        batch_first = form == "batch_first"
+        ref = getattr(torch, name)(tx, thx, tw, *flags, batch_first)
+        out = getattr(fjax, name)(fx, fhx, fw, *flags, batch_first)
+    assert len(out) == len(ref)
+    for o, r in zip(out, ref):
+        _close(o, r)
+    g = rng.standard_normal(tuple(ref[0].shape)).astype(np.float32)
+    ((ref[0] * torch.tensor(g)).sum() + ref[1].sum()).backward()
+    ((out[0] * fjax.tensor(g)).sum() + out[1].sum()).backward()
+    _close(fx.grad, tx.grad, 1e-4)
+    for a, b in zip(fw, tw):
+        _close(a.grad, b.grad, 1e-4)
+
+
+def test_functional_rnn_errors():
+    w = [fjax.randn(4, 3), fjax.randn(4, 4)]
+    with pytest.raises(ValueError, match="rnn_tanh: expected 4 parameters"):
+        fjax.rnn_tanh(fjax.randn(2, 1, 3), fjax.zeros(1, 1, 4), w, True, 1, 0.0, False, False, False)
+    with pytest.raises(ValueError, match="gru: expected a 3-d input"):
+        fjax.gru(
+            fjax.randn(2, 3),
+            fjax.zeros(1, 4),
+            [fjax.randn(12, 3), fjax.randn(12, 4)],
+            False,
+            1,
+            0.0,
+            False,
+            False,
+            False,
+        )

@@ -86,3 +86,184 @@ def embedding_bag(
         first = jnp.full((bags, rows.shape[1]), n).at[bag_of].min(pos, mode="drop")
         maxi = jnp.where(first < n, idx[jnp.minimum(first, n - 1)], 0).astype(i64)
     return out, Tensor._wrap(bag_of.astype(i64)), Tensor._wrap(size), Tensor._wrap(maxi)
+
+
+def _rnn(kind, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, batch_sizes):
+    """torch's functional RNN entry points over fjax's one-layer ops (``fjax.lstm_layer`` & co.)."""
+    import fjax
+
+    name = {"lstm": "lstm", "gru": "gru", "tanh": "rnn_tanh", "relu": "rnn_relu"}[kind]
+    dirs = 2 if bidirectional else 1
+    params = list(params)
+    per = 2 + 2 * bool(has_biases)
+    if kind == "lstm" and len(params) == num_layers * dirs * (per + 1):
+        per += 1  # proj_size: each group ends with w_hr
+    if len(params) != num_layers * dirs * per:
+        raise ValueError(
+            f"{name}: expected {num_layers * dirs * per} parameters for num_layers={num_layers}, "
+            f"bidirectional={bidirectional}, has_biases={has_biases}; got {len(params)}"
+        )
+    lengths = None
+    if batch_sizes is not None:  # packed: time-major rows, batch_sizes[t] of them at step t
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        steps = input.split(sizes)
+        x = fjax.stack([F.pad(s, (0, 0, 0, sizes[0] - s.shape[0])) for s in steps])
+        lengths = fjax.tensor([sum(b > i for b in sizes) for i in range(sizes[0])])
+        batch_first = False
+    else:
+        x = input
+        if x.dim() != 3:
+            raise ValueError(f"{name}: expected a 3-d input (seq, batch, feature), got shape {tuple(x.shape)}")
+    if kind == "lstm":
+        h0s, c0s = hx
+    else:
+        h0s, c0s = hx, None
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            group = params[k * per : (k + 1) * per]
+            w_ih, w_hh = group[0], group[1]
+            b_ih, b_hh = (group[2], group[3]) if has_biases else (None, None)
+            w_hr = group[-1] if per in (3, 5) else None
+            static = dict(reverse=d == 1, batch_first=batch_first)
+            if kind == "lstm":
+                y, h, c = fjax.lstm_layer(x, h0s[k], c0s[k], w_ih, w_hh, b_ih, b_hh, w_hr, lengths, **static)
+                cs.append(c)
+            else:
+                layer_op = {"gru": fjax.gru_layer, "tanh": fjax.rnn_tanh_layer, "relu": fjax.rnn_relu_layer}[kind]
+                y, h = layer_op(x, h0s[k], w_ih, w_hh, b_ih, b_hh, lengths, **static)
+            outs.append(y)
+            hs.append(h)
+        x = outs[0] if dirs == 1 else fjax.cat(outs, -1)
+        if dropout and train and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    if batch_sizes is not None:  # back to packed rows
+        x = fjax.cat([x[t, :b] for t, b in enumerate(sizes)])
+    h_n = fjax.stack(hs)
+    return (x, h_n, fjax.stack(cs)) if kind == "lstm" else (x, h_n)
+
+
+def _padded_or_packed(a, b, c, d, e, f, g, h, i, packed):
+    """torch's two overloads, told apart as its arg parser does: (input, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional, batch_first) or (data, batch_sizes, hx, params, has_biases, ...)."""
+    if packed:
+        return a, c, d, e, f, g, h, i, False, b
+    return a, b, c, d, e, f, g, h, i, None
+
+
+def lstm(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional):
+    """torch's functional LSTM (what ``nn.LSTM`` calls): ``(output, h_n, c_n)`` of a stack of LSTM layers
+    whose weights come as one flat list. Also takes torch's padded overload, ``lstm(input, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional, batch_first)``.
+
+    Args:
+        data: a packed sequence's rows ``(sum(batch_sizes), I)`` (or, padded form, the ``(T, B, I)`` input).
+        batch_sizes: how many sequences each packed step holds (padded form: ``hx``).
+        hx: ``(h_0, c_0)``, each ``(num_layers * dirs, B, H)``.
+        params: per layer and direction ``w_ih, w_hh[, b_ih, b_hh][, w_hr]``.
+        has_biases: whether ``params`` hold biases.
+        num_layers: the number of stacked layers.
+        dropout: the dropout probability between layers (when ``train``).
+        train: whether dropout applies.
+        bidirectional: whether each layer also runs backwards (outputs concatenated).
+
+    Example::
+
+        >>> m = nn.LSTM(3, 2)
+        >>> x, h0 = fjax.randn(4, 1, 3), fjax.zeros(1, 1, 2)
+        >>> out, h, c = fjax.lstm(x, (h0, h0), list(m.parameters()), True, 1, 0.0, False, False, False)
+        >>> bool(out.allclose(m(x)[0]))
+        True
+    """
+    packed = not isinstance(batch_sizes, (tuple, list))
+    return _rnn("lstm", *_padded_or_packed(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+                                           bidirectional, packed))  # fmt: skip
+
+
+def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """torch's functional GRU (what ``nn.GRU`` calls): ``(output, h_n)`` of a stack of layers whose
+    weights come as one flat list. Also takes torch's packed overload, ``gru(data, batch_sizes, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional)``.
+
+    Args:
+        input: the ``(T, B, I)`` input (``(B, T, I)`` when ``batch_first``), or a packed sequence's rows.
+        hx: ``h_0``, ``(num_layers * dirs, B, H)`` (packed form: the batch sizes).
+        params: per layer and direction ``w_ih, w_hh[, b_ih, b_hh]``.
+        has_biases: whether ``params`` hold biases.
+        num_layers: the number of stacked layers.
+        dropout: the dropout probability between layers (when ``train``).
+        train: whether dropout applies.
+        bidirectional: whether each layer also runs backwards (outputs concatenated).
+        batch_first: whether ``input`` is batch-major.
+
+    Example::
+
+        >>> m = nn.GRU(3, 2)
+        >>> x, h0 = fjax.randn(4, 1, 3), fjax.zeros(1, 1, 2)
+        >>> out, h = fjax.gru(x, h0, list(m.parameters()), True, 1, 0.0, False, False, False)
+        >>> bool(out.allclose(m(x)[0], atol=1e-6))
+        True
+    """
+    packed = isinstance(params, Tensor)  # packed: (data, batch_sizes, hx, params, ...)
+    return _rnn("gru", *_padded_or_packed(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                                           batch_first, packed))  # fmt: skip
+
+
+def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """torch's functional Elman RNN (tanh) (what ``nn.RNN`` calls): ``(output, h_n)`` of a stack of layers whose
+    weights come as one flat list. Also takes torch's packed overload, ``rnn_tanh(data, batch_sizes, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional)``.
+
+    Args:
+        input: the ``(T, B, I)`` input (``(B, T, I)`` when ``batch_first``), or a packed sequence's rows.
+        hx: ``h_0``, ``(num_layers * dirs, B, H)`` (packed form: the batch sizes).
+        params: per layer and direction ``w_ih, w_hh[, b_ih, b_hh]``.
+        has_biases: whether ``params`` hold biases.
+        num_layers: the number of stacked layers.
+        dropout: the dropout probability between layers (when ``train``).
+        train: whether dropout applies.
+        bidirectional: whether each layer also runs backwards (outputs concatenated).
+        batch_first: whether ``input`` is batch-major.
+
+    Example::
+
+        >>> m = nn.RNN(3, 2)
+        >>> x, h0 = fjax.randn(4, 1, 3), fjax.zeros(1, 1, 2)
+        >>> out, h = fjax.rnn_tanh(x, h0, list(m.parameters()), True, 1, 0.0, False, False, False)
+        >>> bool(out.allclose(m(x)[0], atol=1e-6))
+        True
+    """
+    packed = isinstance(params, Tensor)  # packed: (data, batch_sizes, hx, params, ...)
+    return _rnn("tanh", *_padded_or_packed(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                                           batch_first, packed))  # fmt: skip
+
+
+def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """torch's functional Elman RNN (relu) (what ``nn.RNN`` calls): ``(output, h_n)`` of a stack of layers whose
+    weights come as one flat list. Also takes torch's packed overload, ``rnn_relu(data, batch_sizes, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional)``.
+
+    Args:
+        input: the ``(T, B, I)`` input (``(B, T, I)`` when ``batch_first``), or a packed sequence's rows.
+        hx: ``h_0``, ``(num_layers * dirs, B, H)`` (packed form: the batch sizes).
+        params: per layer and direction ``w_ih, w_hh[, b_ih, b_hh]``.
+        has_biases: whether ``params`` hold biases.
+        num_layers: the number of stacked layers.
+        dropout: the dropout probability between layers (when ``train``).
+        train: whether dropout applies.
+        bidirectional: whether each layer also runs backwards (outputs concatenated).
+        batch_first: whether ``input`` is batch-major.
+
+    Example::
+
+        >>> m = nn.RNN(3, 2, nonlinearity='relu')
+        >>> x, h0 = fjax.randn(4, 1, 3), fjax.zeros(1, 1, 2)
+        >>> out, h = fjax.rnn_relu(x, h0, list(m.parameters()), True, 1, 0.0, False, False, False)
+        >>> bool(out.allclose(m(x)[0], atol=1e-6))
+        True
+    """
+    packed = isinstance(params, Tensor)  # packed: (data, batch_sizes, hx, params, ...)
+    return _rnn("relu", *_padded_or_packed(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                                           batch_first, packed))  # fmt: skip
