@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .creation import tensor
+from .dispatch import functions as _F
 from .nn import functional as F
 from .tensor import Tensor
 
@@ -90,8 +92,6 @@ def embedding_bag(
 
 def _rnn(kind, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, batch_sizes):
     """torch's functional RNN entry points over fjax's one-layer ops (``fjax.lstm_layer`` & co.)."""
-    import fjax
-
     name = {"lstm": "lstm", "gru": "gru", "tanh": "rnn_tanh", "relu": "rnn_relu"}[kind]
     dirs = 2 if bidirectional else 1
     params = list(params)
@@ -107,8 +107,8 @@ def _rnn(kind, input, hx, params, has_biases, num_layers, dropout, train, bidire
     if batch_sizes is not None:  # packed: time-major rows, batch_sizes[t] of them at step t
         sizes = [int(b) for b in batch_sizes.tolist()]
         steps = input.split(sizes)
-        x = fjax.stack([F.pad(s, (0, 0, 0, sizes[0] - s.shape[0])) for s in steps])
-        lengths = fjax.tensor([sum(b > i for b in sizes) for i in range(sizes[0])])
+        x = _F.stack([F.pad(s, (0, 0, 0, sizes[0] - s.shape[0])) for s in steps])
+        lengths = tensor([sum(b > i for b in sizes) for i in range(sizes[0])])
         batch_first = False
     else:
         x = input
@@ -129,20 +129,20 @@ def _rnn(kind, input, hx, params, has_biases, num_layers, dropout, train, bidire
             w_hr = group[-1] if per in (3, 5) else None
             static = dict(reverse=d == 1, batch_first=batch_first)
             if kind == "lstm":
-                y, h, c = fjax.lstm_layer(x, h0s[k], c0s[k], w_ih, w_hh, b_ih, b_hh, w_hr, lengths, **static)
+                y, h, c = _F.lstm_layer(x, h0s[k], c0s[k], w_ih, w_hh, b_ih, b_hh, w_hr, lengths, **static)
                 cs.append(c)
             else:
-                layer_op = {"gru": fjax.gru_layer, "tanh": fjax.rnn_tanh_layer, "relu": fjax.rnn_relu_layer}[kind]
+                layer_op = {"gru": _F.gru_layer, "tanh": _F.rnn_tanh_layer, "relu": _F.rnn_relu_layer}[kind]
                 y, h = layer_op(x, h0s[k], w_ih, w_hh, b_ih, b_hh, lengths, **static)
             outs.append(y)
             hs.append(h)
-        x = outs[0] if dirs == 1 else fjax.cat(outs, -1)
+        x = outs[0] if dirs == 1 else _F.cat(outs, -1)
         if dropout and train and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
     if batch_sizes is not None:  # back to packed rows
-        x = fjax.cat([x[t, :b] for t, b in enumerate(sizes)])
-    h_n = fjax.stack(hs)
-    return (x, h_n, fjax.stack(cs)) if kind == "lstm" else (x, h_n)
+        x = _F.cat([x[t, :b] for t, b in enumerate(sizes)])
+    h_n = _F.stack(hs)
+    return (x, h_n, _F.stack(cs)) if kind == "lstm" else (x, h_n)
 
 
 def _padded_or_packed(a, b, c, d, e, f, g, h, i, packed):
