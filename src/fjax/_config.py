@@ -38,6 +38,10 @@ class _Config:
         self._eager_cache_size = _env_int("FJAX_EAGER_CACHE_SIZE", 1024)
         self.log_compiles = os.environ.get("FJAX_LOG_COMPILES", "") not in ("", "0", "false", "False")
         """Print one line to stderr per XLA compile: the op, its inputs and why the cache missed."""
+        self.eager_fusion = os.environ.get("FJAX_EAGER_FUSION", "1") not in ("0", "false", "False")
+        """Fuse what repeats in eager mode: a backward whose tape has the same structure as an
+        earlier one runs as one compiled XLA program instead of one kernel per node (the first
+        time it is seen it runs node by node, as without fusion). Off: ``FJAX_EAGER_FUSION=0``."""
         self.graph_index_checks = os.environ.get("FJAX_GRAPH_INDEX_CHECKS", "1") not in ("0", "false", "False")
         """Inside nn.Graph steps, check indices (gather, embedding, loss targets, ...) as eager
         does; a bad one raises ``fjax.asyncs.CheckError`` at the next synchronization. Off
@@ -84,7 +88,8 @@ class _Config:
 
     def __repr__(self):
         return (
-            f"fjax.config(eager_cache_size={self.eager_cache_size}, log_compiles={self.log_compiles}, "
+            f"fjax.config(eager_cache_size={self.eager_cache_size}, eager_fusion={self.eager_fusion}, "
+            f"log_compiles={self.log_compiles}, "
             f"graph_index_checks={self.graph_index_checks}, compilation_cache={self.compilation_cache!r})"
         )
 

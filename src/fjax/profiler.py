@@ -39,7 +39,7 @@ from jax import monitoring
 from . import _atomic
 from ._config import config
 
-__all__ = ["ProfilerActivity", "compile_count", "compile_time", "profile", "record_function"]
+__all__ = ["ProfilerActivity", "compile_count", "compile_time", "fusion_stats", "profile", "record_function"]
 
 _STAGES = {
     "/jax/core/compile/jaxpr_trace_duration": "trace",
@@ -82,6 +82,25 @@ def compile_count() -> int:
         True
     """
     return _totals["count"]
+
+
+_fusion = {"hits": 0, "compiles": 0, "unfused": {}}
+
+
+def fusion_stats() -> dict:
+    """What eager fusion (``fjax.config.eager_fusion``) did so far: ``hits`` (backward passes run
+    as one fused program), ``compiles`` (fused programs built) and ``unfused`` (backward passes
+    run node by node, counted by why: ``"first sight"`` for a tape structure not seen before,
+    ``"hooks"``, ``"custom Function"`` ...).
+
+        >>> import fjax
+        >>> w = fjax.randn(3, requires_grad=True)
+        >>> for _ in range(3):
+        ...     (w * w).sum().backward()
+        >>> fjax.profiler.fusion_stats()["hits"] >= 1 or not fjax.config.eager_fusion
+        True
+    """
+    return {"hits": _fusion["hits"], "compiles": _fusion["compiles"], "unfused": dict(_fusion["unfused"])}
 
 
 def compile_time() -> float:

@@ -15,12 +15,17 @@ retained.
 
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding
 
 from .. import profiler as _profiler
+from .._config import config
+from .._tracing import trace_state
 from ..profiler import _state as _pstate
 from ..profiler import span
 from . import anomaly_mode as _anomaly
@@ -183,7 +188,17 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
         cts[t._idx] = _add(cts[t._idx], g)
         roots_nodes.append(t._node)
 
-    for node in _toposort(roots_nodes):
+    order = _toposort(roots_nodes)
+    if config.eager_fusion and order and not (_pstate.on or _anomaly.state.on or trace_state.depth):
+        fused = _fused_backward(order, pending, wanted, retain_graph)
+        if fused is not None:
+            order = ()  # every node ran in the fused program
+            leaves, leaf_out, found_out = fused
+            for leaf, ct in zip(leaves, leaf_out):
+                to_leaf(leaf, ct)
+            for j, ct in found_out.items():
+                found[j] = _conj(ct)
+    for node in order:
         cts = pending.pop(id(node), None)
         if cts is None:
             continue
@@ -233,6 +248,134 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
             for j in wanted.get(("leaf", id(leaf)), ()):
                 found[j] = ct
     return found
+
+
+_FUSED: OrderedDict = OrderedDict()  # tape structure -> times seen (int), jitted program, or False
+_FUSED_MAX = 64
+# run node by node this many times before fusing (tests set 0 to run every backward fused)
+_FUSE_AFTER = int(os.environ.get("FJAX_EAGER_FUSION_AFTER", "1"))
+
+
+def _fused_backward(order, pending, wanted, retain_graph):
+    """The backward walk over ``order`` as one compiled program, once its tape structure repeats.
+
+    A structure is the nodes' VJPs as pytree definitions (which kernel, at which static
+    arguments, made them), how their cotangents flow, and which outputs ``autograd.grad`` wants;
+    the arrays (root cotangents, the VJPs' residuals) are the program's inputs. The first time a
+    structure is seen this returns None and the caller walks node by node, as without fusion; the
+    second time it compiles the program, and from then on one XLA call runs the whole backward.
+    Nodes with hooks, retained grads, custom Functions or eager VJPs are not fused (None).
+
+    Returns ``(leaves, their cotangents, {found position: cotangent})``.
+    """
+    from ..tensor import Tensor
+
+    stats = _profiler._fusion
+    pos = {id(n): i for i, n in enumerate(order)}
+    reached: list = [None] * len(order)
+    seed_refs, seeds = [], []
+    for node_id, cts in pending.items():
+        i = pos[node_id]
+        reached[i] = {j for j, c in enumerate(cts) if c is not None}
+        for j, c in enumerate(cts):
+            if c is not None:
+                seed_refs.append((i, j))
+                seeds.append(c)
+    leaves: list = []
+    leaf_pos: dict = {}
+    steps, flat, done = [], [], []
+    for i, node in enumerate(order):
+        r = reached[i]
+        if not r:
+            continue
+        why = None
+        if type(node) is not Node or node.eager:
+            why = "custom Function" if node.raw_cts else "eager node"
+        elif node.hooks or node.retained:
+            why = "hooks"
+        if why is not None:
+            stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
+            return None
+        _check_alive(node)
+        vleaves, treedef = jax.tree_util.tree_flatten(node.vjp)
+        wiring = []
+        for inp in node.inputs:
+            if type(inp) is tuple:
+                k = pos[id(inp[0])]
+                if reached[k] is None:
+                    reached[k] = set()
+                reached[k].add(inp[1])
+                wiring.append((k, inp[1]))
+            elif isinstance(inp, Tensor):
+                lp = leaf_pos.get(id(inp))
+                if lp is None:
+                    lp = leaf_pos[id(inp)] = len(leaves)
+                    leaves.append(inp)
+                wiring.append((-1, lp))
+        n_out = _n_out(node)
+        wants = ()
+        if wanted is not None:
+            wants = tuple((o, tuple(wanted[("node", id(node), o)])) for o in r if ("node", id(node), o) in wanted)
+        zeros = tuple((o, node.out_avals[o]) for o in range(n_out) if o not in r) if node.multi else ()
+        steps.append((i, treedef, len(vleaves), node.multi, tuple(sorted(r)), zeros, tuple(wiring), wants))
+        flat.extend(vleaves)
+        done.append(node)
+    key = (tuple(seed_refs), tuple(steps), len(leaves))
+    program = _FUSED.get(key, 0)
+    if type(program) is int:
+        if program < _FUSE_AFTER:
+            program += 1
+        else:
+            program = jax.jit(_backward_program(tuple(seed_refs), tuple(steps), len(leaves)))
+            stats["compiles"] += 1
+        _FUSED[key] = program
+        if len(_FUSED) > _FUSED_MAX:
+            _FUSED.popitem(last=False)
+    _FUSED.move_to_end(key)
+    if not callable(program):
+        why = "first sight" if program is not False else "not traceable"
+        stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
+        return None
+    try:
+        leaf_out, found_out = program(seeds, flat)
+    except Exception:  # a VJP JAX cannot trace into a bigger program: node by node from now on
+        _FUSED[key] = False
+        return None
+    stats["hits"] += 1
+    pending.clear()
+    if not retain_graph:
+        for node in done:
+            node.release()
+    return leaves, leaf_out, found_out
+
+
+def _backward_program(seed_refs, steps, n_leaves):
+    """The pure function of one fused backward (see ``_fused_backward``)."""
+
+    def program(seeds, flat):
+        cts = dict(zip(seed_refs, seeds))
+        leaf_ct = [None] * n_leaves
+        found = {}
+        at = 0
+        for i, treedef, n, multi, reached, zeros, wiring, wants in steps:
+            vjp = jax.tree_util.tree_unflatten(treedef, flat[at : at + n])
+            at += n
+            for o, slots in wants:
+                for j in slots:
+                    found[j] = cts[(i, o)]
+            if multi:
+                filled = {o: _zeros(aval) for o, aval in zeros}
+                ct = tuple(cts[(i, o)] if o in reached else filled[o] for o in range(len(reached) + len(zeros)))
+            else:
+                ct = cts[(i, 0)]
+            for (k, o), c in zip(wiring, vjp(ct)):
+                if k < 0:
+                    leaf_ct[o] = _add(leaf_ct[o], c)
+                else:
+                    cts[(k, o)] = _add(cts.get((k, o)), c)
+        return leaf_ct, found
+
+    return program
 
 
 def post_accumulate(leaf) -> None:
