@@ -120,6 +120,20 @@ def _mlp_cases(grad: bool):
     return f_fjax, f_jax, f_torch, f_floor
 
 
+def _unfused(case):
+    """``case`` with fjax's eager fusion off (every backward node its own kernel)."""
+    f_fjax, *rest = case
+
+    def f():
+        fjax.config.eager_fusion = False
+        try:
+            return f_fjax()
+        finally:
+            fjax.config.eager_fusion = True
+
+    return (f, *rest)
+
+
 def _binary_cases(shape, op):
     rng = np.random.default_rng(1)
     a, b = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
@@ -256,6 +270,7 @@ def main():
         ("mul (4,4), input requires grad", _grad_binary_cases((4, 4)), args.iters),
         ("3-layer MLP forward, no grad", _mlp_cases(False), args.iters // 4),
         ("3-layer MLP fwd+bwd+SGD step", _mlp_cases(True), args.iters // 10),
+        ("  the same, eager fusion off", _unfused(_mlp_cases(True)), args.iters // 10),
         ("window data[i:i+35], same i", _window_cases(False), args.iters),
         ("window data[i:i+35], new i", _window_cases(True), 900),
         ("x[i], new i", _new_value_cases("index"), 1000),

@@ -1,5 +1,8 @@
 """Whole PyTorch programs: training-step time of fjax (eager, under ``fjax.mock_torch``) vs torch.
 
+fjax runs each program twice: eager fusion off (every op and backward node its own kernel) and
+on (``fjax.config.eager_fusion``: a repeating backward is one compiled program).
+
     python benchmarks/programs.py [--repeats 5] [--steps 10] [--torch-threads 1] [program ...]
 
 Runs every ``tests/programs/mock_*.py`` (or the ones named) in this one process: once loaded
@@ -55,6 +58,19 @@ def _timed(main, steps: int, on_fjax: bool) -> float:
     start = time.perf_counter()
     main(steps, 0)
     return time.perf_counter() - start
+
+
+def _with_fusion(main, on: bool):
+    """``main`` run with ``fjax.config.eager_fusion`` set to ``on``."""
+
+    def run(steps, seed):
+        saved, fjax.config.eager_fusion = fjax.config.eager_fusion, on
+        try:
+            return main(steps, seed)
+        finally:
+            fjax.config.eager_fusion = saved
+
+    return run
 
 
 def _step_ms(mains: dict, steps: int, repeats: int) -> dict:
@@ -155,7 +171,11 @@ def main():
         f"({torch.get_num_threads()} thread(s)); median of {args.repeats}, (T({2 * args.steps}) - T({args.steps})) "
         f"/ {args.steps} steps"
     )
-    print(f"{'program':24s} {'torch ms':>9s} {'fjax ms':>9s} {'fjax/torch':>10s}")
+    print(
+        f"{'program':24s} {'torch ms':>9s} {'unfused ms':>10s} {'fused ms':>9s} {'unfused/torch':>13s} "
+        f"{'fused/torch':>11s}"
+    )
+    ratios = {"unfused": [], "fused": []}
     for name in names:
         path = PROGRAMS / f"{name}.py"
         on_torch = _load(path, f"{name}_on_torch").main
@@ -168,8 +188,21 @@ def main():
             ms = _step_ms({"torch": (on_torch, False)}, args.steps, args.repeats)
             print(f"{name:24s} {ms['torch']:9.2f} {'fails':>9s} {'':10s}  ({error})")
             continue
-        ms = _step_ms({"torch": (on_torch, False), "fjax": (on_fjax, True)}, args.steps, args.repeats)
-        print(f"{name:24s} {ms['torch']:9.2f} {ms['fjax']:9.2f} {ms['fjax'] / ms['torch']:10.2f}")
+        mains = {
+            "torch": (on_torch, False),
+            "unfused": (_with_fusion(on_fjax, False), True),
+            "fused": (_with_fusion(on_fjax, True), True),
+        }
+        ms = _step_ms(mains, args.steps, args.repeats)
+        for mode in ratios:
+            ratios[mode].append(ms[mode] / ms["torch"])
+        print(
+            f"{name:24s} {ms['torch']:9.2f} {ms['unfused']:10.2f} {ms['fused']:9.2f} "
+            f"{ratios['unfused'][-1]:13.2f} {ratios['fused'][-1]:11.2f}"
+        )
+    if ratios["fused"]:
+        u, f = statistics.median(ratios["unfused"]), statistics.median(ratios["fused"])
+        print(f"{'median':24s} {'':9s} {'':10s} {'':9s} {u:13.2f} {f:11.2f}")
 
 
 if __name__ == "__main__":
