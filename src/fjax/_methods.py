@@ -1239,6 +1239,18 @@ def storage(self):
     return self.untyped_storage()
 
 
+def storage_type(self):
+    """The class of this tensor's storage. fjax has one storage class, ``Storage``, for
+    every dtype (each storage knows its dtype), so there is no per-dtype legacy class (torch's
+    ``FloatStorage``, ``LongStorage``, ...) to return: it is ``type(self.storage())``.
+
+    Example:
+        >>> fjax.ones(2).storage_type().__name__
+        'Storage'
+    """
+    return type(self.untyped_storage())
+
+
 def _unusable_with_grad(self, op):
     if self.requires_grad:
         raise RuntimeError(f"Can't call {op}() on Variable that requires grad. Use var.detach().{op}() instead.")
@@ -1612,6 +1624,7 @@ _TENSOR_METHODS = (
     new,
     as_subclass,
     storage,
+    storage_type,
     apply_,
     map_,
     map2_,

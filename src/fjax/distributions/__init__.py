@@ -63,6 +63,7 @@ from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli",
@@ -107,6 +108,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "constraints",
     "kl",

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     pool,
     reduce,
     rnn,
+    segment,
     shape,
     special,
     transcendental,
