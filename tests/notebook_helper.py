@@ -18,9 +18,11 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 def kernel_env() -> dict:
-    """The test process's environment with small sizes on and an absolute ``PYTHONPATH``: the
-    kernel's working directory is notebooks/, where a relative ``PYTHONPATH=src`` finds nothing."""
-    env = dict(os.environ, FJAX_NOTEBOOK_SMALL="1")
+    """The test process's environment with small sizes on, JAX's persistent compilation cache off
+    (the notebooks time compiles: loads from an earlier run's cache would flatten them) and an
+    absolute ``PYTHONPATH``: the kernel's working directory is notebooks/, where a relative
+    ``PYTHONPATH=src`` finds nothing."""
+    env = dict(os.environ, FJAX_NOTEBOOK_SMALL="1", FJAX_COMPILATION_CACHE="0")
     paths = [str(ROOT / "src")] + [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
