@@ -370,12 +370,14 @@ def without_deferred_checks():
         _no_deferred_checks.on = before
 
 
-def _defer_check(ok, message):
-    """A value check inside an nn.Graph trace: ``fjax.asyncs`` tests ``ok`` when the step runs."""
-    from .asyncs import check
+def _defer_check(ok, message, exc=None):
+    """A value check inside an nn.Graph trace: ``fjax.asyncs`` tests ``ok`` when the step runs;
+    an index check (``exc`` an IndexError) fails with a CheckError that is an IndexError too."""
+    from .asyncs import _ops
 
     if not getattr(_no_deferred_checks, "on", False):
-        check(ok, message)
+        error = _ops.IndexCheckError if exc is not None and issubclass(exc, IndexError) else _ops.CheckError
+        _ops._submit_check("check", ok, message, None, lambda h: bool(np.all(h)), error, depth=3)
 
 
 _indexing.traced_check = _defer_check

@@ -1276,7 +1276,7 @@ class Tensor:
         return _Above.global_tensor.get_sbp(self)
 
     def __setitem__(self, index, value):
-        arrays, template = _index(self, index)
+        arrays, template = _index(self, index, "setitem")
         if not arrays:  # basic indexing: torch's self[index].copy_(value), at a dynamic offset
             view = _f().getitem(self, arrays, template)
             if view._st is not None and view._st is self._st:
@@ -1416,70 +1416,115 @@ def _category(d: _dt.dtype) -> int:
     return 0 if d == _dt.bool else 1 if not (d.is_floating_point or d.is_complex) else 2 if d.is_floating_point else 3
 
 
-def _index(t: Tensor, index):
+def _index(t: Tensor, index, name: str = "getitem"):
     """Split an index into traced integer arrays and a static template (see ops.indexing).
 
-    Eager integer indices are bounds-checked (JAX would clamp them silently; torch raises).
+    Every entry is bounds-checked against the dim it addresses (an Ellipsis stands for the dims
+    the other entries leave): ints and bool masks at once, integer tensors on their values in
+    eager and, inside an nn.Graph, through the deferred check (JAX would clamp them silently;
+    torch raises IndexError).
     """
     if not isinstance(index, tuple):
         index = (index,)
+    index = tuple(_as_index_tensor(i) if isinstance(i, (list, np.ndarray)) else i for i in index)
+    used = sum(_dims_used(i) for i in index)
+    if used > t.ndim:
+        raise IndexError(
+            f"{name}: too many indices for tensor of dimension {t.ndim} (got {used} indices for shape {tuple(t.shape)})"
+        )
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError(f"{name}: an index can only have a single ellipsis ('...')")
     arrays, template = [], []
-    dim = 0  # the input dimension the next index entry addresses (before any Ellipsis)
+    dim = 0  # the input dimension the next index entry addresses
     for i in index:
-        if isinstance(i, (list, np.ndarray)):
-            i = _as_index_tensor(i)
         if isinstance(i, Tensor):
             if i.dtype == _dt.bool:
                 if isinstance(i._data, jax.core.Tracer):
                     raise NotImplementedError(
-                        "getitem: boolean mask indexing inside a trace has a data-dependent shape; "
+                        f"{name}: boolean mask indexing inside a trace has a data-dependent shape; "
                         "use fjax.where or masked_fill"
                     )
-                if dim is not None:
-                    for k, (m, n) in enumerate(zip(i.shape, t.shape[dim:])):
-                        if m != n:
-                            raise IndexError(
-                                f"getitem: The shape of the mask {list(i.shape)} at index {k} does not match the "
-                                f"shape of the indexed tensor {list(t.shape)} at index {dim + k}"
-                            )
+                if i.ndim == 0:
+                    raise NotImplementedError(f"{name}: a 0-d boolean index (x[True] / x[tensor(False)])")
+                for k, (m, n) in enumerate(zip(i.shape, t.shape[dim:])):
+                    if m != n:
+                        raise IndexError(
+                            f"{name}: The shape of the mask {list(i.shape)} at index {k} does not match the "
+                            f"shape of the indexed tensor {list(t.shape)} at index {dim + k}"
+                        )
                 for nz in np.nonzero(np.asarray(i._data)):
                     template.append(f"tensor:{len(arrays)}")
                     arrays.append(Tensor._wrap(jnp.asarray(nz, jnp.int64)))
-                if dim is not None:
-                    dim += i.ndim
+                dim += i.ndim
                 continue
-            if i.dtype.is_floating_point:
-                raise OpError(f"getitem: tensors used as indices must be long, int or bool tensors, got {i.dtype}")
-            if dim is not None and not isinstance(i._data, jax.core.Tracer) and i.numel():
-                lo, hi = int(i._data.min()), int(i._data.max())
-                _check_bound(t, dim, lo)
-                _check_bound(t, dim, hi)
+            if i.dtype.is_floating_point or i.dtype.is_complex:
+                from .ops._checks import IndexOpError  # torch: an IndexError; OpError as before
+
+                raise IndexOpError(f"{name}: tensors used as indices must be long, int or bool tensors, got {i.dtype}")
+            _check_tensor_bound(t, dim, i, name)
             template.append(f"tensor:{len(arrays)}")
             arrays.append(i)
         elif isinstance(i, slice):
             template.append(("slice", _int_or_none(i.start), _int_or_none(i.stop), _int_or_none(i.step)))
-        elif i is None or i is Ellipsis:
+        elif i is None:
             template.append(i)
-            if i is Ellipsis:
-                dim = None
             continue
-        elif isinstance(i, (int, np.integer)) and not isinstance(i, bool):
-            if dim is not None:
-                _check_bound(t, dim, int(i))
+        elif i is Ellipsis:
+            template.append(i)
+            dim += t.ndim - used
+            continue
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            _check_bound(t, dim, int(i), name)
             template.append(int(i))
+        elif isinstance(i, (bool, np.bool_)):
+            raise NotImplementedError(f"{name}: a bool index (x[True] / x[False])")
         else:
-            raise OpError(f"getitem: unsupported index {i!r}; expected int, slice, None, Ellipsis or tensor")
-        if dim is not None:
-            dim += 1
+            raise IndexError(
+                f"{name}: only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                f"valid indices (got {type(i).__name__})"
+            )
+        dim += 1
+    if len(arrays) > 1:
+        shapes = [tuple(a.shape) for a in arrays]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError(
+                f"{name}: shape mismatch: indexing tensors could not be broadcast together with shapes "
+                + ", ".join(str(list(s)) for s in shapes)
+            ) from None
     return arrays, tuple(template)
 
 
-def _check_bound(t: Tensor, dim: int, i: int) -> None:
-    if dim >= t.ndim:
-        raise IndexError(f"getitem: too many indices for a tensor of shape {tuple(t.shape)}")
+def _dims_used(i) -> int:
+    """How many input dims an index entry addresses."""
+    if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
+        return 0
+    if isinstance(i, Tensor) and i.dtype == _dt.bool:
+        return i.ndim
+    return 1
+
+
+def _check_bound(t: Tensor, dim: int, i: int, name: str = "getitem") -> None:
     n = t.shape[dim]
     if not -n <= i < n:
-        raise IndexError(f"getitem: index {i} is out of bounds for dimension {dim} with size {n}")
+        raise IndexError(f"{name}: index {i} is out of bounds for dimension {dim} with size {n}")
+
+
+def _check_tensor_bound(t: Tensor, dim: int, i: Tensor, name: str) -> None:
+    """An integer index tensor's values against ``t.shape[dim]``: at once in eager; inside an
+    nn.Graph (with ``config.graph_index_checks``) deferred to the step's run (``fjax.asyncs``)."""
+    data = i._data
+    if isinstance(data, jax.core.Tracer) and not trace_state.graph_checks:
+        return  # other traces (functional transforms) cannot report a value error
+    if type(data) is MetaArray or not i.numel():
+        return
+    from .ops import indexing
+
+    n = t.shape[dim]
+    indexing._check_range(
+        data, -n, n, IndexError, lambda v: f"{name}: index {v} is out of bounds for dimension {dim} with size {n}"
+    )
 
 
 def _int_or_none(v):

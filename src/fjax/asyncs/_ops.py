@@ -39,6 +39,14 @@ class CheckError(RuntimeError):
 CheckError.__module__ = "fjax.asyncs"
 
 
+class IndexCheckError(CheckError, IndexError):
+    """A deferred index bounds check (inside an nn.Graph) failed: a CheckError and, as torch's
+    error for an out-of-range index is, an IndexError."""
+
+
+IndexCheckError.__module__ = "fjax.asyncs"
+
+
 _steps: dict[tuple[str, int], int] = {}
 _steps_lock = threading.Lock()
 
@@ -168,15 +176,23 @@ def check_finite(value, message: str, *, step: int | None = None) -> None:
     _submit_check("check_finite", value, message, step, lambda h: bool(np.isfinite(h).all()))
 
 
-def _submit_check(op: str, value, message: str, step: int | None, passes: Callable[[np.ndarray], bool]) -> None:
+def _submit_check(
+    op: str,
+    value,
+    message: str,
+    step: int | None,
+    passes: Callable[[np.ndarray], bool],
+    error: type = CheckError,
+    depth: int = 2,
+) -> None:
     if not isinstance(message, str):
         raise TypeError(f"fjax.asyncs.{op}: message must be a str, got {type(message).__name__}")
 
     def run(meta, host):
         if not passes(host[0]):
-            raise CheckError(message, *meta)
+            raise error(message, *meta)
 
-    _submit(op, (value,), run, _stamp(_caller(2), step))
+    _submit(op, (value,), run, _stamp(_caller(depth), step))
 
 
 def wait() -> None:

@@ -36,8 +36,9 @@ def _int_index(name: str, index):
 
 
 traced_check = None
-"""``traced_check(ok, message)``: set by dispatch; inside an nn.Graph trace the checks below
-hand it the traced condition, and ``fjax.asyncs`` raises at the next synchronization."""
+"""``traced_check(ok, message, exc=None)``: set by dispatch; inside an nn.Graph trace the checks
+below hand it the traced condition, and ``fjax.asyncs`` raises at the next synchronization (a
+``CheckError`` that is also an ``exc`` where that is an IndexError)."""
 
 
 def _check_range(index, lo, hi, exc, message, ignore=None):
@@ -48,7 +49,7 @@ def _check_range(index, lo, hi, exc, message, ignore=None):
             ok = (index >= lo) & (index < hi)
             if ignore is not None:
                 ok = ok | (index == ignore)
-            traced_check(jnp.all(ok), message("?") + " (checked inside a compiled graph)")
+            traced_check(jnp.all(ok), message("?") + " (checked inside a compiled graph)", exc)
         return
     values = _host(index)
     if values is not None and ignore is not None:
