@@ -436,14 +436,7 @@ def _outcome(fn):
         "init()",
         "initial_seed()",
         "is_tf32_supported()",
-        "max_memory_cached()",
-        "max_memory_reserved()",
-        "max_memory_reserved(0)",
-        "mem_get_info()",
-        "memory_cached()",
-        "memory_stats()",
-        "memory_stats(0)",
-        "memory_stats_as_nested_dict()",
+        # the memory queries differ on purpose: fjax's describe the CPU device (tests/test_memory_stats.py)
         "seed()",
         "seed_all()",
         "set_per_process_memory_fraction(0.5)",
@@ -477,9 +470,8 @@ def test_cuda_without_gpu_matches_torch(call):
 @needs_no_gpu
 def test_cuda_memory_extras_without_gpu():
     # torch's CPU build crashes here (KeyError / AttributeError / missing NVML); fjax answers cleanly
-    for fn in (fjax.cuda.memory_summary, fjax.cuda.memory_usage):
-        with pytest.raises(RuntimeError, match="no GPU"):
-            fn()
+    with pytest.raises(RuntimeError, match="no GPU"):
+        fjax.cuda.memory_usage()
     fjax.cuda.reset_accumulated_memory_stats()
     for fn in (fjax.cuda.reset_max_memory_allocated, fjax.cuda.reset_max_memory_cached):
         with pytest.warns(FutureWarning):

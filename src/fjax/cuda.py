@@ -2,8 +2,9 @@
 
 Every answer comes from JAX: a GPU is available when ``jax.devices("gpu")`` lists one, memory
 figures come from the device's XLA allocator statistics. On a machine without a GPU the queries
-answer truthfully (``is_available()`` is False, ``device_count()`` is 0, memory figures are 0) and
-the functions that need a GPU raise ``RuntimeError``, as torch's do.
+answer truthfully (``is_available()`` is False, ``device_count()`` is 0) and the functions that
+need a GPU raise ``RuntimeError``, as torch's do; the memory queries (``memory_allocated``,
+``memory_stats``, ``mem_get_info``, ...) then describe the CPU device fjax's tensors live on.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import warnings
 
 import jax
 
+from . import _memory
 from . import random as _random
 from .amp._device import cuda as amp  # fjax.cuda.amp: torch.cuda.amp (autocast, GradScaler)
 from .device import device as _device
@@ -268,63 +270,6 @@ def empty_cache() -> None:
     Example::
 
         >>> fjax.cuda.empty_cache()
-    """
-
-
-def _stats(device) -> dict:
-    gpus = _gpus()
-    if not gpus:
-        return {}
-    return _gpu(device).memory_stats() or {}
-
-
-def memory_allocated(device=None) -> int:
-    """Bytes of GPU memory that live arrays occupy (XLA's ``bytes_in_use``); 0 without a GPU or
-    when the backend reports no statistics.
-
-    Example::
-
-        >>> fjax.cuda.memory_allocated() >= 0
-        True
-    """
-    return int(_stats(device).get("bytes_in_use", 0))
-
-
-def max_memory_allocated(device=None) -> int:
-    """The peak of ``memory_allocated`` since the process started (XLA's ``peak_bytes_in_use``;
-    XLA cannot reset it); 0 without a GPU.
-
-    Example::
-
-        >>> fjax.cuda.max_memory_allocated() >= fjax.cuda.memory_allocated()
-        True
-    """
-    return int(_stats(device).get("peak_bytes_in_use", 0))
-
-
-def memory_reserved(device=None) -> int:
-    """Bytes XLA's GPU allocator holds from the device (its pool, ``pool_bytes``, else
-    ``bytes_reserved``, else ``bytes_in_use``); 0 without a GPU.
-
-    Example::
-
-        >>> fjax.cuda.memory_reserved() >= 0
-        True
-    """
-    stats = _stats(device)
-    for key in ("pool_bytes", "bytes_reserved", "bytes_in_use"):
-        if key in stats:
-            return int(stats[key])
-    return 0
-
-
-def reset_peak_memory_stats(device=None) -> None:
-    """Accepted for torch's API; does nothing: XLA's peak statistics cannot be reset, so
-    ``max_memory_allocated`` stays the peak since the process started.
-
-    Example::
-
-        >>> fjax.cuda.reset_peak_memory_stats()
     """
 
 
@@ -885,54 +830,225 @@ def set_sync_debug_mode(debug_mode) -> None:
 
 
 # -- memory ----------------------------------------------------------------------------------------
+# A GPU's figures come from its XLA allocator. Without a GPU the queries describe the CPU device
+# fjax's tensors live on: the bytes of its live arrays (``fjax._memory``), so a 64 MB tensor shows
+# as 64 MB. There the peak is the largest sample: taken whenever a figure is read and, after
+# ``reset_peak_memory_stats``, at the start and end of each backward and after each nn.Graph step.
 
 
-def _nested_stats(device) -> dict:
-    stats = _stats(device)
-    if not stats:
-        return {}
-    in_use, peak = int(stats.get("bytes_in_use", 0)), int(stats.get("peak_bytes_in_use", 0))
-    reserved = memory_reserved(device)
-    peak_reserved = int(stats.get("peak_pool_bytes", stats.get("peak_bytes_reserved", max(reserved, peak))))
+def _mem_device(device, fn: str):
+    """The jax device ``fjax.cuda.<fn>`` reports on: GPU ``device``, or without a GPU the CPU device."""
+    if device is None:
+        i = _current[0]
+    elif isinstance(device, int) and not isinstance(device, bool):
+        i = device
+    else:
+        try:
+            d = _device(device)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"fjax.cuda.{fn}: invalid device {device!r}; expected an index, 'cuda[:i]' or a cuda fjax.device"
+            ) from None
+        if d.type != "cuda":
+            raise ValueError(f"fjax.cuda.{fn}: expected a cuda device, got {device!r}")
+        i = _current[0] if d.index is None else d.index
+    devices = _gpus() or jax.devices("cpu")
+    if not 0 <= i < len(devices):
+        have = f"{len(devices)} GPU(s)" if devices[0].platform != "cpu" else f"no GPU and {len(devices)} CPU device(s)"
+        raise RuntimeError(f"fjax.cuda.{fn}: invalid device {device!r}; this machine has {have}")
+    return devices[i]
 
-    def pools(current, peak):
-        return {"all": {"current": current, "peak": peak}}
 
-    return {
-        "active_bytes": pools(in_use, peak),
-        "allocated_bytes": pools(in_use, peak),
-        "allocation": {"all": {"allocated": int(stats.get("num_allocs", 0))}},
-        "largest_alloc_size": int(stats.get("largest_alloc_size", 0)),
-        "num_alloc_retries": 0,
-        "num_ooms": 0,
-        "reserved_bytes": pools(reserved, peak_reserved),
+def _reserved(dev, stats, used: int, peak: int) -> tuple[int, int]:
+    """(current, peak) bytes the allocator holds: XLA's pool on a GPU; on CPU arrays are malloc'ed
+    and freed one by one, so what is reserved is what is allocated."""
+    if stats is None:
+        return used, peak
+    cur = next((int(stats[k]) for k in ("pool_bytes", "bytes_reserved") if k in stats), used)
+    if _memory.peak_state(dev).xla0 is not None:  # reset: XLA's pool never shrinks, so now is its peak since
+        return cur, max(cur, peak)
+    return cur, max(int(stats.get("peak_pool_bytes", stats.get("peak_bytes_reserved", cur))), cur, peak)
+
+
+def _nested(device, fn: str) -> dict:
+    dev = _mem_device(device, fn)
+    used, count = _memory.current(dev)
+    stats = _memory.xla_stats(dev)
+    peak = _memory.peak(dev, used, stats)
+    reserved, reserved_peak = _reserved(dev, stats, used, peak)
+    out = {
+        "active_bytes": {"all": {"current": used, "peak": peak}},
+        "allocated_bytes": {"all": {"current": used, "peak": peak}},
+        "num_alloc_retries": 0,  # XLA's allocators never free a cache and retry, torch's count of that
+        "reserved_bytes": {"all": {"current": reserved, "peak": reserved_peak}},
     }
+    if count is not None:  # live arrays counted (CPU)
+        counts = {"all": {"current": count, "peak": max(_memory.peak_state(dev).count, count)}}
+        out["active"] = out["allocation"] = counts
+    if stats is not None and "num_allocs" in stats:
+        out["allocation"] = {"all": {"allocated": int(stats["num_allocs"]) - _memory.peak_state(dev).allocs0}}
+    return out
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes that live tensors occupy on the device: XLA's ``bytes_in_use`` on a GPU; without a GPU,
+    the bytes of the live arrays on the CPU device (each buffer once).
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> x = fjax.ones(1024)
+        >>> fjax.cuda.memory_allocated() >= 4096
+        True
+    """
+    return _memory.current(_mem_device(device, "memory_allocated"))[0]
+
+
+def max_memory_allocated(device=None) -> int:
+    """The peak of ``memory_allocated`` since ``reset_peak_memory_stats`` (or the start). On a GPU it is
+    XLA's exact peak; without a GPU it is the largest sample (taken by every memory query, and after a
+    reset at each backward's start and end and each nn.Graph step).
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> fjax.cuda.max_memory_allocated() >= fjax.cuda.memory_allocated()
+        True
+    """
+    dev = _mem_device(device, "max_memory_allocated")
+    used, _ = _memory.current(dev)
+    return _memory.peak(dev, used, _memory.xla_stats(dev))
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes the allocator holds: XLA's GPU pool (``pool_bytes``, else ``bytes_reserved``); without a
+    GPU the CPU's arrays are allocated one by one, so it equals ``memory_allocated``.
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> fjax.cuda.memory_reserved() >= fjax.cuda.memory_allocated()
+        True
+    """
+    return _nested(device, "memory_reserved")["reserved_bytes"]["all"]["current"]
+
+
+def max_memory_reserved(device=None) -> int:
+    """The peak of ``memory_reserved`` since ``reset_peak_memory_stats`` (or the start).
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> fjax.cuda.max_memory_reserved() >= fjax.cuda.memory_reserved()
+        True
+    """
+    return _nested(device, "max_memory_reserved")["reserved_bytes"]["all"]["peak"]
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Restart the peaks (``max_memory_allocated``, ``max_memory_reserved``, ``*.peak`` of
+    ``memory_stats``) at the current figures. Without a GPU it also arms peak sampling at each
+    backward's start and end and after each nn.Graph step.
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> fjax.cuda.reset_peak_memory_stats()
+        >>> fjax.cuda.max_memory_allocated() == fjax.cuda.memory_allocated()
+        True
+    """
+    _memory.reset_peak(_mem_device(device, "reset_peak_memory_stats"))
+
+
+def _deprecated_reset(old: str, device) -> None:
+    warnings.warn(
+        f"torch.cuda.{old} now calls torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    _memory.reset_peak(_mem_device(device, old))
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    """Deprecated spelling of ``reset_peak_memory_stats`` (warns ``FutureWarning``, as torch).
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     fjax.cuda.reset_max_memory_allocated()
+    """
+    _deprecated_reset("reset_max_memory_allocated", device)
+
+
+def reset_max_memory_cached(device=None) -> None:
+    """Deprecated spelling of ``reset_peak_memory_stats`` (warns ``FutureWarning``, as torch).
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     fjax.cuda.reset_max_memory_cached()
+    """
+    _deprecated_reset("reset_max_memory_cached", device)
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    """Restart the cumulative counters of ``memory_stats`` (``"allocation.all.allocated"``, from XLA's
+    ``num_allocs`` on a GPU). The CPU device has no cumulative counters, so there it changes nothing.
+
+    Args:
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+
+    Example:
+        >>> fjax.cuda.reset_accumulated_memory_stats()
+    """
+    dev = _mem_device(device, "reset_accumulated_memory_stats")
+    stats = _memory.xla_stats(dev)
+    if stats is not None:
+        _memory.peak_state(dev).allocs0 = int(stats.get("num_allocs", 0))
 
 
 def memory_stats_as_nested_dict(device=None) -> dict:
-    """``memory_stats`` as nested dicts (``{"allocated_bytes": {"all": {"current": ...}}}``);
-    ``{}`` without a GPU.
+    """``memory_stats`` as nested dicts (``{"allocated_bytes": {"all": {"current": ...}}}``).
 
     Args:
-        device: the GPU; default the current one.
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
 
     Example:
-        >>> fjax.cuda.memory_stats_as_nested_dict() == {} or fjax.cuda.is_available()
+        >>> fjax.cuda.memory_stats_as_nested_dict()["allocated_bytes"]["all"]["current"] >= 0
         True
     """
-    return _nested_stats(device)
+    return _nested(device, "memory_stats_as_nested_dict")
 
 
 def memory_stats(device=None) -> dict:
-    """The GPU allocator's statistics under torch's flat keys, sorted (``"allocated_bytes.all.current"``,
-    ``"allocated_bytes.all.peak"``, ``"reserved_bytes.all.current"``, ``"num_ooms"``, ...), from XLA's
-    allocator; an empty ``OrderedDict`` without a GPU, as torch's.
+    """The allocator's statistics under torch's flat keys, sorted: ``"allocated_bytes.all.current"``
+    and ``.peak``, the same for ``"active_bytes"`` and ``"reserved_bytes"``, ``"num_alloc_retries"``
+    (always 0: XLA never frees a cache and retries). Without a GPU also ``"allocation.all.current"``
+    / ``.peak`` and ``"active.all.*"`` (live arrays); on a GPU ``"allocation.all.allocated"`` (XLA's
+    ``num_allocs``). Absent, as fjax cannot know them: the ``large_pool``/``small_pool`` splits,
+    ``allocated``/``freed`` byte totals, ``requested_bytes``, ``inactive_split*``, ``segment``,
+    ``oversize_*``, ``num_ooms``, ``num_sync_all_streams``, ``num_device_alloc``/``num_device_free``
+    and ``max_split_size``.
 
     Args:
-        device: the GPU; default the current one.
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
 
     Example:
-        >>> fjax.cuda.memory_stats() == {} or "allocated_bytes.all.current" in fjax.cuda.memory_stats()
+        >>> stats = fjax.cuda.memory_stats()
+        >>> stats["allocated_bytes.all.current"] <= stats["allocated_bytes.all.peak"]
         True
     """
     flat = []
@@ -944,28 +1060,15 @@ def memory_stats(device=None) -> dict:
         else:
             flat.append((prefix, obj))
 
-    walk("", _nested_stats(device))
+    walk("", _nested(device, "memory_stats"))
     return collections.OrderedDict(sorted(flat))
-
-
-def max_memory_reserved(device=None) -> int:
-    """The peak of ``memory_reserved`` since the process started (XLA cannot reset it); 0 without a GPU.
-
-    Args:
-        device: the GPU; default the current one.
-
-    Example:
-        >>> fjax.cuda.max_memory_reserved() >= fjax.cuda.memory_reserved()
-        True
-    """
-    return int(memory_stats(device).get("reserved_bytes.all.peak", 0))
 
 
 def memory_cached(device=None) -> int:
     """Deprecated name of ``memory_reserved`` (warns ``FutureWarning``, as torch).
 
     Args:
-        device: the GPU; default the current one.
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
 
     Example:
         >>> import warnings
@@ -984,7 +1087,7 @@ def max_memory_cached(device=None) -> int:
     """Deprecated name of ``max_memory_reserved`` (warns ``FutureWarning``, as torch).
 
     Args:
-        device: the GPU; default the current one.
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
 
     Example:
         >>> import warnings
@@ -1001,115 +1104,119 @@ def max_memory_cached(device=None) -> int:
     return max_memory_reserved(device)
 
 
-def reset_accumulated_memory_stats(device=None) -> None:
-    """Accepted for torch's API; does nothing: XLA's allocator counters cannot be reset.
-
-    Args:
-        device: the GPU; default the current one.
-
-    Example:
-        >>> fjax.cuda.reset_accumulated_memory_stats()
-    """
-
-
-def reset_max_memory_allocated(device=None) -> None:
-    """Deprecated spelling of ``reset_peak_memory_stats`` (warns ``FutureWarning``, as torch); XLA's
-    peaks cannot be reset, so it changes nothing.
-
-    Args:
-        device: the GPU; default the current one.
-
-    Example:
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     fjax.cuda.reset_max_memory_allocated()
-    """
-    warnings.warn(
-        "torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, which resets /all/ "
-        "peak memory stats.",
-        FutureWarning,
-        stacklevel=2,
-    )
-    reset_peak_memory_stats(device)
-
-
-def reset_max_memory_cached(device=None) -> None:
-    """Deprecated spelling of ``reset_peak_memory_stats`` (warns ``FutureWarning``, as torch); XLA's
-    peaks cannot be reset, so it changes nothing.
-
-    Args:
-        device: the GPU; default the current one.
-
-    Example:
-        >>> import warnings
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     fjax.cuda.reset_max_memory_cached()
-    """
-    warnings.warn(
-        "torch.cuda.reset_max_memory_cached now calls torch.cuda.reset_peak_memory_stats, which resets /all/ "
-        "peak memory stats.",
-        FutureWarning,
-        stacklevel=2,
-    )
-    reset_peak_memory_stats(device)
+def _host_memory() -> tuple[int, int]:
+    """(available, total) bytes of host memory, within this process's cgroup limit if it has one."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    free = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        free = int(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current") as f:
+            used = int(f.read().strip())
+        if limit.isdigit() and int(limit) < total:
+            total = int(limit)
+            free = min(free, max(total - used, 0))
+    except (OSError, ValueError):
+        pass
+    return min(free, total), total
 
 
 def mem_get_info(device=None) -> tuple[int, int]:
-    """``(free, total)`` bytes of the GPU memory XLA's allocator manages (its limit, and what live
-    arrays leave of it); raises ``RuntimeError`` without a GPU, as torch.
+    """``(free, total)`` bytes: of the memory XLA's GPU allocator may use (its ``bytes_limit``, less
+    what is in use); without a GPU, of the host's memory (``MemAvailable`` of ``/proc/meminfo`` and
+    the physical total, within the process's cgroup limit).
 
     Args:
-        device: the GPU; default the current one.
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
 
     Example:
-        >>> free, total = fjax.cuda.mem_get_info() if fjax.cuda.is_available() else (0, 0)
-        >>> free <= total
+        >>> free, total = fjax.cuda.mem_get_info()
+        >>> 0 <= free <= total
         True
     """
-    stats = _gpu(device).memory_stats() or {}
+    dev = _mem_device(device, "mem_get_info")
+    stats = _memory.xla_stats(dev)
+    if stats is None:
+        return _host_memory()
     total = int(stats.get("bytes_limit", 0))
     return max(total - int(stats.get("bytes_in_use", 0)), 0), total
 
 
+def _format_size(sz: int, pref_sz: int) -> str:
+    prefixes = ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    prefix = prefixes[0]
+    for new_prefix in prefixes[1:]:
+        if pref_sz < 768 * 1024:
+            break
+        prefix = new_prefix
+        sz //= 1024
+        pref_sz /= 1024
+    return f"{sz:6d} {prefix}"
+
+
+def _format_count(cnt: int, pref_cnt: int) -> str:
+    prefixes = [" ", "K", "M"]
+    prefix = prefixes[0]
+    for new_prefix in prefixes[1:]:
+        if pref_cnt < 750 * 1000:
+            break
+        prefix = new_prefix
+        cnt //= 1000
+        pref_cnt /= 1000
+    return f"{cnt:7d} {prefix} "
+
+
 def memory_summary(device=None, abbreviated: bool = False) -> str:
-    """A printable table of the GPU allocator's current and peak figures (``memory_stats``);
-    raises ``RuntimeError`` without a GPU.
+    """A printable table of ``memory_stats`` in torch's layout: current and peak allocated, active and
+    reserved bytes, and the allocation counts fjax knows (sizes as torch formats them, e.g.
+    ``" 65536 KiB"``, ``"    64 MiB"``).
 
     Args:
-        device: the GPU; default the current one.
-        abbreviated: accepted for torch's signature (the table is always short).
+        device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
+        abbreviated: accepted for torch's signature: fjax's allocators have no large/small pool split
+            to leave out, so the table is always the abbreviated one.
 
     Example:
-        >>> "Allocated memory" in fjax.cuda.memory_summary() if fjax.cuda.is_available() else True
+        >>> "Allocated memory" in fjax.cuda.memory_summary()
         True
     """
-    i = _gpu(device).id
-    stats = memory_stats(i)
-
-    def fmt(n: int) -> str:
-        for unit in ("B", "KiB", "MiB", "GiB"):
-            if abs(n) < 1024 or unit == "GiB":
-                return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-            n /= 1024
-        return str(n)
-
-    rule = "|" + "=" * 60 + "|"
+    dev = _mem_device(device, "memory_summary")
+    stats = memory_stats(device)
+    source = "XLA allocator statistics" if _memory.xla_stats(dev) is not None else f"live arrays on {dev}"
     lines = [
-        rule,
-        f"| {'fjax CUDA memory summary, device ID ' + str(i):<58} |",
-        f"| {'(XLA allocator statistics)':<58} |",
-        rule,
-        f"| {'Metric':<26}|{'Cur Usage':>15} |{'Peak Usage':>15} |",
-        "|" + "-" * 60 + "|",
+        "=" * 75,
+        f" {'fjax CUDA memory summary, device ID ' + str(dev.id):^73} ",
+        f" {'(' + source + ')':^73} ",
+        "-" * 75,
+        f" {'':9} CUDA OOMs: {'n/a':<12} | {'':6} cudaMalloc retries: {stats['num_alloc_retries']:<8d}  ",
+        "=" * 75,
+        "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ",
     ]
-    for title, key in (("Allocated memory", "allocated_bytes"), ("GPU reserved memory", "reserved_bytes")):
-        cur, peak = stats.get(f"{key}.all.current", 0), stats.get(f"{key}.all.peak", 0)
-        lines.append(f"| {title:<26}|{fmt(cur):>15} |{fmt(peak):>15} |")
-    lines.append(f"| {'Allocations (total)':<26}|{stats.get('allocation.all.allocated', 0):>15} |{'':>15} |")
-    lines.append(rule)
-    return "\n".join(lines) + "\n"
+    rows = [
+        ("allocated_bytes", "Allocated memory", _format_size),
+        ("active_bytes", "Active memory", _format_size),
+        ("reserved_bytes", "GPU reserved memory", _format_size),
+        ("allocation", "Allocations", _format_count),
+        ("active", "Active allocs", _format_count),
+    ]
+    for key, title, fmt in rows:
+        prefix = f"{key}.all."
+        if not any(k.startswith(prefix) for k in stats):
+            continue
+        cells = []
+        for col in ("current", "peak", "allocated", "freed"):
+            v = stats.get(prefix + col)
+            cells.append(f"{'n/a':>10}" if v is None else fmt(v, v))
+        lines.append("-" * 75)
+        lines.append(f" {title:<21} | " + " | ".join(cells) + " ")
+    lines.append("=" * 75)
+    return "|" + "|\n|".join(lines) + "|\n"
 
 
 def memory_usage(device=None) -> int:

@@ -36,7 +36,7 @@ import time
 import jax
 from jax import monitoring
 
-from . import _atomic
+from . import _atomic, _memory
 from ._config import config
 
 __all__ = ["ProfilerActivity", "compile_count", "compile_time", "fusion_stats", "profile", "record_function"]
@@ -232,7 +232,20 @@ monitoring.register_event_time_span_listener(_on_span)
 
 
 class _Event:
-    __slots__ = ("name", "cat", "start", "end", "shapes", "child", "compiles", "compile_s", "tid", "args")
+    __slots__ = (
+        "name",
+        "cat",
+        "start",
+        "end",
+        "shapes",
+        "child",
+        "compiles",
+        "compile_s",
+        "tid",
+        "args",
+        "mem",
+        "child_mem",
+    )
 
     def __init__(self, name, cat, start, shapes=None, args=None):
         self.name, self.cat, self.start, self.shapes, self.args = name, cat, start, shapes, args
@@ -241,6 +254,8 @@ class _Event:
         self.compiles = 0
         self.compile_s = 0.0
         self.tid = threading.get_ident()
+        self.mem = None  # profile_memory: (host, device) live bytes at the start, then their change
+        self.child_mem = (0, 0)  # the part of that change made in nested events
 
 
 def _stack():
@@ -259,7 +274,10 @@ def _shapes(args, kwargs):
 
 
 def _open(name, cat, shapes=None):
+    prof = _state.active
+    mem = _memory.totals() if prof is not None and prof.profile_memory else None  # before the clock starts
     ev = _Event(name, cat, time.perf_counter_ns(), shapes)
+    ev.mem = mem
     _stack().append(ev)
     return ev
 
@@ -270,6 +288,12 @@ def _close(ev):
     stack.pop()
     if stack:
         stack[-1].child += ev.end - ev.start
+    if ev.mem is not None:  # the live bytes this event left behind (allocated less freed)
+        after = _memory.totals()
+        ev.mem = (after[0] - ev.mem[0], after[1] - ev.mem[1])
+        if stack:
+            parent = stack[-1]
+            parent.child_mem = (parent.child_mem[0] + ev.mem[0], parent.child_mem[1] + ev.mem[1])
     prof = _state.active
     if prof is not None:
         prof._events.append(ev)
@@ -338,10 +362,13 @@ class profile:
         activities: accepted for torch compatibility (fjax records host-side events).
         record_shapes: record each op call's input shapes (``group_by_input_shape``).
         on_trace_ready: called with the profile when it stops.
+        profile_memory: record the bytes each event leaves allocated (its live arrays' bytes after less
+            before, host and accelerator apart): ``cpu_memory_usage``/``device_memory_usage`` and their
+            ``self_`` parts in ``key_averages``. Each event then scans ``jax.live_arrays()`` twice, so
+            its times grow with the number of live arrays.
         with_jax_trace: a directory: also record JAX's own trace there (XProf/TensorBoard).
 
-    ``schedule``, ``profile_memory``, ``with_stack``, ``with_flops`` and ``with_modules``
-    raise NotImplementedError.
+    ``schedule``, ``with_stack``, ``with_flops`` and ``with_modules`` raise NotImplementedError.
     """
 
     def __init__(
@@ -360,7 +387,6 @@ class profile:
     ):
         for name, value in [
             ("schedule", schedule),
-            ("profile_memory", profile_memory),
             ("with_stack", with_stack),
             ("with_flops", with_flops),
             ("with_modules", with_modules),
@@ -368,6 +394,7 @@ class profile:
             if value:
                 raise NotImplementedError(f"fjax.profiler.profile: {name}={value!r} is not supported")
         self.record_shapes = bool(record_shapes)
+        self.profile_memory = bool(profile_memory)
         self.on_trace_ready = on_trace_ready
         self.with_jax_trace = None if with_jax_trace is None else os.fspath(with_jax_trace)
         self._events: list[_Event] = []
@@ -430,7 +457,7 @@ class profile:
             if avg is None:
                 avg = groups[(ev.name, shapes)] = FunctionEventAvg(ev.name, shapes)
             avg._add(ev)
-        return EventList(groups.values(), group_by_input_shape)
+        return EventList(groups.values(), group_by_input_shape, self.profile_memory)
 
     def export_chrome_trace(self, path: str | os.PathLike) -> None:
         """Write the events as Chrome trace JSON (Perfetto, chrome://tracing): one ``X`` event
@@ -497,6 +524,16 @@ class FunctionEventAvg:
         self.self_cpu_time_total = 0.0
         self.compile_count = 0
         self.compile_time_total = 0.0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0  # bytes (profile_memory)
+        self.device_memory_usage = self.self_device_memory_usage = 0
+
+    @property
+    def cuda_memory_usage(self) -> int:
+        return self.device_memory_usage
+
+    @property
+    def self_cuda_memory_usage(self) -> int:
+        return self.self_device_memory_usage
 
     def _add(self, ev):
         self.count += 1
@@ -504,6 +541,11 @@ class FunctionEventAvg:
         self.self_cpu_time_total += (ev.end - ev.start - ev.child) / 1e3
         self.compile_count += ev.compiles
         self.compile_time_total += ev.compile_s * 1e6
+        if ev.mem is not None:
+            self.cpu_memory_usage += ev.mem[0]
+            self.self_cpu_memory_usage += ev.mem[0] - ev.child_mem[0]
+            self.device_memory_usage += ev.mem[1]
+            self.self_device_memory_usage += ev.mem[1] - ev.child_mem[1]
 
     @property
     def cpu_time(self) -> float:
@@ -524,8 +566,18 @@ _SORT_KEYS = {
     "compile_count": "compile_count",
     "compile_time_total": "compile_time_total",
 }
+_SORT_KEYS.update({k: k for k in ("cpu_memory_usage", "self_cpu_memory_usage")})
+_SORT_KEYS.update({k: k.replace("cpu", "device") for k in ("cpu_memory_usage", "self_cpu_memory_usage")})
 _SORT_KEYS.update({k.replace("cpu", "cuda"): v for k, v in _SORT_KEYS.items() if "cpu" in k})
 _SORT_KEYS.update({k.replace("cpu", "device"): v for k, v in _SORT_KEYS.items() if "cpu" in k})
+
+
+def _fmt_mem(nbytes: int) -> str:
+    """torch's memory cell: ``39.06 KB``, ``4 B``."""
+    for unit, size in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
 
 
 def _fmt(us: float) -> str:
@@ -539,9 +591,10 @@ def _fmt(us: float) -> str:
 class EventList(list):
     """``key_averages()``'s rows, with torch's ``table``."""
 
-    def __init__(self, rows, group_by_input_shape=False):
+    def __init__(self, rows, group_by_input_shape=False, profile_memory=False):
         super().__init__(rows)
         self._shapes = group_by_input_shape
+        self._memory = profile_memory
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, max_name_column_width: int = 55, **_) -> str:
         """The rows as a text table, sorted by ``sort_by`` (descending) and cut at ``row_limit``."""
@@ -565,6 +618,9 @@ class EventList(list):
             "# Compiles",
             "Compile time",
         ]
+        device_mem = self._memory and any(r.device_memory_usage or r.self_device_memory_usage for r in self)
+        if self._memory:
+            head[6:6] = ["CPU Mem", "Self CPU Mem"] + (["Device Mem", "Self Device Mem"] if device_mem else [])
         if self._shapes:
             head.append("Input Shapes")
         body = []
@@ -580,6 +636,10 @@ class EventList(list):
                 str(r.compile_count),
                 _fmt(r.compile_time_total),
             ]
+            if self._memory:
+                mem = [r.cpu_memory_usage, r.self_cpu_memory_usage]
+                mem += [r.device_memory_usage, r.self_device_memory_usage] if device_mem else []
+                line[6:6] = [_fmt_mem(m) for m in mem]
             if self._shapes:
                 line.append(r.input_shapes)
             body.append(line)

@@ -9,6 +9,7 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
+from .. import _memory
 from ..tensor import Tensor, _Above
 from . import engine
 
@@ -76,6 +77,8 @@ def backward(
     tensors = _as_tuple(tensors)
     grads = _seed(tensors, _as_tuple(grad_tensors), create_graph)
     inputs = _as_tuple(inputs)
+    if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample at start and end
+        _memory.sample_armed()
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -86,12 +89,14 @@ def backward(
         return
     if inputs is None:
         engine.backward(tensors, grads, retain_graph)
-        return
-    found = engine.backward(tensors, grads, retain_graph, inputs=inputs)
-    for t, g in zip(inputs, found):
-        if g is not None:
-            t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
-            engine.post_accumulate(t)
+    else:
+        found = engine.backward(tensors, grads, retain_graph, inputs=inputs)
+        for t, g in zip(inputs, found):
+            if g is not None:
+                t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
+                engine.post_accumulate(t)
+    if _memory.armed:
+        _memory.sample_armed()
 
 
 def grad(

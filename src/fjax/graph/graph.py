@@ -22,6 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import _memory
 from ..profiler import _state as _pstate
 from ..profiler import span
 from ..tensor import Tensor
@@ -409,6 +410,10 @@ class Graph:
         if _pstate.on:  # one profiler event per step; compiles nest inside it
             with span(f"nn.Graph {self.name}", "graph"):
                 return self._executables.call(args, kwargs)
+        if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample after each step
+            out = self._executables.call(args, kwargs)
+            _memory.sample_armed()
+            return out
         return self._executables.call(args, kwargs)
 
     def warmup(self, *example_inputs, threads: int = 4) -> None:
