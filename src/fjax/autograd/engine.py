@@ -238,9 +238,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
         for hook in leaf._hooks or ():
             if type(hook) is PostAccumulateHook:
                 continue
-            out = hook(Tensor._wrap(ct))
-            if out is not None:
-                ct = out._data
+            ct = _hook_result(hook, ct, hook(Tensor._wrap(ct)))
         if wanted is None:
             leaf.grad = Tensor._wrap(ct) if leaf.grad is None else Tensor._wrap(leaf.grad._data + ct)
             post_accumulate(leaf)
@@ -391,6 +389,29 @@ def _n_out(node):
     return len(node.out_avals) if node.multi else 1
 
 
+def _hook_result(hook, ct, out):
+    """The gradient after a tensor hook that got ``ct`` (an array) and returned ``out``: ``ct``
+    for None, else ``out``'s array, which must be a Tensor of ``ct``'s shape and dtype (torch's
+    TypeError and RuntimeErrors otherwise: a hook's result is never broadcast or cast)."""
+    from ..tensor import Tensor
+
+    if out is None:
+        return ct
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
+    g = out._data
+    if tuple(g.shape) != tuple(ct.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was {list(ct.shape)} got {list(g.shape)})")
+    if g.dtype != ct.dtype:
+        from ..dtypes import to_dtype
+
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {to_dtype(ct.dtype)} got {to_dtype(g.dtype)})"
+        )
+    return g
+
+
 def _run_tensor_hooks(node, cts):
     from ..tensor import Tensor
 
@@ -400,9 +421,7 @@ def _run_tensor_hooks(node, cts):
             continue
         ct = _conj(ct)  # hooks and retained grads see torch's convention
         for hook in (node.hooks or {}).get(i, ()):
-            out = hook(Tensor._wrap(ct))
-            if out is not None:
-                ct = out._data
+            ct = _hook_result(hook, ct, hook(Tensor._wrap(ct)))
         ref = (node.retained or {}).get(i)
         t = ref() if ref is not None else None
         if t is not None:

@@ -156,23 +156,74 @@ class FunctionCtx:
         return self.saved_tensors is not None
 
 
-def _backward(cls, ctx, cts, n_args: int) -> tuple:
+def _backward(cls, ctx, cts, args, needs) -> tuple:
     """``cls.backward`` on the output cotangents (arrays): one gradient (or None) per argument.
 
     ``backward`` is written in torch's convention for complex gradients and the cotangents
-    follow JAX's: complex ones are conjugated on the way in and out (``engine._conj``)."""
+    follow JAX's: complex ones are conjugated on the way in and out (``engine._conj``).
+    ``args`` are the forward's arguments (arrays for tensors, None for the rest) and ``needs``
+    which of them take a gradient. The result is checked as torch's engine checks it: one
+    gradient per argument (extra trailing Nones are dropped), tensors or None, None for
+    non-tensor arguments, and each gradient of an argument in ``needs`` of a shape the argument
+    broadcasts to (summed down to it) and cast to its dtype (see ``_fit``)."""
     from ..tensor import Tensor
 
     grads = cls.backward(ctx, *[None if c is None else Tensor._wrap(_conj(c)) for c in cts])
     grads = grads if isinstance(grads, tuple) else (grads,)
+    n_args = len(args)
+    if len(grads) > n_args and all(g is None for g in grads[n_args:]):
+        grads = grads[:n_args]  # torch: too many results are fine as long as the extra ones are None
     if len(grads) != n_args:
         raise RuntimeError(
             f"function {cls.__name__}Backward returned an incorrect number of gradients (expected {n_args}, "
             f"got {len(grads)}): one per forward argument, None for non-tensors"
         )
-    return tuple(
-        Tensor._wrap(_conj(g._data)) if isinstance(g, Tensor) and g._data.dtype.kind == "c" else g for g in grads
-    )
+    out, k = [], 0  # k: the position among the tensor arguments (torch's "index")
+    for i, (g, arg, need) in enumerate(zip(grads, args, needs)):
+        if g is not None and not isinstance(g, Tensor):
+            raise RuntimeError(
+                f"function {cls.__name__}Backward: expected Variable or None (got {type(g).__name__}) "
+                f"as the gradient at position {i + 1}"
+            )
+        if arg is None:
+            if g is not None:
+                raise RuntimeError(
+                    f"function {cls.__name__}Backward returned a gradient different than None at position {i + 1}, "
+                    "but the corresponding forward input was not a Variable"
+                )
+            out.append(None)
+            continue
+        out.append(None if g is None or not need else Tensor._wrap(_fit(cls, k, _conj(g._data), arg)))
+        k += 1
+    return tuple(out)
+
+
+def _fit(cls, index: int, g, arg):
+    """The gradient ``g`` (an array) for the argument ``arg``, as torch's engine admits it: the
+    same shape, or one ``arg`` broadcasts to (then summed down to ``arg``'s shape); a real
+    gradient for a complex argument is fine, a complex one for a real argument is not; the dtype
+    becomes ``arg``'s. Anything else raises torch's RuntimeError naming the Function and the
+    gradient's ``index`` among the tensor arguments: it is never broadcast into ``.grad``."""
+    shape, gshape = tuple(arg.shape), tuple(g.shape)
+    if gshape != shape:
+        lead = len(gshape) - len(shape)
+        if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+            raise RuntimeError(
+                f"Function {cls.__name__}Backward returned an invalid gradient at index {index} - got "
+                f"{list(gshape)} but expected shape compatible with {list(shape)}"
+            )
+        axes = tuple(range(lead)) + tuple(lead + d for d, s in enumerate(shape) if s == 1 and gshape[lead + d] != 1)
+        g = jnp.sum(g, axis=axes, keepdims=False).reshape(shape) if axes else g.reshape(shape)
+    if g.dtype != arg.dtype:
+        if g.dtype.kind == "c" and arg.dtype.kind != "c":
+            from ..dtypes import to_dtype
+
+            raise RuntimeError(
+                f"Function {cls.__name__}Backward returned an invalid gradient at index {index} - expected a "
+                f"real gradient for the {to_dtype(arg.dtype)} input, got {to_dtype(g.dtype)}"
+            )
+        g = g.astype(arg.dtype)
+    return g
 
 
 class _FunctionNode(Node):
@@ -183,7 +234,7 @@ class _FunctionNode(Node):
         avals = self.out_avals if self.multi else [self.out_avals]
         if self.ctx.materialize_grads:
             cts = [jnp.zeros(*a) if c is None else c for c, a in zip(cts, avals)]
-        grads = _backward(self.cls, self.ctx, cts, len(self.args))
+        grads = _backward(self.cls, self.ctx, cts, self.args, self.ctx.needs_input_grad)
         out = []
         for g, needs, arg in zip(grads, self.ctx.needs_input_grad, self.args):
             if needs:
@@ -402,14 +453,14 @@ def _custom_vjp_apply(cls, args):
         vars(ctx).update({k: Tensor._wrap(v) for k, v in tensors.items()})
         ctx.saved_tensors = tuple(None if t is None else Tensor._wrap(t) for t in saved)
         with no_grad():
-            grads = _backward(cls, ctx, cts, len(args))
+            grads = _backward(cls, ctx, cts, [a._data if isinstance(a, Tensor) else None for a in args], needs)
         out = []
         for i in pos:
             x, g = args[i]._data, grads[i]
             if not needs[i]:  # an integer input: no gradient
                 out.append(np.zeros(x.shape, jax.dtypes.float0))
             else:
-                out.append(jnp.zeros(x.shape, x.dtype) if g is None else g._data.astype(x.dtype))
+                out.append(jnp.zeros(x.shape, x.dtype) if g is None else g._data)
         return tuple(out)
 
     fn.defvjp(fwd, bwd)
