@@ -207,3 +207,36 @@ def test_nn_graph_steps_sample_the_peak_after_a_reset():
     base = fjax.cuda.memory_allocated()
     graph(x)  # its 512 KiB output is dropped at once: only the step's sample sees it
     assert fjax.cuda.max_memory_allocated() >= base + 2048 * 64 * 4
+
+
+class _FakeGPU:
+    """A device whose XLA allocator statistics the test sets (the GPU path without a GPU)."""
+
+    platform = "gpu"
+
+    def __init__(self):
+        self.stats = {"bytes_in_use": 100, "peak_bytes_in_use": 1000, "num_allocs": 7}
+
+    def memory_stats(self):
+        return dict(self.stats)
+
+
+def test_gpu_peak_after_reset_is_xla_peak_when_new_else_the_samples():
+    from fjax import _memory
+
+    dev = _FakeGPU()
+    try:
+        used, count = _memory.current(dev)
+        assert (used, count) == (100, None)
+        assert _memory.peak(dev, used, dev.memory_stats()) == 1000  # never reset: XLA's all-time peak
+        _memory.reset_peak(dev)
+        assert _memory.peak(dev, 100, dev.memory_stats()) == 100  # XLA still says 1000, from before the reset
+        dev.stats["bytes_in_use"] = 400
+        used, _ = _memory.current(dev)
+        dev.stats["bytes_in_use"] = 200
+        used, _ = _memory.current(dev)
+        assert _memory.peak(dev, used, dev.memory_stats()) == 400  # below the old peak: the largest sample
+        dev.stats.update(bytes_in_use=300, peak_bytes_in_use=1500)
+        assert _memory.peak(dev, 300, dev.memory_stats()) == 1500  # a new all-time peak: exact again
+    finally:
+        _memory._peaks.pop(dev, None)
