@@ -208,3 +208,73 @@ def test_storage_type(dtype):
     assert isinstance(cls, type) and cls is type(x.storage()) is importlib.import_module("fjax.tensor").Storage
     legacy = torch.zeros(3, dtype=getattr(torch, dtype)).storage_type()
     assert str(x.storage().array.dtype) == str(legacy.dtype).split(".")[-1]
+
+
+# -- lobpcg ---------------------------------------------------------------------------------------------
+
+
+def _lobpcg_problem(rng, m=16, batch=(), dtype=np.float64):
+    a = rng.standard_normal(batch + (m, m))
+    return (a @ np.swapaxes(a, -1, -2) / m + np.eye(m)).astype(dtype)
+
+
+def _eigenpairs_ok(E, X, A, B, tol):
+    """``A X = B X diag(E)``, with ``B``-orthonormal columns."""
+    E, X = _np(E).astype(np.float64), _np(X).astype(np.float64)
+    B = np.broadcast_to(np.eye(A.shape[-1]), A.shape) if B is None else B
+    np.testing.assert_allclose(A @ X, B @ X * E[..., None, :], atol=tol * 10, err_msg=f"seed {SEED}")
+    np.testing.assert_allclose(
+        np.swapaxes(X, -1, -2) @ B @ X, np.broadcast_to(np.eye(E.shape[-1]), E.shape + E.shape[-1:]), atol=tol * 10
+    )
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_against_torch(largest):
+    """The 2 extreme eigenpairs from random start vectors: torch's eigenvalues, ``A X = X diag(E)``, and
+    A's gradient through eigenvalues and (sign-free) eigenvector projections, as torch's backward."""
+    rng = _rng(20, largest)
+    A = _lobpcg_problem(rng)
+    W, c = rng.standard_normal((16, 16)), rng.standard_normal(2)
+    fa, ta = fjax.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    E, X = fjax.lobpcg(fa, k=2, largest=largest)
+    E2, X2 = torch.lobpcg(ta, k=2, largest=largest, tol=1e-12, niter=-1)
+    assert E.shape == (2,) and X.shape == (16, 2) and E.dtype == fjax.float64
+    _close(E, E2, 1e-9, f"lobpcg eigenvalues, largest={largest}")
+    _eigenpairs_ok(E, X, A, None, 1e-8)
+    ((E * fjax.tensor(c)).sum() + ((X @ X.mT) * fjax.tensor(W)).sum()).backward()
+    ((E2 * torch.tensor(c)).sum() + ((X2 @ X2.mT) * torch.tensor(W)).sum()).backward()
+    _close(fa.grad, ta.grad, 1e-6, f"lobpcg gradient, largest={largest}")
+
+
+def test_lobpcg_float32_start_vectors_batch_dense_route_and_generalized():
+    rng = _rng(21)
+    A = _lobpcg_problem(rng, batch=(2,), dtype=np.float32)
+    X0 = rng.standard_normal((16, 3)).astype(np.float32)
+    E, X = fjax.lobpcg(fjax.tensor(A), X=fjax.tensor(X0))  # k = n = X's columns, batch broadcast
+    A64 = torch.tensor(A, dtype=torch.float64)
+    ref = torch.lobpcg(A64, X=torch.tensor(X0, dtype=torch.float64).expand(2, 16, 3).contiguous(), tol=1e-10)[0]
+    assert E.shape == (2, 3) and X.shape == (2, 16, 3) and E.dtype == fjax.float32
+    np.testing.assert_allclose(_np(E), _np(ref), rtol=2e-4, err_msg=f"float32 lobpcg with X ({SEED})")
+    _eigenpairs_ok(E, X, A.astype(np.float64), None, 2e-3)
+    A = A.astype(np.float64)
+    E, X = fjax.lobpcg(fjax.tensor(A), k=1, n=4, largest=False)  # 3 n <= m < 5 n + 1: the dense route
+    _close(E, torch.lobpcg(torch.tensor(A), k=1, n=4, largest=False, tol=1e-10, niter=-1)[0], 1e-8, "n=4")
+    B = _lobpcg_problem(rng, m=16)
+    for largest in (True, False):
+        E, X = fjax.lobpcg(fjax.tensor(A[0]), k=2, n=4, B=fjax.tensor(B), largest=largest)
+        ref = torch.lobpcg(torch.tensor(A[0]), k=2, n=4, B=torch.tensor(B), largest=largest, tol=1e-10, niter=-1)[0]
+        _close(E, ref, 1e-7, f"generalized lobpcg, largest={largest}")
+        _eigenpairs_ok(E, X, A[0], B, 1e-8)
+
+
+def test_lobpcg_errors():
+    A = fjax.eye(12)
+    with pytest.raises(ValueError, match="smaller than 3 x the number of requested eigenpairs"):
+        fjax.lobpcg(A, k=5)
+    for name, value in [("iK", A), ("tracker", print), ("ortho_iparams", {}), ("ortho_fparams", {})]:
+        with pytest.raises(NotImplementedError, match=name):
+            fjax.lobpcg(A, k=1, **{name: value})
+    with pytest.raises(NotImplementedError, match="B"):
+        fjax.lobpcg(fjax.eye(12).requires_grad_(), k=1, B=fjax.eye(12))
+    with pytest.raises(ValueError, match="square"):
+        fjax.lobpcg(fjax.ones(12, 6))

@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     fft,
     indexing,
     linalg,
+    lobpcg,
     loss,
     nn,
     pool,
