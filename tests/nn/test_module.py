@@ -101,15 +101,15 @@ def test_load_state_dict_errors_name_keys_and_shapes():
         net.load_state_dict(missing)
     assert "Error(s) in loading state_dict for Net" in str(err.value)
     extra = dict(state, **{"head.fc.extra": np.ones(1), "bogus": np.ones(1)})
-    with pytest.raises(RuntimeError, match=r'Unexpected key\(s\) in state_dict: "head.fc.extra", "bogus"'):
+    with pytest.raises(RuntimeError, match=r'Unexpected key\(s\) in state_dict: "bogus", "head.fc.extra"'):
         net.load_state_dict(extra)
     result = net.load_state_dict(extra, strict=False)
-    assert result.unexpected_keys == ["head.fc.extra", "bogus"] and result.missing_keys == []
+    assert result.unexpected_keys == ["bogus", "head.fc.extra"] and result.missing_keys == []
     assert net.load_state_dict(missing, strict=False).missing_keys == ["head.fc.bias"]
     wrong = dict(state, **{"conv.weight": np.ones((3, 2, 2, 2))})
     expected = (
-        "size mismatch for conv.weight: copying a param with shape (3, 2, 2, 2) from checkpoint, "
-        "the shape in current model is (3, 2, 3, 3)."
+        "size mismatch for conv.weight: copying a param with shape fjax.Size([3, 2, 2, 2]) from checkpoint, "
+        "the shape in current model is fjax.Size([3, 2, 3, 3])."
     )
     for strict in (True, False):
         with pytest.raises(RuntimeError) as err:

@@ -15,7 +15,7 @@ from ..creation import tensor as _tensor
 from ..creation import zeros_like as _zeros_like
 from ..device import device as _device
 from ..errors import OpError
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from .parameter import Parameter, UninitializedTensorMixin
 
 
@@ -1239,6 +1239,10 @@ class Module:
             for key, (module, registry, name) in self._state_entries(prefix).items():
                 value = getattr(module, registry)[name]
                 out[key] = value if keep_vars else value.detach()
+            if destination is None:
+                out._metadata = OrderedDict()
+            if hasattr(out, "_metadata"):  # torch's: each module's version, by its prefix
+                _versions(self, prefix[:-1], out._metadata)
             return out
         # torch's recursion: pre-hooks, own entries, submodules, then post-hooks (with prefixes)
         local_metadata = {"version": getattr(type(self), "_version", 1)}
@@ -1269,8 +1273,8 @@ class Module:
     def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False):
         """Copy values from ``state_dict`` into this module's parameters and buffers.
 
-        Values may be fjax Tensors, numpy arrays or anything ``fjax.tensor`` accepts; each is
-        cast to the dtype (and moved to the device) of the tensor it replaces, unless ``assign``.
+        Values are fjax Tensors (numpy and jax arrays are accepted too); each is cast to the
+        dtype (and moved to the device) of the tensor it replaces, unless ``assign``.
 
         Returns:
             ``(missing_keys, unexpected_keys)``, a named tuple shown as ``<All keys matched successfully>``
@@ -1278,7 +1282,7 @@ class Module:
 
         Raises:
             OpError: naming every missing or unexpected key (when ``strict``) and every key
-                whose shape differs from the module's (always), as torch does.
+                whose value is not a tensor or whose shape differs from the module's (always), as torch does.
 
         Args:
             state_dict: the values by key, as ``state_dict()`` gives them.
@@ -1297,24 +1301,24 @@ class Module:
         targets = self._state_entries()
         if _has_state_hooks(self, ("_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")):
             return self._load_state_dict_hooked(state_dict, targets, strict, assign)
-        missing = [k for k in targets if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in targets]
+        metadata = getattr(state_dict, "_metadata", None) or {}
+        missing = [
+            k
+            for k, (module, _, name) in targets.items()
+            if k not in state_dict and not _old_norm_default(module, name, metadata.get(k[: -len(name) - 1], {}))
+        ]
+        unexpected = _in_torch_order(self, [k for k in state_dict if k not in targets])
         errors = []
         updates = []
         for key, (module, registry, name) in targets.items():
             if key not in state_dict:
                 continue
             current = getattr(module, registry)[name]
-            value = state_dict[key]
-            if isinstance(current, UninitializedTensorMixin) and not isinstance(value, UninitializedTensorMixin):
-                current.materialize(_shape(value))  # a lazy module's parameter takes the loaded shape
-            if _shape(value) != tuple(current.shape):
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {_shape(value)} from checkpoint, "
-                    f"the shape in current model is {tuple(current.shape)}."
-                )
+            value, error = _loadable(key, current, state_dict[key])
+            if error is not None:
+                errors.append(error)
                 continue
-            updates.append((module, registry, name, current, value))
+            updates.append((module, registry, name, current, value, key))
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
@@ -1323,8 +1327,8 @@ class Module:
         if errors:
             raise OpError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         with no_grad():
-            for module, registry, name, current, value in updates:
-                _load_one(module, registry, name, current, value, assign)
+            for module, registry, name, current, value, key in updates:
+                _load_one(module, registry, name, current, value, assign, key, self)
         return _IncompatibleKeys(missing, unexpected)
 
     def _load_state_dict_hooked(self, state_dict, targets: dict, strict: bool, assign: bool):
@@ -1354,19 +1358,16 @@ class Module:
             for name, registry in own.items():
                 key = prefix + name
                 if key not in local:
-                    missing.append(key)
+                    if not _old_norm_default(module, name, local_metadata):
+                        missing.append(key)
                     continue
-                current, value = getattr(module, registry)[name], local[key]
-                if isinstance(current, UninitializedTensorMixin) and not isinstance(value, UninitializedTensorMixin):
-                    current.materialize(_shape(value))
-                if _shape(value) != tuple(current.shape):
-                    error_msgs.append(
-                        f"size mismatch for {key}: copying a param with shape {_shape(value)} from checkpoint, "
-                        f"the shape in current model is {tuple(current.shape)}."
-                    )
+                current = getattr(module, registry)[name]
+                value, error = _loadable(key, current, local[key])
+                if error is not None:
+                    error_msgs.append(error)
                     continue
                 with no_grad():
-                    _load_one(module, registry, name, current, value, assign)
+                    _load_one(module, registry, name, current, value, assign, key, self)
             for key in local:
                 if key.startswith(prefix):
                     head = key[len(prefix) :].split(".", 1)
@@ -1693,7 +1694,85 @@ def _has_state_hooks(root: Module, registries: tuple) -> bool:
     return any(m.__dict__.get(r) for m in root.modules() for r in registries)
 
 
-def _load_one(module: Module, registry: str, name: str, current: Tensor, value, assign: bool) -> None:
+def _loadable(key: str, current: Tensor, value) -> tuple:
+    """``(value to load, None)``, or ``(None, torch's message naming key)`` where ``value`` cannot
+    be loaded into ``current``: not a tensor (or numpy/jax array), or of another shape. A value of
+    shape (1,) for a 0-d entry loads its element (torch's rule for old checkpoints)."""
+    if not isinstance(value, Tensor) and not all(hasattr(value, a) for a in ("shape", "dtype", "__array__")):
+        return None, (
+            f'While copying the parameter named "{key}", expected fjax.Tensor or Tensor-like object from '
+            f"checkpoint but received {type(value)}"
+        )
+    if isinstance(current, UninitializedTensorMixin) and not isinstance(value, UninitializedTensorMixin):
+        current.materialize(_shape(value))  # a lazy module's parameter takes the loaded shape
+    elif not current.shape and _shape(value) == (1,):
+        value = value[0]
+    if _shape(value) != tuple(current.shape):
+        return None, (
+            f"size mismatch for {key}: copying a param with shape {Size(_shape(value))!r} from checkpoint, "
+            f"the shape in current model is {Size(current.shape)!r}."
+        )
+    return value, None
+
+
+def _versions(module: Module, prefix: str, metadata: dict) -> None:
+    metadata[prefix] = {"version": getattr(type(module), "_version", 1)}
+    for name, child in module._modules.items():
+        if child is not None:
+            _versions(child, f"{prefix}.{name}" if prefix else name, metadata)
+
+
+def _old_norm_default(module: Module, name: str, local_metadata: dict) -> bool:
+    """torch's norm layers (``_version`` 2) load a checkpoint older than version 2 without its
+    ``num_batches_tracked``: the buffer keeps its value and is not reported missing."""
+    version = local_metadata.get("version")
+    return (
+        name == "num_batches_tracked"
+        and getattr(type(module), "_version", 1) >= 2
+        and getattr(module, "track_running_stats", False)
+        and (version is None or version < 2)
+    )
+
+
+def _in_torch_order(root: Module, keys: list) -> list:
+    """Unexpected keys in the order torch finds them: by the module (pre-order) whose own
+    entries they would be, then in the state dict's order."""
+    order: dict = {}
+
+    def walk(module, prefix):
+        order.setdefault(prefix, len(order))
+        for name, child in module._modules.items():
+            if child is not None:
+                walk(child, prefix + name + ".")
+
+    walk(root, "")
+
+    def owner(key):
+        parts, module, prefix = key.split("."), root, ""
+        for part in parts[:-1]:
+            child = module._modules.get(part)
+            if child is None:
+                break
+            module, prefix = child, prefix + part + "."
+        return order.get(prefix, 0)
+
+    return sorted(keys, key=owner)
+
+
+def _load_one(
+    module: Module, registry: str, name: str, current: Tensor, value, assign: bool, key: str = "", root=None
+) -> None:
+    try:
+        _copy_in(module, registry, name, current, value, assign)
+    except Exception as ex:
+        raise OpError(
+            f"Error(s) in loading state_dict for {type(root or module).__name__}:\n\tWhile copying the parameter "
+            f'named "{key or name}", whose dimensions in the model are {Size(current.shape)!r} and whose dimensions '
+            f"in the checkpoint are {Size(_shape(value))!r}, an exception occurred : {ex.args}."
+        ) from ex
+
+
+def _copy_in(module: Module, registry: str, name: str, current: Tensor, value, assign: bool) -> None:
     if assign:
         new = value if isinstance(value, Tensor) else _tensor(value)
         if registry == "_parameters":

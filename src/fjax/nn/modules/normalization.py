@@ -35,6 +35,7 @@ def _reset_affine(module: Module) -> None:
 class _NormBase(Module):
     """Per-channel affine parameters and (optionally) running mean/var buffers."""
 
+    _version = 2  # as torch's: older checkpoints may lack num_batches_tracked (Module.load_state_dict)
     _ndims = ()  # accepted input ranks
     _no_batch_ndim = None  # rank of an unbatched input, where accepted
 
