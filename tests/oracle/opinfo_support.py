@@ -8,7 +8,10 @@ from __future__ import annotations
 # (a) fjax's name for an OpInfo, where the name-based lookup (fjax.<name>, fjax.<dotted.name>,
 # fjax.nn.functional.<name>, then the Tensor method) would not find it. Value: a dotted path
 # under fjax, or "Tensor.<method>".
-NAME_MAP: dict[str, str] = {"torch.ops.aten._safe_softmax.default": "_safe_softmax"}
+NAME_MAP: dict[str, str] = {
+    "torch.ops.aten._safe_softmax.default": "_safe_softmax",
+    "_segment_reduce": "segment_reduce",
+}
 
 # OpInfos whose values cannot match torch's by construction: random draws (torch's and fjax's
 # generators differ) and uninitialized memory. Only output structure, shapes and dtypes are
@@ -142,6 +145,4 @@ UNSUPPORTED: dict[str, str] = {
     "_unsafe_masked_index": "ATen-internal (torch._unsafe_masked_index)",
     "_unsafe_masked_index_put_accumulate": "ATen-internal (torch._unsafe_masked_index_put_accumulate)",
     "_chunk_cat": "ATen-internal (torch._chunk_cat, for FSDP)",
-    "_segment_reduce-lengths": "ATen-internal (torch._segment_reduce)",
-    "_segment_reduce-offsets": "ATen-internal (torch._segment_reduce)",
 }
