@@ -86,9 +86,17 @@ def result_type(*xs) -> np.dtype:
 def promote(*xs):
     """Cast all arguments to their torch result dtype (None passes through)."""
     dt = result_type(*xs)
-    return tuple(None if x is None else jnp.asarray(x, dt) for x in xs)
+    return tuple(None if x is None else cast(x, dt) for x in xs)
+
+
+def cast(x, dt):
+    """``x`` as dtype ``dt``; a bool array goes to a float dtype through uint8, or XLA rewrites
+    ``convert(bool) * y`` into a select and ``False * nan`` (``False / 0``) gives 0, not nan."""
+    if getattr(x, "dtype", None) == np.bool_ and jnp.issubdtype(dt, jnp.inexact):
+        return jnp.asarray(x, np.uint8).astype(dt)
+    return jnp.asarray(x, dt)
 
 
 def to_float(x):
     """torch's rule for float-valued functions: integer and bool inputs become the default float dtype."""
-    return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(DEFAULT_FLOAT)
+    return x if jnp.issubdtype(x.dtype, jnp.inexact) else cast(x, DEFAULT_FLOAT)

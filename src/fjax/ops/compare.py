@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _promote
-from ._promote import promote
+from ._promote import promote, result_type
 from ._registry import defop
 
 
@@ -341,10 +341,10 @@ def bitwise_xor(input, other):
 
 
 def _shift_operands(op, input, other):
-    x, y = _integral(op, input, other)
-    if x.dtype == jnp.bool_:
-        raise TypeError(f"{op}: expected integer tensors, got bool")
-    return x, y
+    dt = result_type(input, other)
+    if not jnp.issubdtype(dt, jnp.integer):  # torch has no bool or floating shift kernel
+        raise NotImplementedError(f"{op}: not implemented for {dt} (expected integer tensors)")
+    return promote(input, other)
 
 
 @defop(differentiable=False)

@@ -45,6 +45,31 @@ def add(input, other, *, alpha=1):
     return input + _scale("add", other, alpha)
 
 
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
+
+
+def _no_bool_sub(op, input, other):
+    """torch refuses subtraction with a bool operand (a tensor or a Python bool)."""
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError(
+            f"{op}: Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            f"{op}: Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _no_bool(op, *xs):
+    """torch's integer-only kernels (floor/trunc division, remainders, pow, abs) have no bool
+    version: when the promoted dtype is bool they raise its NotImplementedError."""
+    if result_type(*xs) == np.bool_:
+        raise NotImplementedError(f"{op}: not implemented for 'Bool'")
+
+
 @defop(linear=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other``, with the broadcasting and dtype promotion of ``add``.
@@ -61,6 +86,7 @@ def sub(input, other, *, alpha=1):
         tensor([[ 0, -9],
                 [ 1, -8]], dtype=fjax.int64)
     """
+    _no_bool_sub("sub", input, other)
     input, other = promote(input, other)
     return input - _scale("sub", other, alpha)
 
@@ -86,9 +112,12 @@ def mul(input, other):
 
 
 def _integer(x) -> bool:
-    if isinstance(x, (bool, np.bool_)):
-        return False
-    return isinstance(x, (int, np.integer)) or np.issubdtype(getattr(x, "dtype", np.float32), np.integer)
+    """An integer or bool operand (a Python number or an array): with another one, the result
+    dtype is integral (or bool, which the kernels refuse)."""
+    if isinstance(x, (bool, np.bool_, int, np.integer)):
+        return True
+    dt = getattr(x, "dtype", np.float32)
+    return dt == np.bool_ or np.issubdtype(dt, np.integer)
 
 
 def _zero_divisor(name):
@@ -99,6 +128,8 @@ def _zero_divisor(name):
             return  # true division of integers is float division: inf, as torch
         if not (_integer(input) and _integer(other)) or isinstance(other, jax.core.Tracer):
             return
+        if _is_bool(input) and _is_bool(other):
+            return  # no bool kernel: the op raises torch's NotImplementedError first
         if (other == 0) if isinstance(other, int) else not np.asarray(other).all():
             raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
@@ -128,7 +159,8 @@ def div(input, other, *, rounding_mode=None):
         dt = result_type(input, other)
         if not jnp.issubdtype(dt, jnp.inexact):
             dt = _promote.DEFAULT_FLOAT
-        return jnp.asarray(input, dt) / jnp.asarray(other, dt)
+        return _promote.cast(input, dt) / _promote.cast(other, dt)
+    _no_bool(f"div(rounding_mode={rounding_mode!r})", input, other)
     input, other = promote(input, other)
     integer = jnp.issubdtype(input.dtype, jnp.integer)
     if rounding_mode == "floor":
@@ -139,9 +171,8 @@ def div(input, other, *, rounding_mode=None):
         q = jnp.floor_divide(input, other)
         return lax.stop_gradient(jnp.where(q == 0, jnp.copysign(jnp.zeros_like(q), input / other), q))
     if rounding_mode == "trunc":
-        if integer:
-            q = jnp.abs(input) // jnp.abs(other)
-            return jnp.where((input < 0) != (other < 0), -q, q)
+        if integer:  # C's truncating division (|min| would overflow an abs-based one)
+            return lax.div(*jnp.broadcast_arrays(input, other))
         return jnp.trunc(input / other)
     raise ValueError(f"div expected rounding_mode None, 'floor' or 'trunc', got {rounding_mode!r}")
 
@@ -206,6 +237,7 @@ def floor_divide(input, other):
         >>> fjax.floor_divide(fjax.tensor([7.5, -7.5]), 2)
         tensor([ 3., -4.], dtype=fjax.float32)
     """
+    _no_bool("floor_divide", input, other)
     return div(input, other, rounding_mode="floor")
 
 
@@ -225,6 +257,7 @@ def remainder(input, other):
         >>> fjax.remainder(x, -2)
         tensor([-1, -1, -1, -1], dtype=fjax.int64)
     """
+    _no_bool("remainder", input, other)
     input, other = promote(input, other)
     return jnp.remainder(input, other)
 
@@ -245,17 +278,50 @@ def fmod(input, other):
         >>> fjax.fmod(fjax.tensor([-3.5, 3.5]), 2)
         tensor([-1.5000,  1.5000], dtype=fjax.float32)
     """
+    _no_bool("fmod", input, other)
     input, other = promote(input, other)
     return jnp.fmod(input, other)
 
 
-@defop()
+def _check_pow(input, exponent):
+    """torch's checks of a Python integer exponent of an integer (or bool) tensor: not negative,
+    and representable in the tensor's dtype."""
+    if isinstance(exponent, (bool, np.bool_)) or not isinstance(exponent, (int, np.integer)):
+        return
+    dt = getattr(input, "dtype", None)
+    if dt is None or not (dt == np.bool_ or np.issubdtype(dt, np.integer)):
+        return
+    if exponent < 0:
+        raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+    dt = _promote.DEFAULT_INT if dt == np.bool_ else np.dtype(dt)
+    if exponent > np.iinfo(dt).max:
+        raise RuntimeError(f"pow: value {exponent} cannot be converted to type {dt} without overflow")
+
+
+def _int_pow(x, e):
+    """torch's integer power (``powi``): binary exponentiation wrapping in the dtype, over every
+    bit of the exponent; a negative (tensor) exponent gives 0, except for the bases 1 and -1."""
+    acc, base, k = jnp.ones_like(x), x, e
+    for _ in range(np.iinfo(x.dtype).bits):
+        acc = jnp.where((k & 1) == 1, acc * base, acc)
+        base = base * base
+        k = k >> 1
+    if not jnp.issubdtype(x.dtype, jnp.signedinteger):
+        return acc
+    odd = (e & 1) == 1
+    negative = jnp.where(x == 1, 1, jnp.where(x == -1, jnp.where(odd, -1, 1), 0)).astype(x.dtype)
+    return jnp.where(e < 0, negative, acc)
+
+
+@defop(check=_check_pow)
 def pow(input, exponent):
     """Elementwise ``input ** exponent``.
 
     ``exponent`` may be a Python number or a tensor that broadcasts with ``input``. The dtype is
-    the promoted one, so an integer tensor raised to an integer power stays integer, and raising
-    it to a float power gives float32.
+    the promoted one, so an integer tensor raised to an integer power stays integer (wrapping at
+    the dtype's width, as torch), and raising it to a float power gives float32. As in torch, a
+    negative Python integer exponent of an integer tensor raises, while negative entries of an
+    integer exponent tensor give 0 (1 or -1 for the bases 1 and -1).
 
     Example::
 
@@ -266,7 +332,12 @@ def pow(input, exponent):
         >>> fjax.pow(fjax.tensor([2.0]), fjax.tensor([0.0, 1.0, 3.0]))
         tensor([1., 2., 8.], dtype=fjax.float32)
     """
+    if result_type(input, exponent) == np.bool_ and jnp.ndim(exponent) == 0:
+        return jnp.where(exponent, input, True)  # torch: a bool scalar exponent copies or fills ones
+    _no_bool("pow", input, exponent)
     input, exponent = promote(input, exponent)
+    if jnp.issubdtype(input.dtype, jnp.integer):
+        return _int_pow(*jnp.broadcast_arrays(input, exponent))
     return jnp.power(input, exponent)
 
 
@@ -314,6 +385,7 @@ def abs(input):
         >>> fjax.abs(fjax.tensor([-3, 4]))
         tensor([3, 4], dtype=fjax.int64)
     """
+    _no_bool("abs", input)
     return _abs(input)
 
 
@@ -847,6 +919,7 @@ def rsub(input, other, alpha=1):
         >>> fjax.rsub(fjax.tensor([1.0, 2.0]), 10.0)
         tensor([9., 8.], dtype=fjax.float32)
     """
+    _no_bool_sub("rsub", input, other)
     input, other = promote(input, other)
     return other - _scale("rsub", input, alpha)
 
