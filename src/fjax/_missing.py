@@ -34,6 +34,11 @@ EXCLUDED = [
         "TorchScript/JIT and dispatcher internals: fjax compiles with jax.jit, nn.Graph and fjax.compile",
     ),
     (
+        r"torch\.Tensor",
+        r"index",
+        "functorch's first-class dimensions (Tensor.index binds positions to dim objects): fjax has no dim objects",
+    ),
+    (
         r"torch\.nn\.functional",
         r"BroadcastingList\d|boolean_dispatch|handle_torch_function|has_torch_function\w*|assert_int_or_pair",
         "TorchScript typing helpers and __torch_function__ plumbing",
