@@ -20,6 +20,20 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
+_ONES: dict = {}
+
+
+def _ones(shape, dtype):
+    """The implicit seed of a scalar output's backward: one immutable array per shape and dtype,
+    not a device op per backward (never one made inside a trace, which would be a tracer)."""
+    out = _ONES.get((shape, dtype))
+    if out is None:
+        out = jnp.ones(shape, dtype)
+        if not isinstance(out, jax.core.Tracer) and len(_ONES) < 64:
+            _ONES[(shape, dtype)] = out
+    return out
+
+
 def _seed(outputs, grad_outputs, create_graph):
     """Root cotangents: given ones (Tensors or arrays), or ones for scalar outputs."""
     grads = []
@@ -37,7 +51,7 @@ def _seed(outputs, grad_outputs, create_graph):
                 )
             if t._data.dtype.kind == "c":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
-            g = Tensor._wrap(jnp.ones(t._data.shape, t._data.dtype))
+            g = Tensor._wrap(_ones(t._data.shape, t._data.dtype))
         elif not isinstance(g, Tensor):
             g = Tensor._wrap(jnp.asarray(g, t._data.dtype))
         if tuple(g.shape) != tuple(t.shape):
@@ -187,9 +201,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         )
         for i in range(n)
     ]
-    return tuple(
-        None if rows[0][j] is None else _Above.ops.stack([r[j] for r in rows]) for j in range(len(inputs))
-    )
+    return tuple(None if rows[0][j] is None else _Above.ops.stack([r[j] for r in rows]) for j in range(len(inputs)))
 
 
 def _reachable(outputs, inputs) -> list[bool]:

@@ -181,8 +181,8 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     roots_nodes = []
     for t, g in zip(roots, root_grads):
         g = _conj(g)
-        if t._node is None:
-            to_leaf(t, g)
+        if t._node is None:  # a leaf as a root: its seed becomes its .grad (a copy: seeds may be shared)
+            to_leaf(t, jnp.array(g, copy=True))
             continue
         cts = pending.setdefault(id(t._node), [None] * _n_out(t._node))
         cts[t._idx] = _add(cts[t._idx], g)
