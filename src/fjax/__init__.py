@@ -139,8 +139,8 @@ from . import (  # noqa: E402
 )
 from ._aten_extra import embedding_bag, gru, lstm, rnn_relu, rnn_tanh  # noqa: E402 - ATen's forms
 from ._config import config  # noqa: E402
-from ._lobpcg import lobpcg  # noqa: E402
 from ._legacy import TYPES as _LEGACY_TYPES  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
 from ._toplevel import (  # noqa: E402 - torch's top-level ops with ATen's signatures, dropouts, copies of view ops
     _batch_norm_with_update,
     _native_batch_norm_legit,
