@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
+from ._tracing import trace_state
 from ._transforms import program as _program
 from ._transforms.call import Call, argnums_tuple, check_forward_mode, flatten, is_tensor, on_inputs
 from ._transforms.deps import dependence
@@ -198,7 +199,9 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                     f"{api}: expected a cotangent of shape {tuple(o.shape)}, got "
                     f"{tuple(c.shape) if is_tensor(c) else type(c)}"
                 )
-        record = is_grad_enabled() if create_graph is None else create_graph
+        # inside a transform's trace (vmap of a vjp, a grad of it) grad mode is off while tracing,
+        # yet the outer transform differentiates the result: keep it differentiable there
+        record = (is_grad_enabled() or trace_state.depth > 0) if create_graph is None else create_graph
         grads = finish("func.vjp", ("vjp", n_out), traced, transform, [*tensors, *flat], record=record)
         return tree_util.tree_unflatten(primals_tree, list(grads))
 

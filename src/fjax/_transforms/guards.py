@@ -372,8 +372,9 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     walk = Guards()
     try:
         guard = walk.key(roots)
-    except Unguarded:
-        return do_trace(), side(), None
+    except Unguarded:  # traced on every call; its captured tensors still become tape inputs
+        program = do_trace()
+        return _sourced(program, roots), side(), None
     key = (static, guard)
     entry = _entries.get(key)
     if entry is not None:
@@ -393,13 +394,68 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     for c in program.consts:
         tensor = guards.sources.get(id(c))
         if tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
-            return program, result, None  # an array no guarded Tensor holds
+            return _sourced(program, roots), result, None  # an array no guarded Tensor holds
         slots.append(tensor)
     program = program._replace(sources=tuple(slots))
     entry = _entries[key] = _Entry(program, result, *_const_readers(program.consts, slots), guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
     return program, result, Ticket(guard, entry, [walk.reads])
+
+
+def _sourced(program: Program, roots: tuple) -> Program:
+    """``program`` with its ``sources`` found by a walk that, unlike the guard walk, goes through
+    anything (dicts, lists, objects' attributes) and never gives up: a function the guards cannot
+    key (it reads a global dict) is traced on every call, but the tensors it captures must still
+    be inputs of its tape node, or an outer ``backward()`` would miss their gradients."""
+    found: dict = {}
+    _collect(roots, found, set(), 0)
+    return program._replace(sources=tuple(found.get(id(c)) for c in program.consts))
+
+
+def _collect(obj, found: dict, seen: set, depth: int) -> None:
+    """Every Tensor reachable from ``obj``, by the identity of its array, into ``found``."""
+    if depth > 8 or id(obj) in seen or type(obj) in _VALUES or type(obj) is float:
+        return
+    seen.add(id(obj))
+    nxt = depth + 1
+    if isinstance(obj, Tensor):
+        found[id(obj._data)] = obj
+    elif type(obj) is types.FunctionType:
+        if not _library(obj):
+            for n in _global_names(obj.__code__):
+                if n in obj.__globals__:
+                    _collect(obj.__globals__[n], found, seen, nxt)
+            _collect(obj.__defaults__ or (), found, seen, nxt)
+        for cell in obj.__closure__ or ():
+            with contextlib.suppress(ValueError):  # an empty cell
+                _collect(cell.cell_contents, found, seen, nxt)
+    elif type(obj) is types.MethodType:
+        _collect(obj.__func__, found, seen, nxt)
+        _collect(obj.__self__, found, seen, nxt)
+    elif type(obj) is functools.partial:
+        _collect((obj.func, obj.args, tuple(obj.keywords.values())), found, seen, nxt)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for x in obj:
+            _collect(x, found, seen, nxt)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _collect(x, found, seen, nxt)
+    elif _is_module(obj):
+        for sub in obj.modules():
+            for t in (*sub._parameters.values(), *sub._buffers.values()):
+                if t is not None:
+                    found[id(t._data)] = t
+            for name, x in vars(sub).items():
+                if name not in _MODULE_STATE:
+                    _collect(x, found, seen, nxt)
+            if not _library(type(sub)):
+                _collect(_class_functions(type(sub)), found, seen, nxt)
+    elif isinstance(obj, type):
+        if not _library(obj):
+            _collect(_class_functions(obj), found, seen, nxt)
+    elif not isinstance(obj, types.ModuleType) and not _library(type(obj)) and hasattr(obj, "__dict__"):
+        _collect(vars(obj), found, seen, nxt)
 
 
 def clear() -> None:
