@@ -15,6 +15,7 @@ retained.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import OrderedDict
 
@@ -329,7 +330,8 @@ def _fused_backward(order, pending, wanted, retain_graph):
         _FUSED[key] = program
         if len(_FUSED) > _FUSED_MAX:
             _FUSED.popitem(last=False)
-    _FUSED.move_to_end(key)
+    with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+        _FUSED.move_to_end(key)
     if not callable(program):
         why = "first sight" if program is not False else "not traceable"
         stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
