@@ -13,6 +13,7 @@ import warnings
 
 import jax
 
+from . import _jax_compat
 from . import dtypes as _dt
 
 __all__ = [
@@ -41,9 +42,7 @@ __all__ = [
 
 
 def _backend_started() -> bool:
-    from jax._src import xla_bridge
-
-    return xla_bridge.backends_are_initialized()
+    return _jax_compat.backends_are_initialized()
 
 
 def _add_xla_flag(flag: str) -> bool:

@@ -22,8 +22,11 @@ import types
 import jax
 import numpy as np
 
+from . import (
+    _jax_compat,
+    ops,  # noqa: F401 - importing it fills the op table
+)
 from . import dtypes as _dt
-from . import ops  # noqa: F401 - importing it fills the op table
 from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state
@@ -111,18 +114,13 @@ _window_entries: dict = {}
 _op_caches: list = []
 """Every lifted op's kernel-entry cache (one dict per op, keyed by argument template)."""
 
-try:  # a C++ LRU of (function, input signature) -> executable, the one jax.jit fills
-    from jax._src import config as _jax_config
-    from jax._src import pjit as _pjit
-except ImportError:  # pragma: no cover - a JAX without it: jax.jit's own global cache
-    _pjit = None
-
 
 def new_kernel_cache(size: int) -> None:
     """Start an empty eager kernel cache holding at most ``size`` kernels (``fjax.config.
     eager_cache_size``): every op's jitted functions are made anew in it."""
     global _kernels
-    _kernels = _pjit.make_jit_cpp_cache(size) if _pjit is not None else None
+    make = _jax_compat.make_jit_cpp_cache  # None in a JAX without it: jax.jit's own global cache
+    _kernels = make(size) if make is not None else None
     for cache in _op_caches:
         cache.clear()
     _window_entries.clear()
@@ -141,7 +139,7 @@ def _jit(fn):
     and lowering) is released by ``profiler._sweep`` every few hundred compiles."""
     if _kernels is None:
         return jax.jit(fn)
-    with _jax_config.jax_jit_cpp_cache_obj(_kernels):
+    with _jax_compat.jit_cpp_cache_obj(_kernels):
         return jax.jit(fn)
 
 

@@ -17,6 +17,8 @@ import os
 
 import jax
 
+from . import _jax_compat
+
 
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name, "")
@@ -29,9 +31,7 @@ def _env_int(name: str, default: int) -> int:
 
 
 def _backends_started() -> bool:
-    from jax._src import xla_bridge
-
-    return xla_bridge.backends_are_initialized()
+    return _jax_compat.backends_are_initialized()
 
 
 def init(

@@ -36,7 +36,7 @@ import time
 import jax
 from jax import monitoring
 
-from . import _atomic, _memory
+from . import _atomic, _jax_compat, _memory
 from ._config import config
 
 __all__ = ["ProfilerActivity", "compile_count", "compile_time", "fusion_stats", "profile", "record_function"]
@@ -218,11 +218,7 @@ def _sweep():
     """Release what JAX's Python-side caches hold of evicted kernels. The kernel cache itself
     (``dispatch``) is a C++ LRU of executables that this does not touch: live kernels keep
     running without a recompile; only their traces and lowerings are dropped."""
-    try:
-        from jax._src import util
-    except ImportError:  # a JAX without it keeps its own (bounded) caches
-        return
-    util.clear_all_caches()
+    _jax_compat.clear_jax_caches()
 
 
 monitoring.register_event_time_span_listener(_on_span)

@@ -13,13 +13,10 @@ from typing import Callable, NamedTuple, Sequence
 
 import jax
 import numpy as np
-
-# Public ``jax.make_jaxpr`` keeps a trace cache keyed by the Python function object (stale
-# captured values for a reused function) and costs twice as much per call as tracing directly.
-from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
 from jax.extend import core as jcore
 from jax.extend import linear_util as lu
 
+from .. import _jax_compat
 from .._tracing import tracing
 from ..autograd.grad_mode import no_grad
 from ..errors import OpError
@@ -66,7 +63,9 @@ def trace_arrays(fn: Callable, avals: Sequence, where: str) -> Program:
     """Trace ``fn`` (arrays in, a sequence of arrays out) on abstract inputs ``avals``."""
     fun = lu.wrap_init(fn, debug_info=jcore.DebugInfo(where, where, None, None))
     try:
-        jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, list(avals))
+        # not jax.make_jaxpr: it keeps a trace cache keyed by the Python function object (stale
+        # captured values for a reused function) and costs twice as much per call
+        jaxpr, _, consts = _jax_compat.trace_to_jaxpr_dynamic(fun, list(avals))
     except _HOST_READS as err:
         raise OpError(
             f"{where}: the function reads a tensor's value on the host (.item(), bool(), "
@@ -74,11 +73,10 @@ def trace_arrays(fn: Callable, avals: Sequence, where: str) -> Program:
             "call, so data-dependent Python control flow is not supported: use fjax.where "
             f"instead ({str(err).splitlines()[0]})"
         ) from None
-    if len(jaxpr.invars) != len(avals) or len(jaxpr.constvars) != len(consts):
-        raise RuntimeError(  # JAX 0.11 returns closed-over values as leading inputs (seen on jax 0.11.2)
-            f"{where}: this JAX ({jax.__version__}) traces functions to a form fjax's transforms do not "
-            "read yet (closed-over values as inputs); install jax<0.11 (pip install 'jax>=0.10,<0.11')"
-        )
+    try:
+        jaxpr, consts = _jax_compat.normalize_jaxpr(jaxpr, consts, len(avals))
+    except RuntimeError as err:
+        raise RuntimeError(f"{where}: JAX {jax.__version__}: {err}") from None
     jaxpr, lifted = _lift_literals(jaxpr)
     return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)), _uses_custom_vjp(jaxpr))
 

@@ -14,6 +14,8 @@ read back but that change nothing fjax computes:
 
 from __future__ import annotations
 
+from .. import _jax_compat
+
 enabled = True
 benchmark = False
 benchmark_limit = 10
@@ -46,10 +48,7 @@ def version():
     """
     if not is_available():
         return None
-    try:
-        from jax._src.lib import cuda_versions
-    except ImportError:
-        return None
+    cuda_versions = getattr(_jax_compat.private("lib"), "cuda_versions", None)
     if cuda_versions is None:
         return None
     try:

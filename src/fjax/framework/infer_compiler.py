@@ -37,8 +37,8 @@ from collections import OrderedDict
 import jax
 import numpy as np
 
+from .. import _jax_compat, nn
 from .. import dtypes as _dt
-from .. import nn
 from .._tracing import modules_changed, trace_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor
@@ -149,8 +149,9 @@ def _cpu_importer():
     DLPack import, then the same dtype canonicalization. None where this jaxlib differs."""
     try:
         import jax.numpy as jnp
-        from jax._src import dtypes
-        from jax._src.lib import _jax, jaxlib_extension_version
+
+        dtypes, lib = _jax_compat.private("dtypes"), _jax_compat.private("lib")
+        _jax, jaxlib_extension_version = lib._jax, lib.jaxlib_extension_version
 
         device = jax.local_devices(backend="cpu")[0]
         to_buffer = _jax.dlpack_managed_tensor_to_buffer
@@ -186,7 +187,8 @@ def _cpu_exporter():
     Python (about 30 µs of 33); None where this jaxlib or torch differs."""
     try:
         import torch
-        from jax._src.lib import _jax
+
+        _jax = _jax_compat.private("lib")._jax
 
         to_capsule, from_capsule = _jax.buffer_to_dlpack_managed_tensor, torch._C._from_dlpack
         array_impl = _jax.ArrayImpl

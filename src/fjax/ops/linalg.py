@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _jax_compat
 from ._promote import promote
 from ._registry import defop
 
@@ -1200,9 +1201,7 @@ def geqrf(input):
     _matrix("geqrf", input)
     if input.size == 0:
         return input, jnp.zeros(input.shape[:-2] + (min(input.shape[-2:]),), input.dtype)
-    from jax._src.lax.linalg import geqrf as lapack_geqrf  # not re-exported by jax.lax.linalg (jax < 0.11)
-
-    return lapack_geqrf(input)
+    return _jax_compat.lapack_geqrf(input)
 
 
 def _reflect(A, tau, C, reverse, conjugate):

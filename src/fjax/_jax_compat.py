@@ -1,0 +1,79 @@
+"""Every private JAX API fjax uses, in one place, each with what fjax does without it.
+
+fjax is written against JAX's public API; where that API lacks something fjax needs (a jaxpr
+trace without ``make_jaxpr``'s per-function cache, a jit cache with a capacity, LAPACK's
+``geqrf``), the private name is imported here and nowhere else, so a JAX upgrade has one file to
+check. Each name is None where this JAX does not have it, and its user falls back to the public
+path.
+
+``trace_to_jaxpr`` also hides the two conventions JAX has used for a traced function's
+captured values: as constvars with their values returned beside the jaxpr (jax 0.10), or as
+leading inputs of the jaxpr (seen on jax 0.11). ``normalize_jaxpr`` turns the second into the
+first, which is what fjax's transforms read.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Sequence
+
+try:  # tracing without make_jaxpr's cache keyed by the Python function object
+    from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
+except ImportError:  # pragma: no cover - checked at import of the transforms
+    trace_to_jaxpr_dynamic = None
+
+try:  # a C++ LRU of (function, input signature) -> executable, the one jax.jit fills
+    from jax._src import config as _jax_config
+    from jax._src import pjit as _pjit
+
+    make_jit_cpp_cache = _pjit.make_jit_cpp_cache
+    jit_cpp_cache_obj = _jax_config.jax_jit_cpp_cache_obj
+except (ImportError, AttributeError):  # pragma: no cover - jax.jit's own global cache
+    make_jit_cpp_cache = jit_cpp_cache_obj = None
+
+try:  # LAPACK's geqrf (Householder reflectors): not re-exported by jax.lax.linalg before 0.11
+    from jax._src.lax.linalg import geqrf as lapack_geqrf
+except ImportError:  # pragma: no cover
+    import jax.lax.linalg
+
+    lapack_geqrf = getattr(jax.lax.linalg, "geqrf", None)
+
+
+def private(name: str):
+    """The private module ``jax._src.<name>``, or None where this JAX has none of that name
+    (the caller then takes the public path)."""
+    try:
+        return importlib.import_module(f"jax._src.{name}")
+    except ImportError:  # pragma: no cover
+        return None
+
+
+def clear_jax_caches() -> None:
+    """Drop what JAX's Python-side caches hold (traces, lowerings); nothing where it cannot."""
+    util = private("util")
+    if util is not None and hasattr(util, "clear_all_caches"):
+        util.clear_all_caches()
+
+
+def backends_are_initialized() -> bool:
+    """Whether XLA's backends have started (after which ``XLA_FLAGS`` no longer applies); True
+    where this JAX cannot say, so a caller does not rely on a flag being read."""
+    xla_bridge = private("xla_bridge")
+    return xla_bridge.backends_are_initialized() if hasattr(xla_bridge, "backends_are_initialized") else True
+
+
+def normalize_jaxpr(jaxpr, consts: Sequence, n_inputs: int):
+    """``(jaxpr, consts)`` with the captured values as constvars, whichever convention the trace
+    used: already so (``len(jaxpr.constvars) == len(consts)``), or as the leading inputs of a
+    jaxpr with no constvars (``len(jaxpr.invars) == len(consts) + n_inputs``). Raises
+    RuntimeError for any other form, naming the counts."""
+    if len(jaxpr.invars) == n_inputs and len(jaxpr.constvars) == len(consts):
+        return jaxpr, list(consts)
+    if not jaxpr.constvars and len(jaxpr.invars) == n_inputs + len(consts):
+        k = len(consts)
+        return jaxpr.replace(constvars=list(jaxpr.invars[:k]), invars=list(jaxpr.invars[k:])), list(consts)
+    raise RuntimeError(
+        f"a traced jaxpr with {len(jaxpr.constvars)} constvars and {len(jaxpr.invars)} inputs for "
+        f"{len(consts)} captured values and {n_inputs} arguments: a form fjax does not read "
+        "(this JAX's trace_to_jaxpr_dynamic changed again)"
+    )
