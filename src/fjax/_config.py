@@ -39,9 +39,9 @@ class _Config:
         self.log_compiles = os.environ.get("FJAX_LOG_COMPILES", "") not in ("", "0", "false", "False")
         """Print one line to stderr per XLA compile: the op, its inputs and why the cache missed."""
         self.eager_fusion = os.environ.get("FJAX_EAGER_FUSION", "1") not in ("0", "false", "False")
-        """Fuse what repeats in eager mode: a backward whose tape has the same structure as an
-        earlier one runs as one compiled XLA program instead of one kernel per node (the first
-        time it is seen it runs node by node, as without fusion). Off: ``FJAX_EAGER_FUSION=0``."""
+        """Eager fusion: a backward runs as one compiled XLA program instead of one kernel per
+        node; a later backward of the same tape structure (the next training step) reuses it.
+        Off: ``FJAX_EAGER_FUSION=0`` (every node its own kernel, as before)."""
         self.graph_index_checks = os.environ.get("FJAX_GRAPH_INDEX_CHECKS", "1") not in ("0", "false", "False")
         """Inside nn.Graph steps, check indices (gather, embedding, loss targets, ...) as eager
         does; a bad one raises ``fjax.asyncs.CheckError`` at the next synchronization. Off

@@ -2,11 +2,11 @@
 
 fjax is written against JAX's public API; where that API lacks something fjax needs (a jaxpr
 trace without ``make_jaxpr``'s per-function cache, a jit cache with a capacity, LAPACK's
-``geqrf``), the private name is imported here and nowhere else, so a JAX upgrade has one file to
-check. Each name is None where this JAX does not have it, and its user falls back to the public
-path.
+``geqrf``), the private name is imported here and nowhere else (but ``fjax.env``, which the
+launcher loads as a file before fjax exists), so a JAX upgrade has one file to check. Each
+name is None where this JAX does not have it, and its user falls back to the public path.
 
-``trace_to_jaxpr`` also hides the two conventions JAX has used for a traced function's
+``normalize_jaxpr`` also hides the two conventions JAX has used for a traced function's
 captured values: as constvars with their values returned beside the jaxpr (jax 0.10), or as
 leading inputs of the jaxpr (seen on jax 0.11). ``normalize_jaxpr`` turns the second into the
 first, which is what fjax's transforms read.

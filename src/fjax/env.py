@@ -17,8 +17,6 @@ import os
 
 import jax
 
-from . import _jax_compat
-
 
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name, "")
@@ -31,7 +29,11 @@ def _env_int(name: str, default: int) -> int:
 
 
 def _backends_started() -> bool:
-    return _jax_compat.backends_are_initialized()
+    # JAX's private API is fjax._jax_compat's, but this module imports nothing from fjax (the
+    # launcher loads it as a file before fjax): the one other place it is named
+    from jax._src import xla_bridge
+
+    return xla_bridge.backends_are_initialized()
 
 
 def init(

@@ -90,8 +90,9 @@ _fusion = {"hits": 0, "compiles": 0, "unfused": {}}
 def fusion_stats() -> dict:
     """What eager fusion (``fjax.config.eager_fusion``) did so far: ``hits`` (backward passes run
     as one fused program), ``compiles`` (fused programs built) and ``unfused`` (backward passes
-    run node by node, counted by why: ``"first sight"`` for a tape structure not seen before,
-    ``"hooks"``, ``"custom Function"`` ...).
+    run node by node, counted by why: ``"hooks"``, ``"custom Function"``, ``"eager node"``,
+    ``"not traceable"``, and ``"first sight"`` where ``FJAX_EAGER_FUSION_AFTER`` makes fusion wait
+    for a structure to repeat).
 
         >>> import fjax
         >>> w = fjax.randn(3, requires_grad=True)

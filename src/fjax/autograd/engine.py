@@ -251,19 +251,21 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
 
 _FUSED: OrderedDict = OrderedDict()  # tape structure -> times seen (int), jitted program, or False
 _FUSED_MAX = 64
-# run node by node this many times before fusing (tests set 0 to run every backward fused)
-_FUSE_AFTER = int(os.environ.get("FJAX_EAGER_FUSION_AFTER", "1"))
+# how many times a structure runs node by node before it is fused. 0: every backward is fused, so
+# its bits never depend on what ran before (a first, unfused run would round differently), and a
+# new structure compiles one program instead of one kernel per node (fewer compiles in all)
+_FUSE_AFTER = int(os.environ.get("FJAX_EAGER_FUSION_AFTER", "0"))
 
 
 def _fused_backward(order, pending, wanted, retain_graph):
-    """The backward walk over ``order`` as one compiled program, once its tape structure repeats.
+    """The backward walk over ``order`` as one compiled program.
 
     A structure is the nodes' VJPs as pytree definitions (which kernel, at which static
     arguments, made them), how their cotangents flow, and which outputs ``autograd.grad`` wants;
-    the arrays (root cotangents, the VJPs' residuals) are the program's inputs. The first time a
-    structure is seen this returns None and the caller walks node by node, as without fusion; the
-    second time it compiles the program, and from then on one XLA call runs the whole backward.
-    Nodes with hooks, retained grads, custom Functions or eager VJPs are not fused (None).
+    the arrays (root cotangents, the VJPs' residuals) are the program's inputs. A new structure
+    compiles its program (after ``_FUSE_AFTER`` node-by-node walks; 0 by default), and from then
+    on one XLA call runs the whole backward. Nodes with hooks, retained grads, custom Functions or
+    eager VJPs are not fused: None, and the caller walks node by node.
 
     Returns ``(leaves, their cotangents, {found position: cotangent})``.
     """
