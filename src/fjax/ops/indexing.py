@@ -1,9 +1,10 @@
 """Indexing ops: gather/scatter, index_* , masked_fill and ``tensor[index]``.
 
 ``getitem``/``setitem`` take a static *index template*: a tuple whose entries are ints,
-``("slice", start, stop, step)``, None, Ellipsis, or ``"tensor:k"`` for the k-th array of the
-traced ``arrays`` tuple. Integer arrays follow torch's advanced indexing (ints select first,
-then numpy's rule for the array indices).
+``("slice", start, stop, step)``, None, Ellipsis, ``"tensor:k"`` for the k-th array of the
+traced ``arrays`` tuple, or ``"newtensor:k"`` for a bool scalar (``x[True]``): a new dim there that
+the k-th array (length 1 or 0) takes. Integer arrays follow torch's advanced indexing (ints and 0-d
+integer arrays select first, then numpy's rule for the array indices).
 """
 
 from __future__ import annotations
@@ -388,7 +389,9 @@ def _expand(name, arrays, index):
         index = (index,)
     out = []
     for e in index:
-        if isinstance(e, str) and e.startswith("tensor:"):
+        if isinstance(e, str) and e.startswith("newtensor:"):
+            out.append(("new", arrays[int(e[10:])]))
+        elif isinstance(e, str) and e.startswith("tensor:"):
             a = arrays[int(e[7:])]
             if a.dtype == np.bool_:
                 if isinstance(a, jax.core.Tracer):
@@ -398,7 +401,7 @@ def _expand(name, arrays, index):
                     )
                 out.extend(("array", i) for i in jnp.nonzero(a))
             elif jnp.issubdtype(a.dtype, jnp.integer):
-                out.append(("array", a))
+                out.append(("scalar" if a.ndim == 0 else "array", a))
             else:
                 raise TypeError(f"{name}: index tensors must be integer or bool, got {a.dtype}")
         elif isinstance(e, (tuple, list)) and len(e) == 4 and e[0] == "slice":
@@ -414,14 +417,31 @@ def _expand(name, arrays, index):
     return out
 
 
-def _split_steps(ndim, entries):
-    """Torch applies ints/slices/None first, then the arrays on the dims that remain."""
-    basic, advanced, pos = [], {}, 0
-    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+def _spell_out(ndim, entries):
+    """``entries`` with the Ellipsis written as the full slices it stands for: numpy takes an
+    Ellipsis between two arrays as a separation even when it stands for no dim, torch does not."""
+    if not any(e is Ellipsis for e in entries):
+        return entries
+    consumed = sum(
+        1 for e in entries if e is not None and e is not Ellipsis and not (isinstance(e, tuple) and e[0] == "new")
+    )
+    out = []
     for e in entries:
-        if isinstance(e, tuple):
-            basic.append(slice(None))
-            advanced[pos] = e[1]
+        out.extend([slice(None)] * (ndim - consumed) if e is Ellipsis else [e])
+    return out
+
+
+def _split_steps(ndim, entries):
+    """Torch applies ints/slices/None first, then the arrays on the dims that remain: ``basic``, the
+    0-d arrays that select like ints (``selects``, by dim of the basic result) and ``advanced``."""
+    basic, advanced, selects, pos = [], {}, {}, 0
+    consumed = sum(
+        1 for e in entries if e is not None and e is not Ellipsis and not (isinstance(e, tuple) and e[0] == "new")
+    )
+    for e in entries:
+        if isinstance(e, tuple):  # a bool scalar's new dim, or a dim an array takes
+            basic.append(None if e[0] == "new" else slice(None))
+            (selects if e[0] == "scalar" else advanced)[pos] = e[1]
             pos += 1
         elif e is Ellipsis:
             basic.append(e)
@@ -429,7 +449,7 @@ def _split_steps(ndim, entries):
         else:
             basic.append(e)
             pos += 0 if isinstance(e, int) else 1
-    return tuple(basic), advanced
+    return tuple(basic), advanced, selects
 
 
 def _numpy_index(entries):
@@ -437,15 +457,20 @@ def _numpy_index(entries):
 
 
 def _mixed(entries):
-    """Ints together with arrays: torch's result then differs from numpy's rule."""
-    return any(isinstance(e, tuple) for e in entries) and any(isinstance(e, int) for e in entries)
+    """Ints or 0-d arrays together with arrays, or a bool scalar: torch's result then differs from numpy's rule."""
+    arrays = [e for e in entries if isinstance(e, tuple)]
+    return bool(arrays) and (any(e[0] != "array" for e in arrays) or any(isinstance(e, int) for e in entries))
 
 
 def _torch_get(x, entries):
+    entries = _spell_out(x.ndim, entries)
     if not _mixed(entries):
         return x[_numpy_index(entries)]
-    basic, advanced = _split_steps(x.ndim, entries)
+    basic, advanced, selects = _split_steps(x.ndim, entries)
     y = x[basic]
+    for d in sorted(selects, reverse=True):  # a 0-d index tensor selects as an int does (torch: its item)
+        y = y[(slice(None),) * d + (selects[d],)]
+        advanced = {k - (k > d): v for k, v in advanced.items()}
     return y[tuple(advanced.get(d, slice(None)) for d in range(y.ndim))]
 
 
@@ -537,7 +562,7 @@ def setitem(input, arrays, index, value):
         tensor([[1., 1., 7.],
                 [0., 0., 8.]], dtype=fjax.float32)
     """
-    entries = _expand("setitem", arrays, index)
+    entries = _spell_out(input.ndim, _expand("setitem", arrays, index))
     value = jnp.asarray(value).astype(input.dtype)
     if not _mixed(entries):
         return input.at[_numpy_index(entries)].set(value)
