@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _indexing
 from . import dtypes as _dt
 from ._tracing import log_inplace, trace_state
 from .device import _NO_DATA, MetaArray
@@ -1427,16 +1428,19 @@ def _index(t: Tensor, index, name: str = "getitem"):
     if not isinstance(index, tuple):
         index = (index,)
     index = tuple(_as_index_tensor(i) if isinstance(i, (list, np.ndarray)) else i for i in index)
+    index = _indexing.expand_ellipses(index, t.ndim, sum(_dims_used(i) for i in index))
     used = sum(_dims_used(i) for i in index)
     if used > t.ndim:
         raise IndexError(
             f"{name}: too many indices for tensor of dimension {t.ndim} (got {used} indices for shape {tuple(t.shape)})"
         )
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError(f"{name}: an index can only have a single ellipsis ('...')")
     arrays, template = [], []
     dim = 0  # the input dimension the next index entry addresses
     for i in index:
+        if _indexing.is_bool_scalar(i):  # torch: a new dim, taken by an index tensor of length 1 or 0
+            template.append(f"newtensor:{len(arrays)}")
+            arrays.append(_indexing.bool_scalar_index(i, name))
+            continue
         if isinstance(i, Tensor):
             if i.dtype == _dt.bool:
                 if isinstance(i._data, jax.core.Tracer):
@@ -1444,8 +1448,6 @@ def _index(t: Tensor, index, name: str = "getitem"):
                         f"{name}: boolean mask indexing inside a trace has a data-dependent shape; "
                         "use fjax.where or masked_fill"
                     )
-                if i.ndim == 0:
-                    raise NotImplementedError(f"{name}: a 0-d boolean index (x[True] / x[tensor(False)])")
                 for k, (m, n) in enumerate(zip(i.shape, t.shape[dim:])):
                     if m != n:
                         raise IndexError(
@@ -1476,8 +1478,6 @@ def _index(t: Tensor, index, name: str = "getitem"):
         elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
             _check_bound(t, dim, int(i), name)
             template.append(int(i))
-        elif isinstance(i, (bool, np.bool_)):
-            raise NotImplementedError(f"{name}: a bool index (x[True] / x[False])")
         else:
             raise IndexError(
                 f"{name}: only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
