@@ -227,7 +227,12 @@ def _fit(cls, index: int, g, arg):
 
 
 class _FunctionNode(Node):
-    __slots__ = ("cls", "ctx", "args")
+    """A custom Function's step on the tape. A None gradient from ``backward`` gives that input
+    nothing, as in torch (a leaf's ``.grad`` stays None unless another path reaches it): ``apply``
+    returns the gradients that are not None and ``diff_inputs`` (which the engine reads right
+    after ``apply``) the inputs they belong to."""
+
+    __slots__ = ("cls", "ctx", "args", "_given")
     raw_cts = True  # the engine passes None for outputs nothing differentiated (materialised here)
 
     def apply(self, cts):
@@ -235,11 +240,21 @@ class _FunctionNode(Node):
         if self.ctx.materialize_grads:
             cts = [jnp.zeros(*a) if c is None else c for c, a in zip(cts, avals)]
         grads = _backward(self.cls, self.ctx, cts, self.args, self.ctx.needs_input_grad)
-        out = []
-        for g, needs, arg in zip(grads, self.ctx.needs_input_grad, self.args):
+        out, self._given = [], []
+        for g, needs in zip(grads, self.ctx.needs_input_grad):
             if needs:
-                out.append(jnp.zeros_like(arg) if g is None else g._data)
+                self._given.append(g is not None)
+                if g is not None:
+                    out.append(g._data)
         return out
+
+    def diff_inputs(self):
+        inputs = super().diff_inputs()
+        given = getattr(self, "_given", None)
+        if given is None or len(given) != len(inputs):
+            return inputs
+        self._given = None  # read once, after the apply that set it
+        return [x for x, keep in zip(inputs, given) if keep]
 
     def release(self):
         super().release()
