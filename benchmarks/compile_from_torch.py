@@ -131,16 +131,45 @@ def _graph_own(compiled_model, x):
     return own
 
 
+def _tiny_jit(model, x):
+    """The tiny MLP as a hand-written ``jax.jit`` on jax arrays (called and waited for)."""
+    import jax.numpy as jnp
+
+    (w1, b1), (w2, b2) = [
+        (jnp.asarray(m.weight.detach().numpy()), jnp.asarray(m.bias.detach().numpy())) for m in model[::2]
+    ]
+    fn = jax.jit(lambda x: jax.nn.relu(x @ w1.T + b1) @ w2.T + b2)
+    xj = jnp.asarray(x.numpy())
+    return lambda: fn(xj).block_until_ready()
+
+
 def overhead(reps: int) -> None:
-    """Per-call µs of torch eager, fjax and the compiled step alone (see the module docstring)."""
+    """Per-call µs of torch eager, jax.jit, the compiled step alone and fjax (see the module docstring)."""
+    from fjax.framework.infer_compiler import _to_fjax
+
     torch.set_num_threads(1)
     torch.manual_seed(0)
     cases = [
+        (
+            "tiny mlp 8-8-8",
+            torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8)),
+            torch.randn(2, 8),
+        ),
         ("gpt d=128 L=3", GPT(vocab=1000, block_size=64, dim=128, heads=4, layers=3), torch.randint(0, 1000, (1, 16))),
         ("resnet w=16", ResNet((1, 1, 1, 1), num_classes=10, width=16), torch.randn(1, 3, 32, 32)),
     ]
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+        f"jax {jax.__version__}, {time.strftime('%Y-%m-%d %H:%M')}"
+    )
     print(f"per call, µs (median of {reps}, interleaved); torch threads {torch.get_num_threads()}")
-    print(f"  {'model':<30}{'torch':>9}{'fjax':>9}{'own':>9}{'fjax-own':>10}{'torch/fjax':>12}")
+    print("  torch: torch eager; jit: the same math as a hand-written jax.jit (tiny model only); own: the compiled")
+    print("  step called directly on its arguments; fjax(t): torch tensors in and out; fjax(f): fjax tensors in and")
+    print("  out under fjax.no_grad(); ovh = fjax - own")
+    print(
+        f"  {'model':<30}{'torch':>8}{'jit':>8}{'own':>8}{'fjax(t)':>9}{'fjax(f)':>9}"
+        f"{'ovh(t)':>8}{'ovh(f)':>8}{'torch/fjax(t)':>15}"
+    )
     for name, model, x in cases:
         model.eval()
         variants = [("", True)] + ([(" (index checks off)", False)] if name.startswith("gpt") else [])
@@ -149,12 +178,23 @@ def overhead(reps: int) -> None:
             fjax.config.graph_index_checks = checks
             try:
                 m = fjax.compile_from_torch(model)
-                with torch.no_grad():
-                    m(x)
-                    m(x)
+                fx = _to_fjax(x.clone())
+                with torch.no_grad(), fjax.no_grad():
+                    for _ in range(2):
+                        m(x)
+                        m(fx)
             finally:
                 fjax.config.graph_index_checks = before
-            runners = {"torch": lambda f=model, x=x: f(x), "fjax": lambda m=m, x=x: m(x), "own": _graph_own(m, x)}
+
+            def fjax_in(m=m, fx=fx):
+                with fjax.no_grad():
+                    out = m(fx)
+                out._data.block_until_ready()
+
+            runners = {"torch": lambda f=model, x=x: f(x), "own": _graph_own(m, x)}
+            if name.startswith("tiny"):
+                runners["jit"] = _tiny_jit(model, x)
+            runners.update({"fjax(t)": lambda m=m, x=x: m(x), "fjax(f)": fjax_in})
             times = {k: [] for k in runners}
             with torch.no_grad():
                 for run in runners.values():
@@ -166,9 +206,10 @@ def overhead(reps: int) -> None:
                         run()
                         times[label].append(time.perf_counter() - start)
             t = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+            jit = f"{t['jit']:8.0f}" if "jit" in t else f"{'-':>8}"
             print(
-                f"  {name + suffix:<30}{t['torch']:9.0f}{t['fjax']:9.0f}{t['own']:9.0f}"
-                f"{t['fjax'] - t['own']:10.0f}{t['torch'] / t['fjax']:12.2f}",
+                f"  {name + suffix:<30}{t['torch']:8.0f}{jit}{t['own']:8.0f}{t['fjax(t)']:9.0f}{t['fjax(f)']:9.0f}"
+                f"{t['fjax(t)'] - t['own']:8.0f}{t['fjax(f)'] - t['own']:8.0f}{t['torch'] / t['fjax(t)']:15.2f}",
                 flush=True,
             )
 

@@ -37,13 +37,15 @@ from collections import OrderedDict
 import jax
 import numpy as np
 
-from .. import _jax_compat, nn
+from .. import _jax_compat, _memory, nn
 from .. import dtypes as _dt
 from .._tracing import modules_changed, trace_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor
 from ..dispatch import functions as _F
 from ..nn import functional as F
+from ..profiler import _state as _pstate
+from ..random import default_generator
 from ..tensor import _GENERATIONS, Storage, Tensor
 
 __all__ = ["compile_from_torch"]
@@ -199,15 +201,19 @@ def _cpu_exporter():
     except Exception:
         return None
 
+    def covers(arr) -> bool:
+        """Whether ``exporter`` takes ``arr``: a single-device CPU array."""
+        if type(arr) is not array_impl or not arr.is_fully_addressable:
+            return False
+        devices = arr.devices()
+        return len(devices) == 1 and next(iter(devices)).platform == "cpu"
+
     def exporter(arr):
         """The torch tensor over ``arr``'s memory, or None for an array this does not cover."""
-        if type(arr) is not array_impl or not arr.is_fully_addressable:
-            return None
-        devices = arr.devices()
-        if len(devices) != 1 or next(iter(devices)).platform != "cpu":
-            return None
-        return from_capsule(to_capsule(arr, stream=None))
+        return from_capsule(to_capsule(arr, stream=None)) if covers(arr) else None
 
+    # ``raw`` skips the checks: for the outputs of an executable whose outputs ``covers`` took
+    exporter.covers, exporter.raw = covers, lambda arr: from_capsule(to_capsule(arr, stream=None))
     return exporter
 
 
@@ -567,6 +573,69 @@ class _Program:
         return users
 
 
+# -- the fast call ------------------------------------------------------------------------------
+class _Fast:
+    """One compiled inference step of a ``TorchModule``, called without ``nn.Graph``'s call path.
+
+    ``nn.Graph``'s call reads its optimizers, RNG stream, schedulers and LRU and writes its state
+    back on every call; an inference step (no state written, no random draws, no optimizer,
+    outputs all tensors) needs none of it. Built after a graph call (the slow path) served a
+    signature: ``(torch or fjax inputs, (dtype, shape) of each)``; valid while the modules, the
+    graph's config (AMP included) and the input arrays' avals and shardings are those of that
+    call (``call`` checks them, returning None to send the call down the slow path).
+    """
+
+    __slots__ = ("version", "config", "config_key", "compiled", "read", "rng", "hyper", "avals", "program", "export")
+
+    def __init__(self, graph, program, arrays: list, outputs: list, version: int):
+        ex = graph._executables
+        entry = ex.cache[ex.last_key]
+        self.version, self.config_key, self.config = version, ex.config_key, ex.config_key()
+        self.compiled, self.read, self.program = entry.compiled, entry.read, program
+        # a torch tensor over each output (once it is ready): without the exporter's checks where
+        # this call's outputs passed them (the next calls' come from the same executable)
+        exporter = _CPU_EXPORT[0]
+        self.export = exporter.raw if exporter is not None and all(map(exporter.covers, outputs)) else None
+        self.avals = [(a.aval, a.sharding) for a in arrays]
+        _, counter, hyper = ex.optimizers.now()
+        self.rng, self.hyper = (default_generator.base_key_data(), counter), hyper
+
+    @staticmethod
+    def eligible(graph, version: int) -> bool:
+        """Whether ``graph``'s last call was an inference step this class can repeat."""
+        ex = graph._executables
+        entry = None if ex.last_key is None else ex.cache.get(ex.last_key)
+        return (
+            entry is not None
+            and entry.first_run_done
+            and modules_changed[0] == version
+            and not graph._optimizers
+            and not graph._lr_schedulers
+            and entry.state.layout is None
+            and not entry.record["changed"]
+            and entry.record["draws"] == 0
+            and all(s is None for s in entry.record["out_static"])
+        )
+
+    def call(self, arrays: list):
+        """The step's flat output arrays, or None where this call differs from the built one."""
+        if (
+            modules_changed[0] != self.version
+            or trace_state.depth
+            or _pstate.on
+            or _memory.armed
+            or self.config_key() != self.config
+        ):
+            return None
+        for a, (aval, sharding) in zip(arrays, self.avals):
+            if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
+                return None
+        st, opt_states, kept = self.read()
+        if kept is None:
+            return self.compiled(st, opt_states, self.rng, self.hyper, arrays)[2]
+        return self.compiled(st, opt_states, self.rng, self.hyper, arrays, kept)[2]
+
+
 # -- the module --------------------------------------------------------------------------------
 class _Mirror(nn.Module):
     """One torch submodule's parameters and buffers (shared), under torch's names."""
@@ -625,8 +694,13 @@ class TorchModule(_Mirror):
         object.__setattr__(self, "_watch", None)
         object.__setattr__(self, "_specs", {})
         object.__setattr__(self, "_last_program", None)
+        object.__setattr__(self, "_fast", {})  # input signature -> _Fast
         if _CPU_IMPORT[0] is None:
             _CPU_IMPORT[0], _CPU_EXPORT[0] = _cpu_importer(), _cpu_exporter()
+        if _TORCH[0] is None:
+            import torch
+
+            _TORCH[:] = torch.Tensor, torch.utils._pytree.tree_unflatten
 
     @property
     def torch_module(self):
@@ -711,6 +785,10 @@ class TorchModule(_Mirror):
         return state
 
     def forward(self, *args, **kwargs):
+        if self._fast and not kwargs:
+            out = self._forward_fast(args)
+            if out is not _MISS:
+                return out
         import torch
 
         self._pull()
@@ -738,8 +816,16 @@ class TorchModule(_Mirror):
                     graph.debug(self._debug)
             while len(self._graphs) > self._size:
                 self._graphs.pop(next(iter(self._graphs)))
+                self._fast.clear()  # its entries may hold the evicted graph's steps
+            version = modules_changed[0]  # what the graph's call reads the module modes at
             with no_grad():
                 out = list(graph(*flat))
+            if not kwargs and (from_torch or not is_grad_enabled()) and _Fast.eligible(graph, version):
+                key = self._fast_key(args, from_torch)
+                if key is not None:
+                    while len(self._fast) >= self._size:
+                        self._fast.pop(next(iter(self._fast)))
+                    self._fast[key] = _Fast(graph, program, [a._data for a in flat], [o._data for o in out], version)
         elif from_torch:
             with no_grad():
                 out = program.run(self._state(), flat)
@@ -750,6 +836,77 @@ class TorchModule(_Mirror):
         else:
             out = torch.utils._pytree.tree_unflatten(out, program.out_spec)
         return _to_torch(out) if from_torch else out
+
+    @staticmethod
+    def _fast_key(args: tuple, from_torch: bool):
+        """A fast entry's key for positional ``args``: all plain CPU torch tensors (``from_torch``)
+        or all fjax tensors, with the (dtype, shape) of each; None for any other call."""
+        if not args:
+            return None
+        if from_torch:
+            torch_tensor = _TORCH[0]
+            if not all(type(a) is torch_tensor and a.is_cpu for a in args):
+                return None
+            return (True, *[(a.dtype, a.shape) for a in args])
+        if not all(isinstance(a, Tensor) for a in args):
+            return None
+        return (False, *[(a.dtype, a.shape) for a in args])
+
+    def _forward_fast(self, args: tuple):
+        """A call served by a fast entry (see ``_Fast``), or ``_MISS``."""
+        torch_tensor = _TORCH[0]
+        if args and all(type(a) is torch_tensor for a in args):
+            fast = self._fast.get((True, *[(a.dtype, a.shape) for a in args]))
+            if fast is None:
+                return _MISS
+            self._pull()
+            importer = _CPU_IMPORT[0]
+            arrays = [
+                importer(a)
+                if importer is not None and a.is_cpu and not a.requires_grad and a.is_contiguous()
+                # (the slow path's import)
+                else _dlpack(a)
+                for a in args
+            ]
+            outs = fast.call(arrays)
+            if outs is None:
+                return _MISS
+            export = fast.export
+            if export is None:
+                outs = [_array_to_torch(o) for o in outs]
+            else:
+                for o in outs:
+                    o.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``)
+                outs = [export(o) for o in outs]
+        elif args and all(isinstance(a, Tensor) for a in args) and not is_grad_enabled():
+            fast = self._fast.get((False, *[(a.dtype, a.shape) for a in args]))
+            if fast is None:
+                return _MISS
+            self._pull()
+            outs = fast.call([a._data for a in args])
+            if outs is None:
+                return _MISS
+            outs = [Tensor._wrap(o) for o in outs]
+        else:
+            return _MISS
+        if fast.program.single_output:
+            return outs[0]
+        return _TORCH[1](outs, fast.program.out_spec)
+
+
+_MISS = object()
+_TORCH = [None, None]  # torch.Tensor and torch's pytree unflatten, set with the first TorchModule
+
+
+def _array_to_torch(arr):
+    """A jax array (a step's output) as a torch tensor over its memory, once it is ready."""
+    arr.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``)
+    out = None if _CPU_EXPORT[0] is None else _CPU_EXPORT[0](arr)
+    if out is None:
+        import torch
+
+        return torch.from_dlpack(arr)
+    return out
 
 
 _VERSION = operator.attrgetter("_version")

@@ -1,0 +1,255 @@
+"""compile_from_torch's fast call (``_Fast``): an inference call that repeats a signature skips
+nn.Graph's call path. These check its semantics against torch on fresh random inputs: outputs
+equal torch's, a parameter changed on either side between calls is seen, a change of mode,
+shape, input kind or AMP leaves the fast entry, and inputs, outputs and parameters cross the
+torch/fjax boundary without copies. Timings live in benchmarks/compile_from_torch.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import fjax
+from fjax.framework import infer_compiler as ic
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.drop = nn.Dropout(0.5)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(self.drop(torch.relu(self.bn(self.conv(x))).mean((2, 3))))
+
+
+class TwoOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(5, 4)
+        self.b = nn.Linear(5, 2)
+
+    def forward(self, x, y):
+        h = self.a(x) + y
+        return {"h": h, "pair": (self.b(x), h.sum(-1))}
+
+
+_SEED = [0]
+
+
+def _rand(*shape):
+    _SEED[0] += 1
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(1000 + _SEED[0]))
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+
+
+def _net():
+    torch.manual_seed(0)
+    tm = Net().eval()
+    with torch.no_grad():  # running statistics that are not 0 and 1
+        tm.bn.running_mean.uniform_(-0.5, 0.5)
+        tm.bn.running_var.uniform_(0.5, 2.0)
+    return tm, fjax.compile_from_torch(tm)
+
+
+class _Spy:
+    """Wraps a ``_Fast`` entry's compiled step, keeping each call's inputs and outputs."""
+
+    def __init__(self, fast):
+        self.inner, self.calls = fast.compiled, []
+        fast.compiled = self
+
+    def __call__(self, *args):
+        out = self.inner(*args)
+        self.calls.append((args, out))
+        return out
+
+
+def _only_fast(m):
+    """The module's one fast entry, with the slow path made to fail (so a call that passes
+    proves the fast entry served it)."""
+    assert len(m._fast) == 1
+    for graph in m._graphs.values():
+        graph._executables.call = _fail
+    return next(iter(m._fast.values()))
+
+
+def _fail(*args, **kwargs):
+    raise AssertionError("the slow path ran")
+
+
+def test_fast_calls_match_torch_on_fresh_inputs():
+    tm, m = _net()
+    with torch.no_grad():
+        for _ in range(2):
+            x = _rand(2, 3, 6, 6)
+            _close(m(x), tm(x))
+        _only_fast(m)
+        for _ in range(4):
+            x = _rand(2, 3, 6, 6)
+            out = m(x)
+            assert isinstance(out, torch.Tensor) and out.shape == (2, 3) and not out.requires_grad
+            _close(out, tm(x))
+
+
+def test_several_inputs_and_nested_outputs():
+    torch.manual_seed(1)
+    tm = TwoOut().eval()
+    m = fjax.compile_from_torch(tm)
+    with torch.no_grad():
+        for i in range(4):
+            x, y = _rand(3, 5), _rand(3, 4)
+            out, ref = m(x, y), tm(x, y)
+            if i == 1:
+                _only_fast(m)
+            assert set(out) == {"h", "pair"} and isinstance(out["pair"], tuple)
+            _close(out["h"], ref["h"])
+            _close(out["pair"][0], ref["pair"][0])
+            _close(out["pair"][1], ref["pair"][1])
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["inplace_data", "no_grad_inplace", "torch_optimizer", "rebind_data", "load_state_dict", "buffer"],
+)
+def test_a_torch_side_change_between_calls_is_seen(change):
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    with torch.no_grad():
+        m(x)
+        m(x)
+    _only_fast(m)
+    before = m(x).clone()
+    if change == "inplace_data":
+        tm.fc.weight.data.mul_(-2.0)
+    elif change == "no_grad_inplace":
+        with torch.no_grad():
+            tm.conv.bias.add_(_rand(4))
+    elif change == "torch_optimizer":
+        opt = torch.optim.SGD(tm.parameters(), lr=0.5)
+        tm(x).square().sum().backward()
+        opt.step()
+    elif change == "rebind_data":
+        tm.fc.weight.data = _rand(3, 4)
+    elif change == "load_state_dict":
+        other = Net().eval()
+        tm.load_state_dict(other.state_dict())
+    else:
+        tm.bn.running_mean.add_(1.0)
+    with torch.no_grad():
+        out = m(x)
+        ref = tm(x)
+    assert not np.allclose(out.numpy(), before.numpy())
+    _close(out, ref)
+
+
+def test_an_fjax_side_write_between_calls_is_seen_by_both():
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    with torch.no_grad():
+        m(x)
+        m(x)
+    _only_fast(m)
+    with fjax.no_grad():
+        m.fc.bias.copy_(fjax.tensor(_rand(3).numpy()))
+        m.conv.weight.mul_(0.5)
+    with torch.no_grad():
+        out, ref = m(x), tm(x)
+    _close(out, ref)
+    _close(tm.fc.bias.detach(), m.fc.bias.numpy())
+
+
+def test_mode_shape_and_kind_changes_leave_the_fast_entry():
+    tm, m = _net()
+    with torch.no_grad():
+        for shape in [(2, 3, 6, 6), (2, 3, 6, 6), (1, 3, 5, 7), (1, 3, 5, 7), (2, 3, 6, 6)]:
+            x = _rand(*shape)
+            _close(m(x), tm(x))
+        assert len(m._fast) == 2  # one per input signature
+        # train mode: dropout draws and batch statistics update (no fast entry), matching torch's
+        m.train()
+        x = _rand(4, 3, 6, 6)
+        m(x)
+        assert m.training and tm.training
+        m.eval()
+        _close(m(x), tm(x))
+        # a non-contiguous input, and one that requires grad, take the same step
+        xt = _rand(2, 3, 6, 6).transpose(2, 3)
+        _close(m(xt), tm(xt))
+    xg = _rand(2, 3, 6, 6).requires_grad_()
+    with torch.no_grad():
+        _close(m(xg), tm(xg))
+
+
+def test_fjax_inputs_fast_under_no_grad_and_differentiable_otherwise():
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    fx = fjax.tensor(x.numpy())
+    with fjax.no_grad():
+        m(fx)
+        m(fx)
+    assert (False, *[(fx.dtype, fx.shape)]) in m._fast
+    with fjax.no_grad():
+        x2 = _rand(2, 3, 6, 6)
+        out = m(fjax.tensor(x2.numpy()))
+    assert isinstance(out, fjax.Tensor) and not out.requires_grad
+    with torch.no_grad():
+        _close(out.numpy(), tm(x2))
+    # with gradients on, the call is taped and backward reaches the shared parameters
+    out = m(fjax.tensor(x2.numpy()))
+    out.sum().backward()
+    tm.zero_grad()
+    tm(x2).sum().backward()
+    _close(m.fc.weight.grad.numpy(), tm.fc.weight.grad)
+
+
+def test_autocast_and_profiler_take_the_slow_path():
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    with torch.no_grad():
+        m(x)
+        reference = m(x)
+    assert m._fast
+    seen = []
+    for graph in m._graphs.values():
+        inner = graph._executables.call
+
+        def call(args, kwargs, inner=inner):
+            seen.append(1)
+            return inner(args, kwargs)
+
+        graph._executables.call = call
+    with torch.no_grad(), fjax.autocast("cpu", dtype=fjax.bfloat16):
+        low = m(x)
+    assert seen, "autocast must reach nn.Graph's call (its config key changed)"
+    np.testing.assert_allclose(low.float().numpy(), reference.numpy(), rtol=5e-2, atol=5e-2)
+    seen.clear()
+    with torch.no_grad(), fjax.profiler.profile():
+        _close(m(x), reference)
+    assert seen, "a profiled call goes through nn.Graph's call (its profiler span)"
+
+
+def test_no_copies_across_the_boundary():
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    with torch.no_grad():
+        m(x)
+        m(x)
+        spy = _Spy(_only_fast(m))
+        x = _rand(2, 3, 6, 6)
+        out = m(x)
+    ((args, results),) = spy.calls
+    inputs = args[4]
+    assert inputs[0].unsafe_buffer_pointer() == x.data_ptr()  # the input is torch's memory
+    assert results[2][0].unsafe_buffer_pointer() == out.data_ptr()  # the output is jax's memory
+    state = [a for group in (args[0], args[5] if len(args) > 5 else []) for a in group]
+    pointers = {a.unsafe_buffer_pointer() for a in state}
+    assert {p.data_ptr() for p in tm.parameters()} <= pointers  # the parameters are torch's memory
+    assert ic._CPU_IMPORT[0] is not None and ic._CPU_EXPORT[0] is not None
