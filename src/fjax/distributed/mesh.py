@@ -153,6 +153,13 @@ class MeshConfig:
             return self._sharding(())
         return self._sharding((self.batch_axis,))
 
+    def key(self) -> tuple:
+        """The configuration's value, hashable (an nn.Graph's cache key: ``enable_zero`` changes a
+        MeshConfig in place, so its identity does not say which step it compiles to)."""
+        zero = (self.zero_stage, self.zero_min_size) if self.zero_stage else (0,)
+        rules = tuple((pattern, tuple(spec)) for pattern, spec in self.rules)
+        return (tuple(self.axes.items()), rules, zero, self.batch_axis, self.type)
+
     def __repr__(self):
         return f"MeshConfig(axes={self.axes}, zero_stage={self.zero_stage}, rules={len(self.rules)})"
 

@@ -32,6 +32,7 @@ from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
 from .compile import StageTimes
+from .memory import checkpoint_choice
 from .state import GraphState, OptimizersNow
 from .step import TENSOR, Step, is_tensor
 
@@ -144,7 +145,8 @@ class Executables:
     def config_key(self) -> tuple:
         """The config settings that select the compiled step (part of the signature)."""
         cfg = self.graph.config
-        return (cfg.amp_dtype, cfg.grad_acc_steps, id(cfg.mesh), _amp.key() if _amp.flag.on else ())
+        mesh = None if cfg.mesh is None else cfg.mesh.key()  # by value: enable_zero changes it in place
+        return (cfg.amp_dtype, cfg.grad_acc_steps, mesh, _amp.key() if _amp.flag.on else (), cfg._memory_budget)
 
     def training_modes(self) -> tuple:
         """Every submodule's ``training`` flag (part of the signature), recomputed only after a
@@ -200,6 +202,7 @@ class Executables:
                 self.cache.move_to_end(key)
                 return entry
         entry = self.finish(*self.lower(in_tree, statics, arrays))
+        entry = checkpoint_choice(self, entry, in_tree, statics, arrays)  # memory budget / policy check
         self.add(key, entry)
         return entry
 
