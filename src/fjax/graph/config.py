@@ -21,6 +21,7 @@ class GraphConfig:
         self._outputs_buffer_size = 2
         self.options = {}  # OneFlow's scheduling/memory switches, recorded (XLA decides these itself)
         self._graph = None  # a weakref to the owning nn.Graph, set by it
+        self._memory_budget = None  # bytes per device, or None (``memory_budget``)
 
     @property
     def training(self) -> bool:
@@ -52,6 +53,28 @@ class GraphConfig:
         if int(value) < 1:
             raise ValueError(f"set_gradient_accumulation_steps: expected a positive int, got {value}")
         self.grad_acc_steps = int(value)
+
+    def memory_budget(self, nbytes: int | None) -> None:
+        """Fit each compiled step in ``nbytes`` per device: when XLA's predicted peak (see
+        ``Graph.memory_report``) is larger, nn.Graph turns on activation checkpointing for the
+        fewest blocks (the modules holding the most saved activations first) that make it fit,
+        and ``memory_report()["checkpointing"]`` lists them. A budget that even recomputing every
+        block misses raises an error saying the smallest peak reached. ``None`` turns it off. On
+        CPU run with ``XLA_FLAGS=--xla_cpu_enable_concurrency_optimized_scheduler=false`` (see
+        ``GraphModule``), or XLA schedules the recomputation early and the savings vanish.
+
+        Args:
+            nbytes: the budget in bytes per device (an int > 0), or None.
+
+        Example:
+            >>> cfg = nn.Graph.trace(lambda x: x).config
+            >>> cfg.memory_budget(2**30)
+            >>> cfg._memory_budget
+            1073741824
+        """
+        if nbytes is not None and (not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes <= 0):
+            raise ValueError(f"GraphConfig.memory_budget: expected an int number of bytes > 0 or None, got {nbytes!r}")
+        self._memory_budget = nbytes
 
     def set_mesh(self, config) -> None:
         """Compile this graph's step with the shardings of a mesh configuration (a dict, a

@@ -49,7 +49,10 @@ class _GraphBlock:
 class GraphModule(_GraphBlock):
     """Per-module options inside a Graph (``graph.m.to(GraphModule)``): ``name``/``name_prefix``,
     ``type`` (``"MODULE"``), ``set_stage``, ``debug``, and ``activation_checkpointing = True``,
-    which recomputes that module's activations in the backward pass (``jax.checkpoint``).
+    which recomputes that module's activations in the backward pass (``jax.checkpoint``), or a
+    JAX policy by name or callable (``"dots_saveable"``, ``save_only_these_names("h")``, see
+    ``fjax.utils.checkpoint``) that saves part of them; a setting that leaves the compiled
+    step's memory unchanged warns when the step compiles.
 
     On CPU, XLA's default concurrency-optimized scheduler hoists the recomputation next to the
     forward pass, which gives the memory back; run with
@@ -72,8 +75,22 @@ class GraphModule(_GraphBlock):
 
     def __init__(self, name: str):
         super().__init__(name, "MODULE")
-        self.activation_checkpointing = False
+        self._checkpointing = False
         self._debug_level = -1
+
+    @property
+    def activation_checkpointing(self):
+        """False, True (recompute the module's activations in the backward), or a JAX checkpoint
+        policy (a name such as ``"dots_saveable"`` or a callable, see ``fjax.utils.checkpoint``)."""
+        return self._checkpointing
+
+    @activation_checkpointing.setter
+    def activation_checkpointing(self, value):
+        if not isinstance(value, bool) and value is not None:
+            from ..utils.checkpoint import resolve_policy
+
+            resolve_policy(value)  # an unknown name raises here, listing the valid ones
+        self._checkpointing = False if value is None else value
 
     @property
     def path(self) -> str:
@@ -234,20 +251,40 @@ class ProxyTensor(Proxy):
         return self._origin.numpy()
 
 
-def _checkpointer(name):
-    """The ``Module._graph_call`` that nn.Graph installs on checkpointed modules while tracing."""
+def _scoped(path):
+    """The ``Module._graph_call`` that nn.Graph installs while tracing: the call under
+    ``jax.named_scope(path)``, so the HLO names each op's module (``Graph.memory_report``)."""
 
     def call(module, args, kwargs):
         object.__delattr__(module, "_graph_call")  # the inner call runs the module itself
         try:
-            return _checkpointed_call(module, name, args, kwargs)
+            with jax.named_scope(path):
+                return module(*args, **kwargs)
         finally:
             object.__setattr__(module, "_graph_call", call)
 
     return call
 
 
-def _checkpointed_call(module, name, args, kwargs):
+def _checkpointer(name, policy=True):
+    """The ``Module._graph_call`` that nn.Graph installs on checkpointed modules while tracing;
+    ``policy``: True (recompute everything) or what ``fjax.utils.checkpoint.resolve_policy`` takes."""
+    from ..utils.checkpoint import resolve_policy
+
+    resolved = None if policy is True else resolve_policy(policy)
+
+    def call(module, args, kwargs):
+        object.__delattr__(module, "_graph_call")  # the inner call runs the module itself
+        try:
+            with jax.named_scope(name):
+                return _checkpointed_call(module, name, args, kwargs, resolved)
+        finally:
+            object.__setattr__(module, "_graph_call", call)
+
+    return call
+
+
+def _checkpointed_call(module, name, args, kwargs, policy=None):
     """Run ``module`` as one tape node whose VJP recomputes the forward (``jax.checkpoint``)."""
     params = [p for p in module.parameters() if p.requires_grad]
     buffers = list(module.buffers())
@@ -274,7 +311,8 @@ def _checkpointed_call(module, name, args, kwargs):
             for t, data, node, rg in saved:
                 t._data, t._node, t._requires_grad = data, node, rg
 
-    results = call_pure(f"checkpoint[{name}]", jax.checkpoint(pure), params + [leaves[i] for i in tensor_idx])
+    remat = jax.checkpoint(pure, policy=policy)
+    results = call_pure(f"checkpoint[{name}]", remat, params + [leaves[i] for i in tensor_idx])
     results = results if isinstance(results, tuple) else (results,)
     n_out = len(results) - len(buffers)
     for b, r in zip(buffers, results[n_out:]):

@@ -28,7 +28,8 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
-from .modules import _checkpointer
+from .memory import OPTIMIZER_SCOPE, module_paths
+from .modules import _checkpointer, _scoped
 from .state import GraphState
 
 
@@ -81,16 +82,20 @@ class Step:
         """Inside: the configured index checks and the checkpointed modules' calls; after: every
         state tensor's data, grad and tape node as before."""
         saved = [(t, t._data, t.grad, t._node) for t in self.state.tensors]
-        options = self.graph._module_options.values()
-        checkpointed = [(m, o.path) for m, o in options if o.activation_checkpointing]
+        policies = {id(m): o.activation_checkpointing for m, o in self.graph._module_options.values()}
+        # every module call runs under jax.named_scope(<its path>): memory_report reads it back from the HLO
+        paths = module_paths(self.graph)
         checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
+        installed = []
         try:
-            for m, name in checkpointed:
-                object.__setattr__(m, "_graph_call", _checkpointer(name))
+            for m, path in paths:
+                policy = policies.get(id(m))
+                object.__setattr__(m, "_graph_call", _checkpointer(path, policy) if policy else _scoped(path))
+                installed.append(m)
             yield
         finally:
             trace_state.graph_checks = checks
-            for m, _ in checkpointed:
+            for m in installed:
                 object.__delattr__(m, "_graph_call")
             for t, data, grad, node in saved:
                 t._data, t.grad, t._node = data, grad, node
@@ -175,6 +180,10 @@ class Step:
 
     def _update(self, new_state, grads, opt_states, hyper):
         """Clip and apply each optimizer group's functional step to the parameters with a gradient."""
+        with jax.named_scope(OPTIMIZER_SCOPE):  # memory_report's optimizer temporaries
+            return self._update_groups(new_state, grads, opt_states, hyper)
+
+    def _update_groups(self, new_state, grads, opt_states, hyper):
         new_opt_states = list(opt_states)
         for gi, (opt, group, idx) in enumerate(self.state.groups):
             live = [i for i in idx if grads[i] is not None]
