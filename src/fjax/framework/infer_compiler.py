@@ -40,6 +40,7 @@ import numpy as np
 from .. import _jax_compat, _memory, nn
 from .. import dtypes as _dt
 from .._tracing import modules_changed, trace_state
+from ..amp import _state as _amp
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor
 from ..dispatch import functions as _F
@@ -73,6 +74,7 @@ class _TorchStorage(Storage):
     def _import(self) -> None:
         Storage.array.__set__(self, _dlpack(self.torch))
         self._seen = (self.torch._version, self.torch.data_ptr())
+        _WRITES[0] += 1
 
     def pull(self) -> None:
         """Re-import the torch tensor if torch wrote it since the last import or write."""
@@ -86,6 +88,7 @@ class _TorchStorage(Storage):
 
     @array.setter
     def array(self, value):
+        _WRITES[0] += 1
         if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
             import torch
 
@@ -105,6 +108,10 @@ class _TorchStorage(Storage):
             self._import()  # the array is torch's memory again (a donated one is deleted)
             return
         Storage.array.__set__(self, value)  # a tracer inside a trace: restored when it ends
+
+
+_WRITES = [0]  # bumped by every write or re-import of any shared storage (``_Fast`` keeps its reads till then)
+_STORAGE = operator.attrgetter("_st")
 
 
 def _shared(torch_tensor, parameter: bool) -> Tensor:
@@ -582,16 +589,35 @@ class _Fast:
     outputs all tensors) needs none of it. Built after a graph call (the slow path) served a
     signature: ``(torch or fjax inputs, (dtype, shape) of each)``; valid while the modules, the
     graph's config (AMP included) and the input arrays' avals and shardings are those of that
-    call (``call`` checks them, returning None to send the call down the slow path).
+    call (``call`` checks them, returning None to send the call down the slow path). The graph
+    is the ``TorchModule``'s own, so of its config key (``Executables.config_key``) only the
+    process-wide autocast state can change from outside: the key is compared while some thread
+    has autocast on.
     """
 
-    __slots__ = ("version", "config", "config_key", "compiled", "read", "rng", "hyper", "avals", "program", "export")
+    __slots__ = (
+        "version",
+        "config",
+        "config_key",
+        "compiled",
+        "read",
+        "rng",
+        "hyper",
+        "avals",
+        "program",
+        "export",
+        "tensors",
+        "state",
+        "imported",
+    )
 
-    def __init__(self, graph, program, arrays: list, outputs: list, version: int):
+    def __init__(self, graph, program, arrays: list, outputs: list, version: int, imported: bool):
         ex = graph._executables
+        self.imported = imported  # the inputs were CPU torch tensors through the CPU importer
         entry = ex.cache[ex.last_key]
         self.version, self.config_key, self.config = version, ex.config_key, ex.config_key()
         self.compiled, self.read, self.program = entry.compiled, entry.read, program
+        self.tensors, self.state = list(entry.state.tensors), None
         # a torch tensor over each output (once it is ready): without the exporter's checks where
         # this call's outputs passed them (the next calls' come from the same executable)
         exporter = _CPU_EXPORT[0]
@@ -617,23 +643,54 @@ class _Fast:
             and all(s is None for s in entry.record["out_static"])
         )
 
-    def call(self, arrays: list):
-        """The step's flat output arrays, or None where this call differs from the built one."""
+    def _read(self):
+        """The step's state arguments (``Executable.read``), kept with the ``_WRITES`` count and the
+        state tensors' storages they were read at (``state``) where all are shared storages (a plain
+        Storage's writes do not count in ``_WRITES``)."""
+        writes, storages = _WRITES[0], list(map(_STORAGE, self.tensors))
+        value = self.read()
+        shared = all(type(st) is _TorchStorage for st in storages)
+        self.state = (writes, storages, value) if shared else None
+        return value
+
+    def _run(self, state, arrays: list):
+        st, opt_states, kept = state
+        if kept is None:
+            return self.compiled(st, opt_states, self.rng, self.hyper, arrays)[2]
+        return self.compiled(st, opt_states, self.rng, self.hyper, arrays, kept)[2]
+
+    def call(self, arrays: list, pull, imported: bool = False):
+        """The step's flat output arrays, or None where this call differs from the built one;
+        ``pull``: the owner's ``_pull`` (True where it re-imported a tensor torch changed);
+        ``imported``: the arrays are CPU torch tensors of the key's dtypes and shapes through the
+        CPU importer, so their avals and shardings are the built ones (not read: a fresh array's
+        ``aval`` costs microseconds).
+
+        The state read at the last call is still right if no shared storage was written or
+        re-imported since, no state tensor was attached to another storage, and torch changed
+        none of the shared tensors. The step is dispatched on it at once and the last two are
+        checked while it runs (they cost a few hundred ns per tensor; an inference step has no
+        effects, so it is dispatched again, on a fresh read, where a check fails)."""
         if (
             modules_changed[0] != self.version
             or trace_state.depth
             or _pstate.on
             or _memory.armed
-            or self.config_key() != self.config
+            or (_amp.flag.on and self.config_key() != self.config)
         ):
             return None
-        for a, (aval, sharding) in zip(arrays, self.avals):
-            if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
-                return None
-        st, opt_states, kept = self.read()
-        if kept is None:
-            return self.compiled(st, opt_states, self.rng, self.hyper, arrays)[2]
-        return self.compiled(st, opt_states, self.rng, self.hyper, arrays, kept)[2]
+        if not imported:
+            for a, (aval, sharding) in zip(arrays, self.avals):
+                if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
+                    return None
+        state = self.state
+        if state is not None and state[0] == _WRITES[0]:
+            outs = self._run(state[2], arrays)
+            if not pull() and list(map(_STORAGE, self.tensors)) == state[1]:
+                return outs
+        else:
+            pull()
+        return self._run(self._read(), arrays)
 
 
 # -- the module --------------------------------------------------------------------------------
@@ -717,9 +774,10 @@ class TorchModule(_Mirror):
             if isinstance(t._st, _TorchStorage):
                 yield t._st
 
-    def _pull(self) -> None:
+    def _pull(self) -> bool:
         """Re-import every shared tensor torch changed since the last call: one comparison of
-        all the torch tensors' versions and data pointers, a storage's ``pull`` only when it fails."""
+        all the torch tensors' versions and data pointers, a storage's ``pull`` only when it fails
+        (then True)."""
         watch = self._watch
         if watch is None or watch[0] != modules_changed[0]:
             import torch
@@ -735,6 +793,8 @@ class TorchModule(_Mirror):
                 st.pull()
             watch[3] = list(map(_VERSION, tensors))
             watch[3] += map(data_ptr, tensors)
+            return True
+        return False
 
     def _program(self, flat: list, spec):
         """The captured program for these inputs: one per training mode and input structure whose
@@ -825,7 +885,14 @@ class TorchModule(_Mirror):
                 if key is not None:
                     while len(self._fast) >= self._size:
                         self._fast.pop(next(iter(self._fast)))
-                    self._fast[key] = _Fast(graph, program, [a._data for a in flat], [o._data for o in out], version)
+                    self._fast[key] = _Fast(
+                        graph,
+                        program,
+                        [a._data for a in flat],
+                        [o._data for o in out],
+                        version,
+                        imported=key[0] and _CPU_IMPORT[0] is not None,
+                    )
         elif from_torch:
             with no_grad():
                 out = program.run(self._state(), flat)
@@ -859,16 +926,11 @@ class TorchModule(_Mirror):
             fast = self._fast.get((True, *[(a.dtype, a.shape) for a in args]))
             if fast is None:
                 return _MISS
-            self._pull()
             importer = _CPU_IMPORT[0]
-            arrays = [
-                importer(a)
-                if importer is not None and a.is_cpu and not a.requires_grad and a.is_contiguous()
-                # (the slow path's import)
-                else _dlpack(a)
-                for a in args
-            ]
-            outs = fast.call(arrays)
+            if importer is not None and all(a.is_cpu and not a.requires_grad and a.is_contiguous() for a in args):
+                outs = fast.call(list(map(importer, args)), self._pull, fast.imported)
+            else:
+                outs = fast.call([_dlpack(a) for a in args], self._pull)  # (the slow path's import)
             if outs is None:
                 return _MISS
             export = fast.export
@@ -882,8 +944,7 @@ class TorchModule(_Mirror):
             fast = self._fast.get((False, *[(a.dtype, a.shape) for a in args]))
             if fast is None:
                 return _MISS
-            self._pull()
-            outs = fast.call([a._data for a in args])
+            outs = fast.call([a._data for a in args], self._pull)
             if outs is None:
                 return _MISS
             outs = [Tensor._wrap(o) for o in outs]
