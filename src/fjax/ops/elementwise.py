@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..errors import OpError
 from . import _promote
 from ._promote import promote, result_type, to_float
 from ._registry import defop
@@ -17,9 +18,28 @@ def _scale(op, other, alpha):
     # changes compiles nothing new); the default 1 stays a literal and costs nothing.
     if type(alpha) is int and alpha == 1:
         return other
-    if jnp.issubdtype(jnp.result_type(alpha), jnp.inexact) and not jnp.issubdtype(other.dtype, jnp.inexact):
-        raise TypeError(f"{op}: alpha must not be a float for {other.dtype} tensors")
+    _check_alpha_kind(op, other.dtype, jnp.result_type(alpha))
     return jnp.asarray(alpha).astype(other.dtype) * other
+
+
+def _check_alpha_kind(op, dtype, kind):
+    """torch's ``alpha_check`` on the result dtype ``dtype`` and alpha's dtype ``kind``, in its order:
+    a bool alpha only for bool results, a float (or complex) one not for integer or bool results, a
+    complex one only for complex results (``OpError``: a RuntimeError as torch). ``alpha`` is then
+    cast to ``dtype`` (integers wrap)."""
+    dtype, kind = np.dtype(dtype), np.dtype(kind)  # not .kind: bfloat16's is "V"
+    inexact, complex_ = jnp.issubdtype(dtype, jnp.inexact), jnp.issubdtype(dtype, jnp.complexfloating)
+    if kind == np.bool_ and dtype != np.bool_:
+        raise OpError(f"{op}: Boolean alpha only supported for Boolean results (the result is {dtype}).")
+    if jnp.issubdtype(kind, jnp.inexact) and not inexact:
+        raise OpError(
+            f"{op}: For integral input tensors, argument alpha must not be a floating point number "
+            f"(got a {'complex' if jnp.issubdtype(kind, jnp.complexfloating) else 'float'} alpha for a {dtype} result)."
+        )
+    if jnp.issubdtype(kind, jnp.complexfloating) and not complex_:
+        raise OpError(
+            f"{op}: For non-complex input tensors, argument alpha must not be a complex number (the result is {dtype})."
+        )
 
 
 @defop(linear=True)
