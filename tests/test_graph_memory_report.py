@@ -185,3 +185,38 @@ def test_doctests():
     for t in tests:
         runner.run(t)
     assert runner.failures == 0, f"{runner.failures} doctest failures (seed={SEED})"
+
+
+def test_names_come_from_this_graph_even_when_the_executable_is_cached(monkeypatch):
+    """JAX's compilation cache can hand back an executable compiled from an earlier trace of the
+    same program, carrying that trace's op names: the report then compiles this graph's own."""
+    from fjax.graph import step as step_module
+
+    def graph_of():
+        fjax.manual_seed(SEED)
+        model = _mlp(40)
+        g = Train(model, fjax.optim.SGD(model.parameters(), lr=0.1))
+        g(fjax.randn(64, 16), fjax.randint(0, 4, (64,)))
+        return g
+
+    scoped = graph_of()
+    honest = scoped.memory_report()["activations_by_module"]
+    assert honest and all(k.startswith("model") or k == "<build>" for k in honest)
+
+    def unscoped(path):  # a trace without module scopes, as an older fjax or another graph made it
+        def call(module, args, kwargs):
+            object.__delattr__(module, "_graph_call")
+            try:
+                return module(*args, **kwargs)
+            finally:
+                object.__setattr__(module, "_graph_call", call)
+
+        return call
+
+    monkeypatch.setattr(step_module, "_scoped", unscoped)
+    stale = graph_of()._executables.last("test").compiled
+    monkeypatch.undo()
+    assert gm.analyze(stale, {}, {"model.0"}, set())["_scopes_seen"] is False
+    scoped._executables.last("test").compiled = stale  # what a cache hit would have given
+    again = scoped.memory_report()["activations_by_module"]
+    assert again == honest

@@ -295,6 +295,8 @@ def analyze(compiled, arg_kinds: dict, module_paths, grad_sizes, devices: int = 
     except Exception:  # noqa: BLE001 - an XLA without these protos: the totals only
         hlo = ba = None
     seen_args = seen_temp = 0
+    if hlo is not None:
+        report["_scopes_seen"] = any(p in module_paths for n in hlo.op_name.values() for p in n.split("/"))
     if ba is not None:
         heap = []
         for alloc in ba.allocations:
@@ -403,6 +405,19 @@ def module_paths(graph) -> list:
     return out
 
 
+def _compile_uncached(lowered):
+    """``lowered.compile()`` bypassing JAX's persistent compilation cache and its in-memory one
+    (an explicit default compiler option makes a new in-memory key)."""
+    import jax
+
+    before = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        return lowered.compile(compiler_options={"xla_dump_hlo_as_text": False})
+    finally:
+        jax.config.update("jax_enable_compilation_cache", before)
+
+
 def report(graph, entry) -> MemoryReport:
     """The attributed report of ``entry`` (an ``Executable`` of ``graph``)."""
     tensors = list(entry.state.tensors)
@@ -427,7 +442,13 @@ def report(graph, entry) -> MemoryReport:
         devices = len(entry.compiled.runtime_executable().local_devices())
     except Exception:  # noqa: BLE001
         devices = 1
-    out = analyze(entry.compiled, arg_kinds, {path for _, path in module_paths(graph)}, grad_sizes, devices)
+    paths = {path for _, path in module_paths(graph)}
+    out = analyze(entry.compiled, arg_kinds, paths, grad_sizes, devices)
+    if out.pop("_scopes_seen", True) is False and paths:
+        # JAX's persistent cache gave an executable compiled from an earlier trace of the same program
+        # (its cache key ignores metadata): its op names are that trace's; compile this one afresh
+        out = analyze(_compile_uncached(entry.lowered), arg_kinds, paths, grad_sizes, devices)
+        out.pop("_scopes_seen", None)
     if "recomputed" in entry.record:
         out["checkpointing"] = list(entry.record["recomputed"])
     return out
@@ -513,7 +534,7 @@ def checkpoint_choice(executables, entry, in_tree, statics, arrays):
         entry.record["recomputed"] = tuple(o.path for _, o in options if o.activation_checkpointing)
         return entry
     base = entry if not on else _variant(executables, in_tree, statics, arrays, {})
-    candidates = _blocks(graph, report(graph, base)["activations_by_module"])
+    candidates = _blocks(graph, report(graph, base)["activations_by_module"])  # (stale op names: see report)
     tried = {}
 
     def attempt(k):

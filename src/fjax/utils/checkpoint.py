@@ -333,10 +333,15 @@ def _policy_call(function, args, kwargs, policy):
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tensor_idx = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     out_tree = []
+    # eagerly, every trace of ``pure`` (the savings check, the call's own) draws the same random numbers
+    rng_start = None if trace_state.depth else default_generator._counter
+    rng_after = []
 
     def pure(*arrays):
         n = len(params)
         saved = [(t, t._data, t._node, t._requires_grad) for t in params + buffers]
+        if rng_start is not None:
+            default_generator._counter = rng_start
         try:
             for p, a in zip(params, arrays[:n]):
                 p._data, p._node = a, None
@@ -352,6 +357,8 @@ def _policy_call(function, args, kwargs, policy):
         finally:
             for t, data, node, rg in saved:
                 t._data, t._node, t._requires_grad = data, node, rg
+            if rng_start is not None:
+                rng_after.append(default_generator._counter)
 
     inputs = params + [leaves[i] for i in tensor_idx]
     name = getattr(function, "__qualname__", None) or type(function).__name__
@@ -386,6 +393,8 @@ def _policy_call(function, args, kwargs, policy):
                     stacklevel=3,
                 )
     results = call_pure(f"checkpoint[{name}]", jax.checkpoint(pure, policy=resolved), inputs)
+    if rng_after:
+        default_generator._counter = rng_after[-1]
     results = results if isinstance(results, tuple) else (results,)
     n_out = len(results) - len(buffers)
     with no_grad():
