@@ -166,6 +166,43 @@ def test_an_fjax_side_write_between_calls_is_seen_by_both():
     _close(tm.fc.bias.detach(), m.fc.bias.numpy())
 
 
+def test_alternating_writes_on_both_sides_are_each_seen():
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    with torch.no_grad():
+        m(x)
+        m(x)
+    _only_fast(m)
+    for step in range(6):
+        if step % 2:  # torch writes in place (after fjax's write, the fjax tensor held fjax's own buffer)
+            with torch.no_grad():
+                tm.fc.bias.add_(_rand(3))
+                tm.conv.weight.mul_(1.1)
+        else:
+            with fjax.no_grad():
+                m.fc.bias.copy_(fjax.tensor(_rand(3).numpy()))
+        x = _rand(2, 3, 6, 6)
+        with torch.no_grad():
+            _close(m(x), tm(x))
+
+
+def test_an_fjax_parameter_rebound_to_other_memory_is_read():
+    tm, m = _net()
+    x = _rand(2, 3, 6, 6)
+    with torch.no_grad():
+        m(x)
+        m(x)
+    _only_fast(m)
+    new = _rand(3, 4)
+    m.fc.weight.data = fjax.tensor(new.numpy())  # fjax's parameter leaves torch's memory
+    twin = Net().eval()
+    twin.load_state_dict(tm.state_dict())
+    with torch.no_grad():
+        twin.fc.weight.copy_(new)
+        _close(m(x), twin(x))
+        assert not np.allclose(tm.fc.weight.numpy(), new.numpy())  # torch's own stays
+
+
 def test_mode_shape_and_kind_changes_leave_the_fast_entry():
     tm, m = _net()
     with torch.no_grad():

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import _jax_compat, _memory, nn
 from .. import dtypes as _dt
+from .._lazy import Pending
 from .._tracing import modules_changed, trace_state
 from ..amp import _state as _amp
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -89,6 +90,8 @@ class _TorchStorage(Storage):
     @array.setter
     def array(self, value):
         _WRITES[0] += 1
+        if type(value) is Pending:  # an eager-fusion result: torch's memory is written now, so computed now
+            value = value.force()
         if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
             import torch
 
