@@ -2,7 +2,8 @@
 as in torch: a leaf's ``.grad`` stays None unless another path reaches it, a non-leaf's history is
 not walked for it, and ``autograd.grad`` reports it unused. Generated cases against torch: random
 numbers of inputs, which of them get None, leaves and non-leaves, inputs shared with other paths,
-several outputs, repeated backward with ``retain_graph``."""
+several outputs, repeated backward with ``retain_graph``. A gradient on another device than its input
+raises torch's error."""
 
 from __future__ import annotations
 
@@ -133,3 +134,28 @@ def test_none_gradient_with_materialize_grads_off():
         u.sum().backward()
         assert y.grad is None, lib.__name__
         np.testing.assert_allclose(x.grad.numpy(), np.full(2, 2.0))
+
+
+@pytest.mark.parametrize("dev_in,dev_grad", [("cpu", "meta"), ("meta", "cpu")])
+def test_a_gradient_on_another_device_raises_as_torch(dev_in, dev_grad):
+    """torch checks the device of each gradient a backward returns (the only other device a CPU
+    machine has is meta; on GPU machines the same check compares cuda and cpu)."""
+    shape = tuple(int(s) for s in np.random.default_rng(5).integers(1, 4, 2))
+    errors = []
+    for lib in (torch, fjax):
+
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g, lib=lib):
+                return lib.ones(shape, device=dev_grad)
+
+        a = lib.ones(shape, requires_grad=True, device=dev_in)
+        with pytest.raises(RuntimeError) as err:
+            F.apply(a).sum().backward()
+        errors.append(str(err.value))
+        assert a.grad is None
+    assert errors[1] == errors[0]  # "... invalid gradient at index 0 - expected device cpu but got meta"

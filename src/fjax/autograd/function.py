@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import random as _random
 from .._tracing import trace_state
+from ..device import MetaArray
+from ..device import from_jax as _device_of
 from .engine import Node, _conj
 from .grad_mode import is_grad_enabled, no_grad
 
@@ -199,11 +201,18 @@ def _backward(cls, ctx, cts, args, needs) -> tuple:
 
 
 def _fit(cls, index: int, g, arg):
-    """The gradient ``g`` (an array) for the argument ``arg``, as torch's engine admits it: the
-    same shape, or one ``arg`` broadcasts to (then summed down to ``arg``'s shape); a real
+    """The gradient ``g`` (an array) for the argument ``arg``, as torch's engine admits it: on
+    ``arg``'s device (``_device_name``), of the same shape, or one ``arg`` broadcasts to (then
+    summed down to ``arg``'s shape); a real
     gradient for a complex argument is fine, a complex one for a real argument is not; the dtype
     becomes ``arg``'s. Anything else raises torch's RuntimeError naming the Function and the
     gradient's ``index`` among the tensor arguments: it is never broadcast into ``.grad``."""
+    want, got = _device_name(arg), _device_name(g)
+    if want is not None and got is not None and want != got:
+        raise RuntimeError(
+            f"Function {cls.__name__}Backward returned an invalid gradient at index {index} - expected device "
+            f"{want} but got {got}"
+        )
     shape, gshape = tuple(arg.shape), tuple(g.shape)
     if gshape != shape:
         lead = len(gshape) - len(shape)
@@ -224,6 +233,19 @@ def _fit(cls, index: int, g, arg):
             )
         g = g.astype(arg.dtype)
     return g
+
+
+def _device_name(a):
+    """The torch device name of an array on one device (``meta`` for a meta array), for ``_fit``'s
+    check; None for a tracer or an array over several devices (a global tensor's: not compared)."""
+    if isinstance(a, MetaArray):
+        return "meta"
+    if isinstance(a, jax.core.Tracer) or not hasattr(a, "devices"):
+        return None
+    devices = a.devices()
+    if len(devices) != 1:
+        return None
+    return str(_device_of(next(iter(devices))))
 
 
 class _FunctionNode(Node):
