@@ -166,10 +166,11 @@ def overhead(reps: int) -> None:
     print(f"per call, µs (median of {reps}, interleaved); torch threads {torch.get_num_threads()}")
     print("  torch: torch eager; jit: the same math as a hand-written jax.jit (tiny model only); own: the compiled")
     print("  step called directly on its arguments; fjax(t): torch tensors in and out; fjax(f): fjax tensors in and")
-    print("  out under fjax.no_grad(); ovh = fjax - own")
+    print("  out under fjax.no_grad(); ovh = fjax - own (wall clock); cpu ovh: the same in the calling thread's")
+    print("  CPU time (time.thread_time: robust on a loaded machine, where waiting for XLA's threads is noisy)")
     print(
         f"  {'model':<30}{'torch':>8}{'jit':>8}{'own':>8}{'fjax(t)':>9}{'fjax(f)':>9}"
-        f"{'ovh(t)':>8}{'ovh(f)':>8}{'torch/fjax(t)':>15}"
+        f"{'ovh(t)':>8}{'ovh(f)':>8}{'cpu ovh(t)':>12}{'cpu ovh(f)':>12}{'torch/fjax(t)':>15}"
     )
     for name, model, x in cases:
         model.eval()
@@ -188,16 +189,15 @@ def overhead(reps: int) -> None:
                 fjax.config.graph_index_checks = before
 
             def fjax_in(m=m, fx=fx):
-                with fjax.no_grad():
-                    out = m(fx)
-                out._data.block_until_ready()
+                m(fx)._data.block_until_ready()  # (under fjax.no_grad(), entered once below)
 
             runners = {"torch": lambda f=model, x=x: f(x), "own": _graph_own(m, x)}
             if name.startswith("tiny"):
                 runners["jit"] = _tiny_jit(model, x)
             runners.update({"fjax(t)": lambda m=m, x=x: m(x), "fjax(f)": fjax_in})
             times = {k: [] for k in runners}
-            with torch.no_grad():
+            cpu = {k: [] for k in runners}
+            with torch.no_grad(), fjax.no_grad():
                 for run in runners.values():
                     for _ in range(10):
                         run()
@@ -206,14 +206,17 @@ def overhead(reps: int) -> None:
                     # rotated each round: the first jax call after torch's ran up to ~2 ms slower on a
                     # small ResNet, so no runner always follows torch
                     for label, run in order[rep % len(order) :] + order[: rep % len(order)]:
-                        start = time.perf_counter()
+                        start, start_cpu = time.perf_counter(), time.thread_time()
                         run()
                         times[label].append(time.perf_counter() - start)
+                        cpu[label].append(time.thread_time() - start_cpu)
             t = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+            c = {k: statistics.median(v) * 1e6 for k, v in cpu.items()}
             jit = f"{t['jit']:8.0f}" if "jit" in t else f"{'-':>8}"
             print(
                 f"  {name + suffix:<30}{t['torch']:8.0f}{jit}{t['own']:8.0f}{t['fjax(t)']:9.0f}{t['fjax(f)']:9.0f}"
-                f"{t['fjax(t)'] - t['own']:8.0f}{t['fjax(f)'] - t['own']:8.0f}{t['torch'] / t['fjax(t)']:15.2f}",
+                f"{t['fjax(t)'] - t['own']:8.0f}{t['fjax(f)'] - t['own']:8.0f}"
+                f"{c['fjax(t)'] - c['own']:12.0f}{c['fjax(f)'] - c['own']:12.0f}{t['torch'] / t['fjax(t)']:15.2f}",
                 flush=True,
             )
 
