@@ -138,6 +138,14 @@ def test_alpha_refusals_inside_a_graph():
     np.testing.assert_array_equal(G(-3)(i, i).numpy(), (torch.tensor([1, 2, 3]) * -2).numpy())
 
 
+@pytest.mark.parametrize("alpha", [None, "2", [2]], ids=["None", "str", "list"])
+def test_alpha_that_is_not_a_number_is_a_type_error(alpha):
+    for lib in (torch, fjax):
+        x = lib.ones(3, dtype=lib.int32)
+        with pytest.raises(TypeError, match="argument 'alpha' must be Number"):
+            lib.add(x, x, alpha=alpha)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="alpha is a traced kernel argument: its value is not seen before the kernel runs, and an eager "

@@ -18,6 +18,8 @@ def _scale(op, other, alpha):
     # changes compiles nothing new); the default 1 stays a literal and costs nothing.
     if type(alpha) is int and alpha == 1:
         return other
+    if not isinstance(alpha, (jax.Array, np.ndarray, np.generic, int, float, complex)):
+        raise TypeError(f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
     _check_alpha_kind(op, other.dtype, jnp.result_type(alpha))
     return jnp.asarray(alpha).astype(other.dtype) * other
 
