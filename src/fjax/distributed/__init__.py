@@ -5,6 +5,7 @@ process-group API.
   creation ops' OneFlow keywords ``placement=``/``sbp=`` (``global_tensor.created``; the global mode of
   ``fjax.utils.global_view.global_mode`` lives in ``global_tensor`` too);
 - ``mesh.MeshConfig``: axis names and parameter-name rules for nn.Graph (DP, ZeRO, TP);
+- ``pipeline``: GPipe/1F1B over a ``pipe`` mesh axis as one SPMD program; ``get_layer_placement`` (LiBai's);
 - ``checkpoint``: sharded save/load with orbax (no gathering on one host, reshard on load);
 - ``launch``: ``python -m fjax.distributed.launch --nproc_per_node N script.py``;
 - torch.distributed's ``init_process_group``, ``get_rank``/``get_world_size``, ``all_reduce``,
@@ -15,7 +16,7 @@ arguments is the same value, as in OneFlow) and, called with a tensor, torch's c
 ``broadcast(tensor, src)``.
 """
 
-from . import checkpoint, mesh
+from . import checkpoint, mesh, pipeline
 from .collectives import (
     ReduceOp,
     Work,
@@ -27,6 +28,7 @@ from .collectives import (
 )
 from .global_tensor import module_to_global
 from .mesh import MeshConfig
+from .pipeline import get_layer_placement
 from .placement import broadcast, partial_sum, placement, split
 from .process_group import (
     Backend,
@@ -63,6 +65,7 @@ __all__ = [
     "checkpoint",
     "destroy_process_group",
     "get_backend",
+    "get_layer_placement",
     "get_process_group_ranks",
     "get_rank",
     "get_world_size",
@@ -78,6 +81,7 @@ __all__ = [
     "module_to_global",
     "new_group",
     "partial_sum",
+    "pipeline",
     "placement",
     "reduce_scatter",
     "split",

@@ -39,6 +39,16 @@ def get_sbp(t: Tensor) -> tuple | None:
     return tuple(sbp)
 
 
+class _Staged(threading.local):
+    """``devices``: while an nn.Graph with pipeline stages traces, the ids of its devices (its
+    step is one program over all of them: ``to_global`` onto a stage's placement keeps values)."""
+
+    devices = None
+
+
+staged = _Staged()
+
+
 def to_global(t: Tensor, placement: placement | None = None, sbp=None, **kwargs) -> Tensor:
     """This tensor as a global tensor on ``placement`` with ``sbp`` (one entry per mesh axis).
 
@@ -56,6 +66,8 @@ def to_global(t: Tensor, placement: placement | None = None, sbp=None, **kwargs)
     if sbp is None:
         sbp = get_sbp(t) if is_global(t) else (broadcast_all(placement))
     sbp = as_sbp_tuple(sbp, placement)
+    if staged.devices is not None and {d.id for d in placement.mesh.devices.flat} <= staged.devices:
+        return t  # between the stages of a staged nn.Graph: one program, values stay in place
     sharding = NamedSharding(placement.mesh, partition_spec(sbp, placement, tuple(t.shape)))
     if jax.process_count() > 1 and not is_global(t):
         arr = jax.make_array_from_process_local_data(sharding, t._data)

@@ -390,6 +390,49 @@ def stacked(trees: list):
     return jax.tree.map(lambda *a: jnp.stack(a), *trees)
 
 
+def get_layer_placement(
+    layer_idx: int,
+    num_layers: int,
+    pipeline_parallel_size: int,
+    *,
+    data_parallel_size: int = 1,
+    tensor_parallel_size: int = 1,
+    device_type: str = "cuda",
+):
+    """LiBai's ``dist.get_layer_placement``: the placement of the stage that runs layer ``layer_idx``.
+
+    Layers split into ``pipeline_parallel_size`` contiguous stages (layer ``i`` on stage
+    ``i * S // num_layers``; a negative index counts from the end, as LiBai's ``-1`` for the head).
+    Stage ``s`` holds ranks ``s*D*T .. (s+1)*D*T - 1`` as a ``(D, T)`` grid (a list when both are 1):
+    with 4 layers on 2 stages, layers 0 and 1 get ranks ``[0]``, layers 2 and 3 ranks ``[1]``.
+
+    Args:
+        layer_idx: the layer, ``-num_layers <= layer_idx < num_layers``.
+        num_layers: how many layers the model has.
+        pipeline_parallel_size: S, the number of stages.
+        data_parallel_size: D, data-parallel ranks per stage.
+        tensor_parallel_size: T, tensor-parallel ranks per stage.
+        device_type: ``"cuda"`` or ``"cpu"``.
+
+    Example:
+        >>> get_layer_placement(-1, num_layers=4, pipeline_parallel_size=1, device_type="cpu").ranks.tolist()
+        [0]
+    """
+    from .placement import placement
+
+    S, L = int(pipeline_parallel_size), int(num_layers)
+    if S < 1 or L < S:
+        raise OpError(f"get_layer_placement: {S} pipeline stages need at least {S} layers, got num_layers={L}")
+    if not -L <= layer_idx < L:
+        raise OpError(f"get_layer_placement: layer_idx {layer_idx} out of range for {L} layers")
+    stage = (layer_idx % L) * S // L
+    per = data_parallel_size * tensor_parallel_size
+    ranks = np.arange(stage * per, (stage + 1) * per)
+    if per > 1:
+        ranks = ranks.reshape(data_parallel_size, tensor_parallel_size)
+    return placement(device_type, ranks.tolist())
+
+
 def theory_bubble(stages: int, microbatches: int) -> float:
     """GPipe's and 1F1B's idle fraction (S-1)/(M+S-1) with equal forward and backward times.
 
@@ -404,4 +447,4 @@ def theory_bubble(stages: int, microbatches: int) -> float:
     return (stages - 1) / (microbatches + stages - 1)
 
 
-__all__ = ["SCHEDULES", "Schedule", "pipeline_loss", "stacked", "theory_bubble"]
+__all__ = ["SCHEDULES", "Schedule", "get_layer_placement", "pipeline_loss", "stacked", "theory_bubble"]

@@ -31,6 +31,7 @@ from ..amp import _state as _amp
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
+from . import stages as _stages
 from .compile import StageTimes
 from .memory import checkpoint_choice
 from .state import GraphState, OptimizersNow
@@ -146,7 +147,8 @@ class Executables:
         """The config settings that select the compiled step (part of the signature)."""
         cfg = self.graph.config
         mesh = None if cfg.mesh is None else cfg.mesh.key()  # by value: enable_zero changes it in place
-        return (cfg.amp_dtype, cfg.grad_acc_steps, mesh, _amp.key() if _amp.flag.on else (), cfg._memory_budget)
+        amp = _amp.key() if _amp.flag.on else ()
+        return (cfg.amp_dtype, cfg.grad_acc_steps, mesh, amp, cfg._memory_budget, _stages.key(self.graph))
 
     def training_modes(self) -> tuple:
         """Every submodule's ``training`` flag (part of the signature), recomputed only after a

@@ -27,9 +27,41 @@ class _GraphBlock:
     type = property(lambda self: self._type, doc="``'MODULE'``, ``'PARAMETER'`` or ``'BUFFER'``.")
 
     def set_stage(self, stage_id: int | None = None, placement=None) -> None:
-        """Record a pipeline stage (OneFlow's pipeline parallelism). A graph runs as one XLA program
-        on its devices, so the stage is kept for inspection and does not change the step."""
+        """Put this member in pipeline stage ``stage_id`` on ``placement`` (OneFlow's pipeline
+        parallelism). The graph then compiles one program over every stage's devices (see
+        ``fjax.graph.stages``); ``None`` removes the stage.
+
+        Args:
+            stage_id: the stage, an int >= 0 (stages run 0, 1, ..., S-1 in module order), or None.
+            placement: the stage's ``fjax.placement``.
+
+        Example:
+            >>> class G(fjax.nn.Graph):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+            ...
+            ...     def build(self, x):
+            ...         return self.m(x)
+            >>> block = G().m[1].to(fjax.nn.graph.GraphModule)
+            >>> block.set_stage(0, fjax.placement("cpu", ranks=[0]))
+            >>> block.stage_id, block.stage_placement.ranks.tolist()
+            (0, [0])
+        """
+        from ..distributed.placement import placement as _placement
+        from .stages import stage_version
+
+        if stage_id is not None and (not isinstance(stage_id, int) or isinstance(stage_id, bool) or stage_id < 0):
+            raise ValueError(
+                f"set_stage: '{self._name_prefix}{self._name}': stage_id must be an int >= 0, got {stage_id!r}"
+            )
+        if placement is not None and not isinstance(placement, _placement):
+            raise TypeError(
+                f"set_stage: '{self._name_prefix}{self._name}': placement must be an fjax.placement, "
+                f"got {type(placement).__name__}"
+            )
         self._stage_id, self._stage_placement = stage_id, placement
+        stage_version[0] += 1
 
     @property
     def stage_id(self):
@@ -223,6 +255,8 @@ class ProxyModule(Proxy):
         return self._origin(*args, **kwargs)
 
     def __getattr__(self, name):
+        if name == "config" and not hasattr(self._origin, "config"):
+            return self._block  # OneFlow's older ``graph.m.config.set_stage(...)`` / ``.config.stage_id = i``
         return self._wrap(getattr(self._origin, name), name)
 
     def __getitem__(self, index):

@@ -65,7 +65,9 @@ class GraphState:
 
     @classmethod
     def of(cls, graph) -> GraphState:
-        return cls(graph._modules, graph._optimizers, graph.config.mesh, graph.name)
+        from .stages import mesh_of  # config.mesh, or the one pipeline stages imply
+
+        return cls(graph._modules, graph._optimizers, mesh_of(graph), graph.name)
 
     def parts(self) -> dict:
         """The modules by attribute name and the optimizers as ``optimizer{i}`` (``state_dict``'s keys)."""

@@ -25,9 +25,11 @@ import jax.numpy as jnp
 from .._config import config
 from .._tracing import trace_state, tracing
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..distributed import global_tensor as _global
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
+from . import stages as _stages
 from .memory import OPTIMIZER_SCOPE, module_paths
 from .modules import _checkpointer, _scoped
 from .state import GraphState
@@ -55,6 +57,7 @@ class Step:
     def __init__(self, graph, in_tree, statics):
         self.graph, self.in_tree, self.statics = graph, in_tree, statics
         self.state = GraphState.of(graph)
+        self.stage_devices = _stages.devices_of(graph)  # to_global between stages keeps values in place
         self.training = graph.training
         self.amp = graph.config.amp_dtype
         self.n_acc = graph.config.grad_acc_steps if self.training else 1
@@ -86,6 +89,7 @@ class Step:
         # every module call runs under jax.named_scope(<its path>): memory_report reads it back from the HLO
         paths = module_paths(self.graph)
         checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
+        staged, _global.staged.devices = _global.staged.devices, self.stage_devices
         installed = []
         try:
             for m, path in paths:
@@ -95,6 +99,7 @@ class Step:
             yield
         finally:
             trace_state.graph_checks = checks
+            _global.staged.devices = staged
             for m in installed:
                 object.__delattr__(m, "_graph_call")
             for t, data, grad, node in saved:
