@@ -13,7 +13,8 @@ jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.05)
 
 # Eager fusion in both modes without running everything twice: the views matrix and the autograd
 # suites run with fusion off (every backward node by node); the rest runs the default (fused).
-_UNFUSED = ("tests/autograd/", "tests/test_views.py")
+# FJAX_TEST_FUSION=all runs those fused too (to check every suite in the fused mode locally).
+_UNFUSED = () if os.environ.get("FJAX_TEST_FUSION") == "all" else ("tests/autograd/", "tests/test_views.py")
 
 
 @pytest.fixture(autouse=True)

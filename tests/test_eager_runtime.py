@@ -85,7 +85,9 @@ def test_a_loop_over_distinct_values_compiles_a_constant_number_of_kernels(name)
         y = f(x, i)
         if i in checks:
             np.testing.assert_allclose(y.numpy(), g(t, i).numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{name}, i={i}")
-    assert fjax.profiler.compile_count() - before == 0, f"{name}: compiled per value"
+    # eager fusion may compile the loop's recorded segment once (a fused program), never per value
+    fused = 2 if fjax.config.eager_fusion else 0
+    assert fjax.profiler.compile_count() - before <= fused, f"{name}: compiled per value"
 
 
 def test_dropout_p_schedule_compiles_once_and_keeps_torch_statistics():
@@ -181,6 +183,7 @@ def test_kernel_cache_is_a_bounded_lru(small_cache):
             assert fjax.profiler.compile_count() == before, f"hot kernel evicted after {k} new shapes"
     before = fjax.profiler.compile_count()
     (xs[0] * 2).tanh()  # long evicted: compiles again
+    fjax.sync()  # (eager fusion recorded it: run it)
     assert fjax.profiler.compile_count() > before
     with pytest.raises(ValueError, match="eager_cache_size"):
         fjax.config.eager_cache_size = 0

@@ -204,6 +204,7 @@ globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...: torch's legacy 
 # torch's process-wide settings, dtype utilities, windows and small top-level names
 from math import e, inf, nan, pi  # noqa: E402
 
+from ._lazy import sync  # noqa: E402 - run what eager fusion recorded
 from ._misc import (  # noqa: E402
     AcceleratorError,
     Event,

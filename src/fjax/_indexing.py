@@ -17,31 +17,28 @@ import numpy as np
 from . import dtypes as _dt
 
 
-def is_bool_scalar(i) -> bool:
+def is_bool_scalar(i, tensor_type) -> bool:
     """Whether an index entry is a bool scalar: a Python bool or a 0-d bool tensor (torch refuses a
-    numpy bool with an IndexError, as fjax does)."""
+    numpy bool with an IndexError, as fjax does). ``tensor_type``: ``fjax.Tensor`` (this module is
+    below ``tensor.py``)."""
     if isinstance(i, bool):
         return True
-    from .tensor import Tensor
-
-    return isinstance(i, Tensor) and i.ndim == 0 and i.dtype == _dt.bool
+    return isinstance(i, tensor_type) and i.ndim == 0 and i.dtype == _dt.bool
 
 
 def bool_scalar_index(i, name: str):
-    """The index tensor that takes the dim a bool scalar adds: ``[0]`` for True, ``[]`` for False.
+    """The index array that takes the dim a bool scalar adds: ``[0]`` for True, ``[]`` for False.
 
     A 0-d bool tensor inside a trace has no value yet, and the result's shape would depend on it.
     """
-    from .tensor import Tensor
-
-    if isinstance(i, Tensor):
+    if not isinstance(i, bool):
         if isinstance(i._data, jax.core.Tracer):
             raise NotImplementedError(
                 f"{name}: a 0-d bool tensor index inside a trace gives a shape that depends on its value "
                 "(1 or 0); index with a Python bool, or use fjax.where"
             )
         i = bool(np.asarray(i._data))
-    return Tensor._wrap(jnp.zeros((1 if i else 0,), jnp.int64))
+    return jnp.zeros((1 if i else 0,), jnp.int64)
 
 
 def expand_ellipses(index: tuple, ndim: int, used: int) -> tuple:

@@ -197,7 +197,7 @@ def _written_outside() -> list:
     written in it (its value before the trace is concrete; those made inside hold tracers)."""
     seen, out = set(), []
     for obj, saved in trace_state.undo:
-        name = "array" if isinstance(obj, Storage) else "_arr"
+        name = "array" if isinstance(obj, Storage) else "_a"
         old = dict(saved).get(name)
         if id(obj) in seen or old is None or isinstance(old, jax.core.Tracer):
             continue

@@ -54,9 +54,15 @@ def current_device() -> str:
 
 
 def synchronize(device=None) -> None:
-    """Nothing to wait for on the host (torch.cpu.synchronize).
+    """Run what eager fusion has recorded and wait for it (torch.cpu.synchronize).
 
     Example::
 
         >>> fjax.cpu.synchronize()
     """
+    import jax
+
+    from . import _lazy
+
+    _lazy.flush()
+    jax.block_until_ready(jax.live_arrays())

@@ -17,7 +17,7 @@ import warnings
 
 import jax
 
-from . import _memory
+from . import _lazy, _memory
 from . import random as _random
 from .amp._device import cuda as amp  # fjax.cuda.amp: torch.cuda.amp (autocast, GradScaler)
 from .device import device as _device
@@ -258,6 +258,7 @@ def synchronize(device=None) -> None:
         >>> y = fjax.ones(3) * 2
         >>> fjax.cuda.synchronize()
     """
+    _lazy.flush()
     jax.block_until_ready(jax.live_arrays())
     jax.effects_barrier()
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import (
     _jax_compat,
+    _lazy,
     ops,  # noqa: F401 - importing it fills the op table
 )
 from . import dtypes as _dt
@@ -44,6 +45,7 @@ from .ops.views import contiguous_strides
 from .tensor import Tensor, _Above
 
 _LEAF = object()
+_Pending = _lazy.Pending
 _NUMBERS = (int, float, bool, complex)
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
 
@@ -84,7 +86,7 @@ def _const(value, op, name):
 
 
 def _template(x, leaves):
-    if isinstance(x, Tensor) or type(x) in _NUMBERS or isinstance(x, _ARRAYS):
+    if isinstance(x, Tensor) or type(x) in _NUMBERS or isinstance(x, _ARRAYS) or type(x) is _Pending:
         leaves.append(x)
         return _LEAF
     if x is None:
@@ -336,11 +338,12 @@ def _rename_keywords(name, keyword_aliases, params, args, kwargs):
 
 
 def _run_check(check, args, kwargs):
-    """An op's eager value check (``OpDef.check``) on its arguments' arrays."""
+    """An op's eager value check (``OpDef.check``) on its arguments' arrays. A pending value
+    (eager fusion) is computed only if the check reads values, not just shapes and dtypes."""
 
     def arrays(a):
         if isinstance(a, Tensor):
-            return a._data
+            return a._meta
         if type(a) in (list, tuple):
             return type(a)(arrays(e) for e in a)
         return a
@@ -349,7 +352,11 @@ def _run_check(check, args, kwargs):
     try:
         check(*a, **kw)
     except Exception:
-        if not any(type(x) is MetaArray for x in jax.tree_util.tree_leaves((a, kw))):
+        leaves = jax.tree_util.tree_leaves((a, kw))
+        if any(type(x) is _Pending for x in leaves):  # the check reads values: with them computed
+            a, kw = jax.tree_util.tree_map(_lazy.real, (a, kw))
+            return _run_check(check, a, kw)
+        if not any(type(x) is MetaArray for x in leaves):
             raise  # a meta tensor has no values to check
 
 
@@ -385,7 +392,7 @@ def _window(name, rule, args, kwargs):
     """A window view op (``WINDOWS``) as a read at a dynamic offset of its input's values, the
     result a view of its storage; None where the rule finds no view (advanced indexing)."""
     x = args[0]
-    shape = x._data.shape
+    shape = x._meta.shape
     strides = contiguous_strides(shape)
     try:
         geoms = rule((shape, strides, 0), None, *args, **kwargs)
@@ -439,7 +446,7 @@ def _as_view(name, rule, out, args, kwargs):
     if not isinstance(x, Tensor):
         return
     outs = out if isinstance(out, tuple) else (out,)
-    geoms = rule(x._geometry(), [tuple(o._arr.shape) for o in outs], *args, **kwargs)
+    geoms = rule(x._geometry(), [tuple(o._a.shape) for o in outs], *args, **kwargs)
     if geoms is None:
         if name == "view":
             raise OpError(
@@ -461,31 +468,63 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     """Evaluate ``entry`` on ``leaves``: plain, or recorded on the tape when needed.
 
     Inside a trace (nn.Graph, functional transforms) the same jitted functions are called on
-    tracers: JAX inlines them, and Python numbers keep their weak types either way.
+    tracers: JAX inlines them, and Python numbers keep their weak types either way. Under eager
+    fusion a kernel at a signature it ran at before is recorded in the thread's segment instead
+    (``fjax._lazy``): its outputs are Pending until something reads them.
     """
     arrays = []
-    grad = False
+    grad = pending = False
     for x in leaves:
-        if isinstance(x, Tensor):  # ``x._data`` written out (the property call costs ~35 ns)
+        if isinstance(x, Tensor):  # ``x._meta`` written out (the property call costs ~35 ns)
             st = x._st
-            arrays.append(x._arr if st is None or x._gen == st.gen else x._sync())
+            a = x._a if st is None or x._gen == st.gen else x._sync()
             if x._requires_grad:
                 grad = True
         else:
-            arrays.append(x)
-    if not (grad and differentiable and _grad_state.enabled):
+            a = x
+        if type(a) is _Pending:
+            pending = True
+        arrays.append(a)
+    grad = grad and differentiable and _grad_state.enabled
+    diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()
+    sig = None
+    if config.eager_fusion and not trace_state.depth and entry.jit is not entry.pure:
+        if not (grad and _grad_state.saved_hooks):
+            sig = _lazy.signature(entry.vjp(diff_idx) if grad else entry.jit, arrays)
+            if sig is not None:
+                known = _lazy._seen.get(sig)
+                if known is not None:
+                    lazy = _lazy.record(sig, known, arrays)
+                    if lazy is not None:
+                        seg, out = lazy
+                        if not grad:
+                            return _wrap_plain(out)
+                        out, vjp = out
+                        saved = None
+                        if isinstance(vjp, _Residuals):
+                            saved = vjp.saves
+                            vjp = vjp.rebuild(arrays)
+                        node_out = _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, False, saved)
+                        node = _node_of(node_out)
+                        if node is not None:
+                            seg.nodes.append(node)
+                        return node_out
+    if pending:
+        arrays = [_lazy.real(a) for a in arrays]
+    if not grad:
         try:
             out = entry.jit(*arrays)
         except (TypeError, ValueError, IndexError) as err:
             if any(type(a) is MetaArray for a in arrays):  # jit rejects meta arrays: shapes only
                 return _meta_run(name, entry, leaves, arrays)
             raise _error(name, err, leaves) from None
-        if isinstance(out, (tuple, list)):
-            return tuple(Tensor._wrap(o) for o in out)
-        return Tensor._wrap(out)
-    diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad)
+        if sig is not None:
+            _lazy.learn(sig, out)
+        return _wrap_plain(out)
     try:
-        out, vjp = entry.vjp(diff_idx)(*arrays)
+        out, vjp = result = entry.vjp(diff_idx)(*arrays)
+        if sig is not None:
+            _lazy.learn(sig, result)
         saved = None
         if isinstance(vjp, _Residuals):
             saved = vjp.saves
@@ -498,6 +537,20 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     if _grad_state.saved_hooks and not trace_state.depth:
         vjp, eager = _hooked_vjp(entry, diff_idx, leaves, arrays, saved), True
     return _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, eager, saved)
+
+
+def _wrap_plain(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(Tensor._wrap(o) for o in out)
+    return Tensor._wrap(out)
+
+
+def _node_of(out):
+    """The tape node behind an op's output(s) (an integer output carries none)."""
+    for o in out if type(out) is tuple else (out,):
+        if o._node is not None:
+            return o._node
+    return None
 
 
 def _hooked_vjp(entry, diff_idx, leaves, arrays, saved):
@@ -558,7 +611,7 @@ def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=N
             if i in diff:
                 inputs.append((x._node, x._idx) if x._node is not None else x)
             else:
-                inputs.append(x._data)
+                inputs.append(arrays[i])
             if versions is not None and (saved is None or i in saved):
                 a = arrays[i]  # its shape and dtype name it in the error; the array is not kept
                 versions.append((x._vc, x._vc[0], (i, a.shape, a.dtype)))

@@ -84,7 +84,15 @@ def compile_count() -> int:
     return _totals["count"]
 
 
-_fusion = {"hits": 0, "compiles": 0, "unfused": {}}
+_fusion = {
+    "hits": 0,
+    "compiles": 0,
+    "unfused": {},
+    "segment_hits": 0,
+    "segment_compiles": 0,
+    "segments_replayed": 0,
+    "ops_fused": 0,
+}
 
 
 def fusion_stats() -> dict:
@@ -92,7 +100,10 @@ def fusion_stats() -> dict:
     as one fused program), ``compiles`` (fused programs built) and ``unfused`` (backward passes
     run node by node, counted by why: ``"hooks"``, ``"custom Function"``, ``"eager node"``,
     ``"not traceable"``, and ``"first sight"`` where ``FJAX_EAGER_FUSION_AFTER`` makes fusion wait
-    for a structure to repeat).
+    for a structure to repeat). For the forward (``fjax._lazy``): ``segment_hits`` (recorded op
+    sequences run as one program), ``segment_compiles`` (such programs built),
+    ``segments_replayed`` (sequences seen for the first time, run op by op) and ``ops_fused``
+    (ops that ran inside segment programs).
 
         >>> import fjax
         >>> w = fjax.randn(3, requires_grad=True)
@@ -101,7 +112,7 @@ def fusion_stats() -> dict:
         >>> fjax.profiler.fusion_stats()["hits"] >= 1 or not fjax.config.eager_fusion
         True
     """
-    return {"hits": _fusion["hits"], "compiles": _fusion["compiles"], "unfused": dict(_fusion["unfused"])}
+    return {k: dict(v) if type(v) is dict else v for k, v in _fusion.items()}
 
 
 def compile_time() -> float:

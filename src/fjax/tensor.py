@@ -1,12 +1,15 @@
 """Tensor: a view of a shared storage (a jax.Array or tracer) plus autograd metadata.
 
-A tensor that no other tensor aliases holds its array directly (``_arr``; ``_st`` is None).
+A tensor that no other tensor aliases holds its array directly (``_a``; ``_st`` is None).
 The first alias (a view op, ``detach()``, ``.data``, ``nn.Parameter(t)``, ``data_ptr()``) moves
 the array into a ``Storage`` that every alias then shares, each with its torch geometry
 (``_geom``: shape, strides, offset; None when it is the whole storage as stored). A write
 through any alias replaces the storage's array functionally (``ops.views.write``) and gives the
 storage a new generation number; every other alias re-reads its values (``_sync``) the next time
 they are used, and not before. See docs/architecture.md, "Storage and views".
+
+Under eager fusion (``fjax._lazy``) ``_a`` and a storage's array may be a ``Pending`` value: its
+shape and dtype are known, its array is computed when something reads it (``_data``, ``_arr``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import numpy as np
 
 from . import _indexing
 from . import dtypes as _dt
+from ._lazy import Pending
+from ._lazy import real as _real
 from ._tracing import log_inplace, trace_state
 from .device import _NO_DATA, MetaArray
 from .device import device as _device
@@ -85,9 +90,9 @@ class Tensor:
     """
 
     __slots__ = {  # a dict: each slot's descriptor carries its text as __doc__
-        "_arr": "the values (for an alias: as of storage generation ``_gen``)",
+        "_a": "the values (for an alias: as of storage generation ``_gen``), maybe Pending (eager fusion)",
         "_st": "the shared Storage, or None while nothing aliases this tensor",
-        "_gen": "the storage generation ``_arr`` was read at",
+        "_gen": "the storage generation ``_a`` was read at",
         "_geom": "(shape, strides, offset) over the storage; None: the whole storage as stored",
         "_vbase": "the view's base for autograd (torch's ``_base``), or None",
         "_bnode": "the base's grad_fn when this view's grad_fn was derived",
@@ -114,7 +119,7 @@ class Tensor:
         Tensor._init(self, src._data)
 
     def _init(self, data, node=None, idx=0):
-        self._arr = data
+        self._a = data
         self._st = None
         self._node = node
         self._idx = idx
@@ -126,7 +131,7 @@ class Tensor:
     @classmethod
     def _wrap(cls, data, node=None, idx=0) -> "Tensor":
         t = object.__new__(Tensor)
-        t._arr = data
+        t._a = data
         t._st = None
         t._node = node
         t._idx = idx
@@ -141,13 +146,32 @@ class Tensor:
     def _data(self):
         """The current values as a jax array (re-read from the storage after an alias wrote)."""
         st = self._st
-        if st is None or self._gen == st.gen:
-            return self._arr
-        return self._sync()
+        a = self._a if st is None or self._gen == st.gen else self._sync()
+        if type(a) is Pending:
+            a = self._a = a.force()
+        return a
 
     @_data.setter
     def _data(self, value):
         self._write(value)
+
+    @property
+    def _meta(self):
+        """The current values, or a Pending value: for shape, dtype and device, which need no data."""
+        st = self._st
+        return self._a if st is None or self._gen == st.gen else self._sync()
+
+    @property
+    def _arr(self):
+        """The array as of ``_gen`` (``_a``), computed if it is pending."""
+        a = self._a
+        if type(a) is Pending:
+            a = self._a = a.force()
+        return a
+
+    @_arr.setter
+    def _arr(self, value):
+        self._a = value
 
     def _sync(self):
         base = self._vbase
@@ -157,10 +181,13 @@ class Tensor:
         st, g = self._st, self._geom
         arr = st.array
         if g is not None:
-            arr = MetaArray(g[0], arr.dtype) if type(arr) is MetaArray else _views.read_storage(arr, g[2], g[0], g[1])
+            if type(arr) is MetaArray:
+                arr = MetaArray(g[0], arr.dtype)
+            else:
+                arr = _views.read_storage(_real(arr), g[2], g[0], g[1])
         if self._stop:
             arr = _stop_gradient(arr)
-        self._arr, self._gen = arr, st.gen
+        self._a, self._gen = arr, st.gen
         return arr
 
     def _write(self, value) -> None:
@@ -168,8 +195,8 @@ class Tensor:
         st = self._st
         if st is None:
             if trace_state.depth:
-                log_inplace(self, "_arr")
-            self._arr = value
+                log_inplace(self, "_a")
+            self._a = value
             return
         g = self._geom
         if g is None:
@@ -177,19 +204,19 @@ class Tensor:
         elif type(value) is MetaArray or type(st.array) is MetaArray:
             new = _meta_write(st.array, value, g)
         else:
-            new = _views.write_storage(st.array, value, g[2], g[0], g[1])
+            new = _views.write_storage(_real(st.array), _real(value), g[2], g[0], g[1])
         if trace_state.depth:
             log_inplace(st, "array", "gen")
-            log_inplace(self, "_arr", "_gen")
+            log_inplace(self, "_a", "_gen")
         st.array, st.gen = new, next(_GENERATIONS)
         if g is None or value.dtype == new.dtype:
-            self._arr, self._gen = value, st.gen  # else the next read casts it
+            self._a, self._gen = value, st.gen  # else the next read casts it
 
     def _storage(self) -> Storage:
         """The storage, created on the first alias."""
         st = self._st
         if st is None:
-            st = Storage(self._arr)
+            st = Storage(self._a)
             self._attach(st, None)
         return st
 
@@ -202,7 +229,7 @@ class Tensor:
     def _geometry(self) -> tuple:
         """(shape, strides, offset) over the storage."""
         if self._st is None:
-            shape = tuple(self._arr.shape)
+            shape = tuple(self._a.shape)
         elif self._geom is None:
             shape = tuple(self._st.array.shape)
         else:
@@ -219,7 +246,7 @@ class Tensor:
     def _share(self, src: "Tensor", stop: bool = False) -> None:
         """From now on, alias ``src``'s storage position (not its history)."""
         st = src._storage()
-        self._arr = _stop_gradient(src._data) if stop else src._data
+        self._a = _stop_gradient(src._meta) if stop else src._meta
         self._attach(st, src._geom, stop=stop)
 
     def _view_from(self, x: "Tensor", geom: tuple) -> None:
@@ -236,7 +263,7 @@ class Tensor:
 
         with enable_grad():
             v = _view_kernel("_view_read", base, self._geometry())
-        self._arr, self._gen = v._data, self._st.gen
+        self._a, self._gen = v._meta, self._st.gen
         self._node, self._idx, self._requires_grad = v._node, v._idx, v._requires_grad
         self._bnode = base._node
 
@@ -386,7 +413,7 @@ class Tensor:
             >>> fjax.ones(2).dtype, fjax.arange(2).dtype
             (fjax.float32, fjax.int64)
         """
-        return _dt._BY_NP[self._data.dtype]
+        return _dt._BY_NP[self._meta.dtype]
 
     @property
     def shape(self) -> "Size":
@@ -396,7 +423,7 @@ class Tensor:
             >>> fjax.ones(2, 3).shape
             fjax.Size([2, 3])
         """
-        return Size(self._data.shape)
+        return Size(self._meta.shape)
 
     def size(self, dim: int | None = None):
         """The shape, or the length of one dimension.
@@ -410,11 +437,11 @@ class Tensor:
             (fjax.Size([2, 3]), 3, 3)
         """
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[self._dim(dim, "size")]
+            return Size(self._meta.shape)
+        return self._meta.shape[self._dim(dim, "size")]
 
     def _dim(self, dim, op):
-        n = self._data.ndim
+        n = self._meta.ndim
         if not -max(n, 1) <= dim < max(n, 1):
             raise OpError(f"fjax.{op}: dim {dim} is out of range for a {n}-d tensor of shape {tuple(self.shape)}")
         return dim % max(n, 1)
@@ -491,7 +518,7 @@ class Tensor:
             >>> fjax.ones(2, 3).ndim
             2
         """
-        return self._data.ndim
+        return self._meta.ndim
 
     def dim(self) -> int:
         """The number of dimensions (same as ``ndim``).
@@ -500,7 +527,7 @@ class Tensor:
             >>> fjax.ones(2, 3).dim()
             2
         """
-        return self._data.ndim
+        return self._meta.ndim
 
     def numel(self) -> int:
         """The number of elements (``nelement`` is the same method).
@@ -509,7 +536,7 @@ class Tensor:
             >>> fjax.ones(2, 3).numel(), fjax.ones(2, 3).nelement()
             (6, 6)
         """
-        return int(np.prod(self._data.shape, dtype=np.int64))
+        return int(np.prod(self._meta.shape, dtype=np.int64))
 
     nelement = numel
 
@@ -520,7 +547,7 @@ class Tensor:
             >>> fjax.ones(2).element_size(), fjax.ones(2).double().element_size()
             (4, 8)
         """
-        return self._data.dtype.itemsize
+        return self._meta.dtype.itemsize
 
     @property
     def device(self) -> _device:
@@ -530,7 +557,7 @@ class Tensor:
             >>> fjax.ones(2).cpu().device
             device(type='cpu')
         """
-        data = self._data
+        data = self._meta
         if isinstance(data, jax.core.Tracer):
             return _device("cpu") if jax.default_backend() == "cpu" else _device("cuda", 0)
         if type(data) is MetaArray:
@@ -546,7 +573,7 @@ class Tensor:
             >>> fjax.empty(2, 3, device="meta").is_meta, fjax.empty(2).is_meta
             (True, False)
         """
-        return type(self._data) is MetaArray
+        return type(self._meta) is MetaArray
 
     @property
     def is_cuda(self) -> bool:
@@ -615,7 +642,7 @@ class Tensor:
                     "use detach() to get a tensor that does not require grad"
                 )
             return
-        if value and not jnp.issubdtype(self._data.dtype, jnp.inexact):
+        if value and not jnp.issubdtype(self._meta.dtype, jnp.inexact):
             raise OpError(
                 f"requires_grad: only tensors of floating point or complex dtype can require "
                 f"gradients, got {self.dtype}"
@@ -846,7 +873,7 @@ class Tensor:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        return self._meta.shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
@@ -886,7 +913,7 @@ class Tensor:
         else:
             new = memo.get(id(st))
             if new is None:
-                new = memo[id(st)] = Storage(_copy_array(st.array))
+                new = memo[id(st)] = Storage(_copy_array(_real(st.array)))
             Tensor._init(t, None)
             t._attach(new, self._geom)
             t._gen = -1  # read from the copy on first use
@@ -1099,8 +1126,8 @@ class Tensor:
         if view._st is not self._storage():
             raise OpError(f"{op}: internal error: the view does not alias the tensor's storage")
         if trace_state.depth:
-            log_inplace(self, "_arr", "_gen", "_geom", "_bnode", "_node", "_idx", "_requires_grad")
-        self._arr, self._gen, self._geom = view._arr, view._gen, view._geom
+            log_inplace(self, "_a", "_gen", "_geom", "_bnode", "_node", "_idx", "_requires_grad")
+        self._a, self._gen, self._geom = view._a, view._gen, view._geom
         if self._vbase is not None:
             self._bnode = view._bnode
         if view._node is not None:
@@ -1116,15 +1143,15 @@ class Tensor:
         the view's history a read of it.
         """
         grad, base = self._check_inplace(op)
-        data = self._data
-        if type(data) is MetaArray or type(result._data) is MetaArray:
+        data = self._meta
+        if type(data) is MetaArray or type(result._meta) is MetaArray:
             result = _meta_result(data, result)
-        if result._data.dtype != data.dtype:
-            src, dst = _dt._BY_NP[result._data.dtype], self.dtype
+        if result._meta.dtype != data.dtype:
+            src, dst = _dt._BY_NP[result._meta.dtype], self.dtype
             if _category(src) > _category(dst):
                 raise OpError(f"{op}: result type {src} can't be cast to the desired output type {dst}")
             result = _f()._cast(result, dtype=data.dtype)
-        if result._data.shape != data.shape:
+        if result._meta.shape != data.shape:
             raise OpError(
                 f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape {tuple(result.shape)}"
             )
@@ -1154,11 +1181,11 @@ class Tensor:
             if trace_state.depth:
                 log_inplace(base, "_node", "_idx", "_requires_grad")
             new_base = _view_kernel("_view_write", base, self._geometry(), result)
-            base._write(new_base._data)
+            base._write(new_base._meta)
             base._node, base._idx, base._requires_grad = new_base._node, new_base._idx, True
             self._derive(base)
         else:
-            self._write(result._data)
+            self._write(result._meta)
             if result._node is not None:
                 self._node, self._idx, self._requires_grad = result._node, result._idx, True
         self._vc[0] += 1
@@ -1177,7 +1204,7 @@ class Tensor:
                     [1., 2., 3.]], dtype=fjax.float32)
         """
         src = _Above.creation.as_tensor(src) if not isinstance(src, Tensor) else src
-        result = _f().broadcast_to(_f()._cast(src, dtype=self._data.dtype), tuple(self.shape))
+        result = _f().broadcast_to(_f()._cast(src, dtype=self._meta.dtype), tuple(self.shape))
         return self._set_(result, "copy_")
 
     @property
@@ -1437,9 +1464,9 @@ def _index(t: Tensor, index, name: str = "getitem"):
     arrays, template = [], []
     dim = 0  # the input dimension the next index entry addresses
     for i in index:
-        if _indexing.is_bool_scalar(i):  # torch: a new dim, taken by an index tensor of length 1 or 0
+        if _indexing.is_bool_scalar(i, Tensor):  # torch: a new dim, taken by an index tensor of length 1 or 0
             template.append(f"newtensor:{len(arrays)}")
-            arrays.append(_indexing.bool_scalar_index(i, name))
+            arrays.append(Tensor._wrap(_indexing.bool_scalar_index(i, name)))
             continue
         if isinstance(i, Tensor):
             if i.dtype == _dt.bool:

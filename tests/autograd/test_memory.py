@@ -35,6 +35,7 @@ def test_50_layer_mlp_frees_everything_but_params_inputs_outputs_and_grads():
         p.grad = None
     before = _live_ids()
     loss = forward()
+    fjax.sync()  # eager fusion records the forward: run it
     during = _live_ids()
     assert len(during - before) >= depth, "the forward should hold residuals for backward"
     copies = [a for a in jax.live_arrays() if id(a) in during - before and a.shape == (width, width)]

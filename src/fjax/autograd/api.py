@@ -49,11 +49,11 @@ def _seed(outputs, grad_outputs, create_graph):
                     f"grad can be implicitly created only for scalar outputs; output {i} has shape "
                     f"{tuple(t.shape)}: pass a gradient/grad_outputs of that shape"
                 )
-            if t._data.dtype.kind == "c":
+            if t._meta.dtype.kind == "c":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
-            g = Tensor._wrap(_ones(t._data.shape, t._data.dtype))
+            g = Tensor._wrap(_ones(t._meta.shape, t._meta.dtype))
         elif not isinstance(g, Tensor):
-            g = Tensor._wrap(jnp.asarray(g, t._data.dtype))
+            g = Tensor._wrap(jnp.asarray(g, t._meta.dtype))
         if tuple(g.shape) != tuple(t.shape):
             raise RuntimeError(
                 f"grad: mismatch in shape: grad_output[{i}] has shape {tuple(g.shape)} and output[{i}] "

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding
 
+from .. import _lazy
 from .. import profiler as _profiler
 from .._config import config
 from .._tracing import trace_state
@@ -162,6 +163,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     """
     from ..tensor import PostAccumulateHook, Tensor
 
+    _lazy.flush()  # the tape's VJPs hold the recorded forward's values
     pending: dict = {}  # id(node) -> list of cotangents per output
     leaf_cts: dict = {}  # id(leaf) -> [leaf, cotangent]
     wanted = None
@@ -444,6 +446,7 @@ def replay_program(roots, inputs):
     """
     from ..tensor import Tensor
 
+    _lazy.flush()
     cut = {}  # (id(node), idx) or id(leaf) -> position in the argument list
     for i, t in enumerate(inputs):
         cut[("node", id(t._node), t._idx) if t._node is not None else id(t)] = i

@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import _memory
+from .. import _lazy, _memory
 from ..profiler import _state as _pstate
 from ..profiler import span
 from ..tensor import Tensor
@@ -407,6 +407,7 @@ class Graph:
 
     # -- calling --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        _lazy.flush()  # recorded eager ops may read state the step donates
         if _pstate.on:  # one profiler event per step; compiles nest inside it
             with span(f"nn.Graph {self.name}", "graph"):
                 return self._executables.call(args, kwargs)

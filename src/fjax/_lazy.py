@@ -1,0 +1,285 @@
+"""Lazy eager fusion: eager ops whose kernels ran before are recorded, not run, and a recorded
+sequence that repeats runs as one XLA program.
+
+An op call at an input signature (kernel, input shapes/dtypes) seen once already knows its
+output shapes and dtypes, so it does not need to run to return: ``dispatch.run`` appends it to
+the thread's open ``Segment`` and returns tensors holding ``Pending`` values (shape, dtype, no
+data yet). Anything that needs the values — a host read (``item``, ``numpy``, ``print``), an
+op that is not recorded (a new signature, a non-jitted op, a trace), a write through a view,
+``backward`` — calls ``Pending.force``, which flushes the whole segment:
+
+- on a segment's first sight its ops run one by one, each the kernel eager mode would have run
+  (no compile: a one-off sequence costs what eager costs);
+- from its second sight on, the segment (its ops, their wiring, the shapes of its inputs, which
+  results are still referenced) is one ``jax.jit`` program: one XLA call per segment.
+
+Shape and dtype errors therefore still raise at the op's call (a new signature runs eagerly);
+only results still referenced when the segment flushes leave the program, so intermediates
+XLA fuses away are never materialized. Tape nodes recorded in a segment hold its ``Pending``
+values as residuals; the flush swaps them for arrays. ``fjax.config.eager_fusion`` /
+``FJAX_EAGER_FUSION=0`` turns this off with the fused backward. See docs/architecture.md,
+"Eager fusion".
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+
+import jax
+import numpy as np
+
+from . import profiler as _profiler
+
+_ARRAY = type(jax.numpy.zeros(()))  # jax's concrete array class (ArrayImpl)
+_SCALARS = (int, float, bool, complex)
+_MAX_OPS = 1000  # a segment this long flushes: bounds its program and its pending memory
+_MAX_SEEN = 16384
+_MAX_PROGRAMS = 64
+
+_stats = _profiler._fusion
+
+
+class Pending:
+    """A value a segment will compute: its shape and dtype now, its array after the flush."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "seg", "slot", "value", "_dev")
+
+    def __init__(self, shape, dtype, weak_type, seg, slot, dev):
+        self.shape, self.dtype, self.weak_type, self._dev = shape, dtype, weak_type, dev
+        self.seg, self.slot, self.value = seg, slot, None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def devices(self):
+        return self._dev
+
+    def force(self):
+        seg = self.seg
+        if seg is not None:
+            seg.flush()
+            if self.seg is not None:  # the flush failed: its error again
+                raise seg.error
+        return self.value
+
+    def __array__(self, dtype=None, copy=None):  # numpy reading the values computes them
+        return np.asarray(self.force(), dtype)
+
+    def __repr__(self):
+        return f"Pending(shape={self.shape}, dtype={self.dtype})"
+
+
+def real(a):
+    """``a``'s array: a Pending value is computed (its segment flushed) first."""
+    return a.force() if type(a) is Pending else a
+
+
+_seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, weak_type)])
+_programs: OrderedDict = OrderedDict()  # segment key -> times seen (int) or its jitted program
+
+
+def _aval(a):
+    t = type(a)
+    if t is _ARRAY or t is Pending:
+        return (a.shape, a.dtype, a.weak_type)
+    if t in _SCALARS:
+        return t
+    return None
+
+
+def signature(fn, arrays):
+    """The key of ``fn`` at these inputs, or None when one is not recordable (a tracer, a
+    numpy or meta array, ...)."""
+    avals = []
+    for a in arrays:
+        v = _aval(a)
+        if v is None:
+            return None
+        avals.append(v)
+    return (fn, tuple(avals))
+
+
+def learn(sig, out) -> None:
+    """Remember what ``sig``'s kernel returned (its structure, shapes and dtypes)."""
+    leaves, treedef = jax.tree_util.tree_flatten(out)
+    if any(type(x) is not _ARRAY for x in leaves):
+        return
+    if len(_seen) >= _MAX_SEEN:
+        _seen.clear()
+    _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
+
+
+class Segment:
+    """The ops one thread recorded since its last flush (the same object records on after it)."""
+
+    __slots__ = ("ops", "key", "ext", "ext_ids", "pending", "nodes", "dev", "lock", "error")
+
+    def __init__(self, dev):
+        self.ops = []  # (kernel, input refs): ref >= 0 an external input, ~j the j-th pending value
+        self.key = []
+        self.ext = []  # the external inputs (arrays and Python numbers)
+        self.ext_ids = {}
+        self.pending = []
+        self.nodes = []  # tape nodes whose VJPs hold this segment's pending values
+        self.dev = dev
+        self.lock = threading.Lock()
+        self.error = None
+
+    def flush(self) -> None:
+        with self.lock:
+            if not self.ops:
+                return
+            ops, ext, pending, nodes = self.ops, self.ext, self.pending, self.nodes
+            key = self.key
+            self.ops, self.key, self.ext, self.ext_ids, self.pending, self.nodes = [], [], [], {}, [], []
+            _open.discard(self)
+            # only the values something still references leave the program: the list's reference,
+            # the loop's and getrefcount's own are 3
+            outputs = tuple(j for j, p in enumerate(pending) if sys.getrefcount(p) > 3)
+            try:
+                values = _execute(tuple(key), tuple(ops), outputs, ext)
+            except Exception as err:
+                self.error = err
+                raise
+            for j, v in zip(outputs, values):
+                pending[j].value = v
+            for p in pending:
+                p.seg = None
+            for node in nodes:
+                if node.vjp is not None:
+                    node.vjp = jax.tree_util.tree_map(real, node.vjp)
+                    node.inputs = tuple(real(x) if type(x) is Pending else x for x in node.inputs)
+
+
+def _execute(key, ops, outputs, ext):
+    prog_key = (key, outputs)
+    prog = _programs.get(prog_key, 0)
+    if type(prog) is int:
+        if prog == 0:  # first sight: the ops one by one, as eager would have run them
+            _programs[prog_key] = 1
+            _trim()
+            _stats["segments_replayed"] += 1
+            slots = []
+            for fn, refs in ops:
+                slots.extend(jax.tree_util.tree_leaves(fn(*[ext[r] if r >= 0 else slots[~r] for r in refs])))
+            return [slots[j] for j in outputs]
+        prog = _programs[prog_key] = jax.jit(_program(ops, outputs))
+        _stats["segment_compiles"] += 1
+    _programs.move_to_end(prog_key)
+    _stats["segment_hits"] += 1
+    _stats["ops_fused"] += len(ops)
+    return prog(ext)
+
+
+def _trim():
+    while len(_programs) > _MAX_PROGRAMS:
+        _programs.popitem(last=False)
+
+
+def _program(ops, outputs):
+    def program(ext):
+        slots = []
+        for fn, refs in ops:
+            slots.extend(jax.tree_util.tree_leaves(fn(*[ext[r] if r >= 0 else slots[~r] for r in refs])))
+        return [slots[j] for j in outputs]
+
+    return program
+
+
+class _Local(threading.local):
+    seg = None
+
+
+_local = _Local()
+
+
+def record(sig, known, arrays):
+    """Append ``sig``'s kernel on ``arrays`` to the thread's segment. Returns the segment and the
+    result (the kernel's output structure with ``Pending`` leaves), or None where it cannot be
+    recorded (an input on another device, or on several)."""
+    seg = _local.seg
+    if seg is not None and len(seg.ops) >= _MAX_OPS:
+        seg.flush()
+    if seg is None:
+        dev = None
+        for a in arrays:
+            if type(a) is _ARRAY:
+                dev = a.devices()
+                break
+            if type(a) is Pending:
+                dev = a._dev
+                break
+        if dev is None or len(dev) != 1:
+            return None
+        seg = _local.seg = Segment(dev)
+    for a in arrays:  # another segment's values first, outside this one's lock
+        if type(a) is Pending and a.seg is not seg and a.seg is not None:
+            a.force()
+    with seg.lock:
+        refs = []
+        ext = seg.ext
+        ext_ids = seg.ext_ids
+        for a in arrays:
+            t = type(a)
+            if t is Pending:
+                if a.seg is seg:
+                    refs.append(~a.slot)
+                    continue
+                a = a.value  # computed: flushed since it was made
+                t = type(a)
+            if t is _ARRAY:
+                r = ext_ids.get(id(a))
+                if r is None:
+                    if a.devices() != seg.dev:
+                        return None
+                    r = ext_ids[id(a)] = len(ext)
+                    ext.append(a)
+                refs.append(r)
+            else:
+                refs.append(len(ext))
+                ext.append(a)
+        fn = sig[0]
+        if not seg.ops:
+            _open.add(seg)
+        refs = tuple(refs)
+        seg.ops.append((fn, refs))
+        seg.key.append((fn, refs, sig[1]))
+        treedef, avals = known
+        dev = seg.dev
+        base = len(seg.pending)
+        leaves = [Pending(s, d, w, seg, base + i, dev) for i, (s, d, w) in enumerate(avals)]
+        seg.pending.extend(leaves)
+    return seg, jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+_open: set = set()  # segments not flushed yet, of every thread
+
+
+def flush() -> None:
+    """Run every recorded op now: before ``backward`` reads the tape's VJPs, before a compiled
+    step donates arrays a segment may read, at ``fjax.sync()``."""
+    for seg in list(_open):
+        seg.flush()
+
+
+def sync() -> None:
+    """Run the ops eager fusion has recorded and not run yet (they run anyway when a value is
+    read: ``item()``, ``print``, ``numpy()``, ``backward()``). Dispatches them; JAX runs them
+    asynchronously, so timing code waits with ``fjax.cuda.synchronize()``, which syncs first.
+
+    Example::
+
+        >>> x = fjax.ones(3)
+        >>> y = (x * 2).exp()
+        >>> fjax.sync()
+        >>> y.tolist()[0] > 7
+        True
+    """
+    flush()
