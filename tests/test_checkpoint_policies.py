@@ -23,10 +23,12 @@ from fjax.utils import checkpoint as ckpt
 from fjax.utils.checkpoint import checkpoint, checkpoint_name, save_only_these_names
 
 SEED = int(np.random.default_rng().integers(2**31))
-POLICIES = ["nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "names"]
+POLICIES = ["nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "names", "offload"]
 
 
 def _policy(name):
+    if name == "offload":
+        return ckpt.save_and_offload_only_these_names(names_which_can_be_offloaded=["hidden"])
     return save_only_these_names("hidden") if name == "names" else name
 
 

@@ -11,7 +11,8 @@ elsewhere in ``fjax.graph``:
 - ``executable.py``: ``Executables``, the compiled steps cached by input signature (state
   buffers donated), the one compile path (trace, lower, XLA compile) and the call;
 - ``export.py``: ``save``/``load`` of a compiled step with ``jax.export``;
-- ``compile.py``, ``config.py``, ``modules.py``: stage timing, ``GraphConfig``, ``GraphModule``.
+- ``compile.py``, ``config.py``, ``modules.py``: stage timing, ``GraphConfig``, ``GraphModule``;
+- ``memory.py``: the attributed ``memory_report``, ``config.memory_budget``'s choice of blocks to recompute.
 """
 
 from __future__ import annotations

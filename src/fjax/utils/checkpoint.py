@@ -124,8 +124,9 @@ def save_and_offload_only_these_names(
 ):
     """A policy that keeps ``names_which_can_be_saved`` on the device, moves
     ``names_which_can_be_offloaded`` to host memory until the backward needs them, and
-    recomputes the rest (``jax.checkpoint_policies.save_and_offload_only_these_names``). Offload
-    needs a backend with host memory spaces (GPU, TPU); XLA:CPU rejects it when compiling.
+    recomputes the rest (``jax.checkpoint_policies.save_and_offload_only_these_names``). On a GPU
+    or TPU the offloaded values leave device memory; on the CPU, host and device memory are one, so
+    it acts like saving them.
 
     Args:
         names_which_can_be_saved: tags kept on the device.

@@ -1,0 +1,276 @@
+"""Peak memory of a training step: torch eager, fjax eager, fjax nn.Graph with each checkpoint
+policy and with a memory budget; and the graph's attributed memory report.
+
+    python benchmarks/memory.py [--models transformer lstm] [--budget-fraction 0.8]
+
+For a small Transformer (2 encoder layers, d_model 128, 4 heads, feed-forward 512, batch 16 x 64
+tokens, Adam) and an LSTM (2 layers, 64 -> 256, batch 32 x 50 steps, Adam), one training step
+(forward, loss, backward, optimizer update) after a warm-up step, on the CPU:
+
+- **torch eager**: the bytes of the tensors alive before the step (parameters, gradients,
+  optimizer state, inputs) plus the peak of the bytes allocated and not yet freed during the
+  step, from the allocation and free events (``[memory]``, ``nbytes``) that
+  ``torch.profiler.profile(profile_memory=True)`` records, in time order;
+- **fjax eager**: ``fjax.cuda.reset_peak_memory_stats()`` then ``max_memory_allocated()`` after
+  the step (live-array accounting on the CPU: sampled at each backward's start and end, the
+  forward's peak);
+- **fjax nn.Graph**: XLA's predicted peak of the compiled step (``memory_report()['peak_bytes']``:
+  arguments + outputs not written in place + temporaries + code) with no checkpointing, with
+  each policy on every block (``GraphModule.activation_checkpointing``), and with
+  ``config.memory_budget(fraction x the no-policy peak)``, which reports the blocks it chose.
+
+The ratio column is each row over torch eager. The graph rows run with
+``XLA_FLAGS=--xla_cpu_enable_concurrency_optimized_scheduler=false`` (set here before JAX loads
+unless XLA_FLAGS is already set): XLA:CPU's default scheduler moves recomputation next to the
+forward pass, which gives the savings back (see ``GraphModule``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import warnings
+
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_enable_concurrency_optimized_scheduler=false")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import fjax  # noqa: E402
+import fjax.nn as fnn  # noqa: E402
+import fjax.nn.functional as F  # noqa: E402
+
+POLICIES = [True, "dots_saveable", "dots_with_no_batch_dims_saveable", "nothing_saveable"]
+
+
+# -- models: the same architecture in both frameworks ---------------------------------------------
+def transformer(nn, d=128, heads=4, ff=512, layers=2, vocab=1000):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, d)
+            self.layers = nn.ModuleList(
+                [nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, batch_first=True) for _ in range(layers)]
+            )
+            self.head = nn.Linear(d, vocab)
+
+        def forward(self, x):
+            h = self.embed(x)
+            for layer in self.layers:
+                h = layer(h)
+            return self.head(h)
+
+    return Net()
+
+
+def lstm(nn, inp=64, hidden=256, layers=2):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(
+                [nn.LSTM(inp if i == 0 else hidden, hidden, batch_first=True) for i in range(layers)]
+            )
+            self.head = nn.Linear(hidden, inp)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)[0]
+            return self.head(x)
+
+    return Net()
+
+
+MODELS = {
+    # name: (builder, input maker (rng, lib) -> (x, y), loss)
+    "transformer": (
+        transformer,
+        lambda r: (r.integers(0, 1000, (16, 64)), r.integers(0, 1000, (16, 64))),
+        "ce",
+    ),
+    "lstm": (
+        lstm,
+        lambda r: (
+            r.standard_normal((32, 50, 64)).astype(np.float32),
+            r.standard_normal((32, 50, 64)).astype(np.float32),
+        ),
+        "mse",
+    ),
+}
+
+
+def _loss(lib_f, out, y, kind):
+    if kind == "ce":
+        return lib_f.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+    return lib_f.mse_loss(out, y)
+
+
+# -- torch eager ------------------------------------------------------------------------------------
+def _tensor_bytes(ts) -> int:
+    seen, total = set(), 0
+    for t in ts:
+        if t is None or t.data_ptr() in seen:
+            continue
+        seen.add(t.data_ptr())
+        total += t.numel() * t.element_size()
+    return total
+
+
+def torch_peak(name, x, y) -> int:
+    build, _, kind = MODELS[name]
+    torch.manual_seed(0)
+    model = build(torch.nn)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    xt, yt = torch.tensor(x), torch.tensor(y)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = _loss(torch.nn.functional, model(xt), yt, kind)
+        loss.backward()
+        opt.step()
+
+    step()  # optimizer state and gradients exist from here on
+    state = [s for st in opt.state.values() for s in st.values() if torch.is_tensor(s)]
+    base = _tensor_bytes([*model.parameters(), *(p.grad for p in model.parameters()), *state, xt, yt])
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
+    live = peak = 0
+    for _, nbytes in events:
+        live += nbytes
+        peak = max(peak, live)
+    return base + peak
+
+
+# -- fjax -------------------------------------------------------------------------------------------------
+def fjax_eager_peak(name, x, y) -> int:
+    build, _, kind = MODELS[name]
+    fjax.manual_seed(0)
+    model = build(fnn)
+    opt = fjax.optim.Adam(model.parameters(), lr=1e-3)
+    xf, yf = fjax.tensor(x), fjax.tensor(y)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = _loss(F, model(xf), yf, kind)
+        loss.backward()
+        opt.step()
+        loss.item()
+
+    step()
+    fjax.cuda.reset_peak_memory_stats()
+    step()
+    return fjax.cuda.max_memory_allocated()
+
+
+def _graph(name, policy=None, budget=None):
+    build, _, kind = MODELS[name]
+    fjax.manual_seed(0)
+    model = build(fnn)
+
+    class Train(fnn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            self.add_optimizer(fjax.optim.Adam(model.parameters(), lr=1e-3))
+            if policy is not None:
+                for i in range(len(model.layers)):
+                    self.model.layers[i].to(fnn.graph.GraphModule).activation_checkpointing = policy
+            if budget is not None:
+                self.config.memory_budget(budget)
+
+        def build(self, x, y):
+            loss = _loss(F, self.model(x), y, kind)
+            loss.backward()
+            return loss
+
+    return Train()
+
+
+def graph_row(name, x, y, policy=None, budget=None):
+    g = _graph(name, policy, budget)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loss = g(fjax.tensor(x), fjax.tensor(y)).item()
+    report = g.memory_report()
+    warned = any("saves no memory" in str(w.message) for w in caught)
+    return report, loss, warned
+
+
+def run(names, fraction):
+    rows, tables = [], {}
+    for name in names:
+        rng = np.random.default_rng(0)
+        x, y = MODELS[name][1](rng)
+        rows.append((name, "torch eager", torch_peak(name, x, y), ""))
+        rows.append((name, "fjax eager", fjax_eager_peak(name, x, y), ""))
+        base, loss0, _ = graph_row(name, x, y)
+        rows.append((name, "fjax nn.Graph, no checkpointing", base["peak_bytes"], ""))
+        tables[name] = base
+        for policy in POLICIES:
+            rep, loss, warned = graph_row(name, x, y, policy=policy)
+            note = "warned: saves nothing" if warned else ""
+            if abs(loss - loss0) > 1e-4 * max(1.0, abs(loss0)):
+                note += f" LOSS DIFFERS {loss} vs {loss0}"
+            rows.append((name, f"fjax nn.Graph, every layer {policy!r}", rep["peak_bytes"], note))
+        budget = int(base["peak_bytes"] * fraction)
+        try:
+            rep, _, _ = graph_row(name, x, y, budget=budget)
+            chosen = ", ".join(rep.get("checkpointing") or []) or "nothing"
+            fits = "fits" if rep["peak_bytes"] <= budget else "OVER"
+            rows.append(
+                (name, f"fjax nn.Graph, memory_budget({budget})", rep["peak_bytes"], f"{fits}; recomputes {chosen}")
+            )
+            tables[f"{name} with the budget"] = rep
+        except fjax.errors.OpError as e:
+            rows.append((name, f"fjax nn.Graph, memory_budget({budget})", 0, f"error: {e}"))
+    return rows, tables
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--budget-fraction", type=float, default=0.8)
+    parser.add_argument("--plot", help="also draw the peaks as a bar chart into this PNG file (matplotlib)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(os.cpu_count() or 1)
+    rows, tables = run(args.models, args.budget_fraction)
+    print(f"# peak memory of one training step, {platform.node()} ({os.cpu_count()} CPUs), {datetime.date.today()}")
+    print(f"# fjax {fjax.__version__}, torch {torch.__version__}, XLA_FLAGS={os.environ.get('XLA_FLAGS')}")
+    print(f"{'model':<12} {'run':<52} {'MiB':>9} {'/ torch':>8}  note")
+    torch_of = {r[0]: r[2] for r in rows if r[1] == "torch eager"}
+    for name, what, nbytes, note in rows:
+        ratio = nbytes / torch_of[name] if torch_of.get(name) else float("nan")
+        print(f"{name:<12} {what:<52} {nbytes / 2**20:9.2f} {ratio:8.2f}  {note}")
+    for name, report in tables.items():
+        print(f"\n## {name}: nn.Graph memory_report()\n{report}")
+    if args.plot:
+        plot(rows, args.plot)
+    return 0
+
+
+def plot(rows, path) -> None:
+    """One panel per model: a bar per run, its peak in MiB."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r[0] for r in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        mine = [r for r in rows if r[0] == name and r[2]]
+        labels = [r[1].replace("fjax nn.Graph, ", "graph: ").replace("every layer ", "") for r in mine]
+        ax.barh(range(len(mine)), [r[2] / 2**20 for r in mine], color="tab:blue")
+        ax.set_yticks(range(len(mine)), labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("peak MiB per training step")
+        ax.set_title(name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
