@@ -13,6 +13,11 @@ and the final evaluation cancel out. Both lengths run once first as warm-up (fja
 op at its first shape there); each repeat then times torch and fjax back to back, so machine
 load hits both alike. Prints milliseconds per step (median over repeats) and fjax/torch.
 
+``--compile`` adds two columns: the program with each top-level module call (a call made outside
+any other module's) going through ``torch.compile(module)`` on torch and through
+``fjax.compile(module)`` (``torch.compile`` under mock_torch) on fjax, as a user who writes
+``model = torch.compile(model)`` gets; a compiler that fails prints 'n/a' and its reason.
+
 ``--first-loss`` instead times what a user waits for: a fresh process that imports the library,
 builds the program and trains one step (``main(1, 0)``), for torch, for fjax with an empty
 compilation cache (every op compiles) and for fjax again with the cache that run left (JAX's
@@ -45,6 +50,7 @@ PROGRAMS = Path(__file__).resolve().parent.parent / "tests" / "programs"
 def _load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # torch.compile's tracer imports the module of each frame by name
     spec.loader.exec_module(module)
     return module
 
@@ -71,6 +77,52 @@ def _with_fusion(main, on: bool):
             fjax.config.eager_fusion = saved
 
     return run
+
+
+class _Compiled:
+    """``main`` with every top-level module call going through ``compile_fn(module)`` (one per
+    module instance): ``Module.__call__`` of ``module_cls`` is patched while ``main`` runs; a call
+    made inside another one (the compiled module's own, and its submodules') takes the original
+    path. The patch reads the depth only (mutating it outside the compiled call), so a tracing
+    compiler sees a plain call."""
+
+    def __init__(self, main, module_cls, compile_fn):
+        self.main, self.module_cls, self.compile_fn = main, module_cls, compile_fn
+
+    def __call__(self, steps, seed):
+        cls, compile_fn = self.module_cls, self.compile_fn
+        original, compiled, depth = cls.__call__, {}, [0]
+
+        def call(module, *args, **kwargs):
+            if depth[0]:
+                return original(module, *args, **kwargs)
+            fn = compiled.get(id(module))
+            if fn is None:
+                fn = compiled[id(module)] = (module, compile_fn(module))
+            depth[0] += 1
+            try:
+                return fn[1](*args, **kwargs)
+            finally:
+                depth[0] -= 1
+
+        cls.__call__ = call
+        try:
+            return self.main(steps, seed)
+        finally:
+            cls.__call__ = original
+
+
+def _compile_error(main, on_fjax: bool) -> str | None:
+    """``None`` if ``main(2, 0)`` runs, else the error in one line (a compiled column prints 'n/a')."""
+    try:
+        if on_fjax:
+            with mock_torch.enable():
+                main(2, 0)
+        else:
+            main(2, 0)
+    except Exception as exc:  # noqa: BLE001 - a compiler that cannot run a program is reported, not fatal
+        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:70] if str(exc).strip() else ''}"
+    return None
 
 
 def _step_ms(mains: dict, steps: int, repeats: int) -> dict:
@@ -157,6 +209,9 @@ def main():
         "--torch-threads", type=int, default=1, help="torch intra-op threads (tiny ops: 1 avoids spinning workers)"
     )
     parser.add_argument("--first-loss", action="store_true", help="time to the first loss in fresh processes")
+    parser.add_argument(
+        "--compile", action="store_true", help="also time torch.compile and fjax.compile (each top-level module)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
     warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled")
@@ -171,11 +226,13 @@ def main():
         f"({torch.get_num_threads()} thread(s)); median of {args.repeats}, (T({2 * args.steps}) - T({args.steps})) "
         f"/ {args.steps} steps"
     )
+    compiled_header = f" {'fjax.compile':>12s} {'torch.compile':>13s} {'fc/torch':>8s} {'tc/torch':>8s}"
     print(
         f"{'program':24s} {'torch ms':>9s} {'unfused ms':>10s} {'fused ms':>9s} {'unfused/torch':>13s} "
-        f"{'fused/torch':>11s}"
+        f"{'fused/torch':>11s}" + (compiled_header if args.compile else "")
     )
-    ratios = {"unfused": [], "fused": []}
+    ratios = {"unfused": [], "fused": [], "fjax.compile": [], "torch.compile": []}
+    failures = []
     for name in names:
         path = PROGRAMS / f"{name}.py"
         on_torch = _load(path, f"{name}_on_torch").main
@@ -193,16 +250,40 @@ def main():
             "unfused": (_with_fusion(on_fjax, False), True),
             "fused": (_with_fusion(on_fjax, True), True),
         }
+        if args.compile:
+            for label, main, on_fjax_side in [
+                ("fjax.compile", _Compiled(on_fjax, fjax.nn.Module, fjax.compile), True),
+                ("torch.compile", _Compiled(on_torch, torch.nn.Module, torch.compile), False),
+            ]:
+                error = _compile_error(main, on_fjax_side)
+                if error is None:
+                    mains[label] = (main, on_fjax_side)
+                else:
+                    failures.append(f"{name} {label}: {error}")
         ms = _step_ms(mains, args.steps, args.repeats)
         for mode in ratios:
-            ratios[mode].append(ms[mode] / ms["torch"])
-        print(
+            if mode in ms:
+                ratios[mode].append(ms[mode] / ms["torch"])
+        line = (
             f"{name:24s} {ms['torch']:9.2f} {ms['unfused']:10.2f} {ms['fused']:9.2f} "
-            f"{ratios['unfused'][-1]:13.2f} {ratios['fused'][-1]:11.2f}"
+            f"{ms['unfused'] / ms['torch']:13.2f} {ms['fused'] / ms['torch']:11.2f}"
         )
+        if args.compile:
+            cells = [f"{ms[k]:.2f}" if k in ms else "n/a" for k in ("fjax.compile", "torch.compile")]
+            cells += [f"{ms[k] / ms['torch']:.2f}" if k in ms else "n/a" for k in ("fjax.compile", "torch.compile")]
+            line += f" {cells[0]:>12s} {cells[1]:>13s} {cells[2]:>8s} {cells[3]:>8s}"
+        print(line, flush=True)
     if ratios["fused"]:
         u, f = statistics.median(ratios["unfused"]), statistics.median(ratios["fused"])
-        print(f"{'median':24s} {'':9s} {'':10s} {'':9s} {u:13.2f} {f:11.2f}")
+        line = f"{'median':24s} {'':9s} {'':10s} {'':9s} {u:13.2f} {f:11.2f}"
+        if args.compile:
+            med = [
+                f"{statistics.median(ratios[k]):.2f}" if ratios[k] else "n/a" for k in ("fjax.compile", "torch.compile")
+            ]
+            line += f" {'':12s} {'':13s} {med[0]:>8s} {med[1]:>8s}"
+        print(line)
+    for failure in failures:
+        print(f"n/a: {failure}")
 
 
 if __name__ == "__main__":
