@@ -35,6 +35,8 @@ from jax.sharding import Mesh  # noqa: E402
 
 from fjax.distributed.pipeline import SCHEDULES, Schedule, pipeline_loss, theory_bubble  # noqa: E402
 
+jax.config.update("jax_enable_compilation_cache", False)  # fjax turns the persistent cache on: measure compiles
+
 
 def block(p, h):
     return h + jax.nn.gelu(h @ p["w1"]) @ p["w2"]

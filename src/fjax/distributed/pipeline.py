@@ -21,7 +21,9 @@ stage ``s`` holds layers ``s*L/S .. (s+1)*L/S - 1``. Everything runs as ONE SPMD
   stashed input (``jax.vjp``): memory is S stage inputs, not M stages of residuals.
 - ``"gpipe_table"``: GPipe's order run by the 1F1B machinery (a check that both executors agree).
 
-Entry point: ``pipeline_loss``. ``Schedule.make`` builds and checks a table.
+Entry points: ``pipeline_loss`` (pure JAX), ``PipelineStack`` (an nn.Module wrapping a stack of
+identical fjax blocks: GPipe inside eager code or an nn.Graph on a mesh with a pipe axis).
+``Schedule.make`` builds and checks a table.
 """
 
 from __future__ import annotations
@@ -248,6 +250,13 @@ def pipeline_loss(
 
 
 def _gpipe_loss(block_fn, params, x, loss_fn, loss_params, target, mesh, axis, S, M):
+    outs = _gpipe_forward(block_fn, params, x, mesh, axis, S, M)
+    losses = jax.vmap(loss_fn, in_axes=(None, 0, 0))(loss_params, outs, target)
+    return losses.mean()
+
+
+def _gpipe_forward(block_fn, params, x, mesh, axis, S, M):
+    """The last stage's outputs ``(M, micro_batch, ...)`` of GPipe's forward (autodiff gives its backward)."""
     stage = _stage_fn(block_fn)
     T = M + S - 1
     forward_perm = [(i, i + 1) for i in range(S - 1)]
@@ -264,8 +273,7 @@ def _gpipe_loss(block_fn, params, x, loss_fn, loss_params, target, mesh, axis, S
         return ys[S - 1 :][None]
 
     outs = jax.shard_map(run, mesh=mesh, in_specs=(P(axis), P()), out_specs=P(axis), check_vma=False)(params, x)
-    losses = jax.vmap(loss_fn, in_axes=(None, 0, 0))(loss_params, outs[S - 1], target)
-    return losses.mean()
+    return outs[S - 1]
 
 
 def _scaled(tree, g):
@@ -371,6 +379,114 @@ def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule):
 
     loss.defvjp(loss_fwd, loss_bwd)
     return loss
+
+
+def _jax_mesh(mesh):
+    from .mesh import MeshConfig
+    from .placement import placement
+
+    if isinstance(mesh, MeshConfig):
+        return mesh.mesh
+    if isinstance(mesh, placement):
+        return mesh.mesh
+    if isinstance(mesh, jax.sharding.Mesh):
+        return mesh
+    raise TypeError(
+        f"PipelineStack: mesh must be a MeshConfig, an fjax.placement or a jax Mesh, got {type(mesh).__name__}"
+    )
+
+
+def _pipeline_stack_class():
+    from ..autograd.grad_mode import no_grad
+    from ..dispatch import call_pure
+    from ..nn.module import Module
+    from ..tensor import Tensor
+
+    class PipelineStack(Module):
+        """A stack of identical blocks (an ``nn.ModuleList``/``nn.Sequential``) run as a GPipe
+        pipeline over the ``axis`` of ``mesh``: the batch splits into ``microbatches`` on dim 0,
+        the blocks' parameters stack and split over the stages, and the stack is one SPMD program
+        (``shard_map`` + ``ppermute`` + a tick ``scan``); gradients flow as through the plain stack.
+
+        Args:
+            blocks: the blocks, called in order, each ``block(h) -> h`` of one shape.
+            mesh: a ``MeshConfig`` (as given to ``graph.config.set_mesh``), an ``fjax.placement``
+                or a ``jax.sharding.Mesh`` with the pipe axis.
+            microbatches: M, how many micro-batches flow through the pipeline.
+            axis: the pipe axis name.
+
+        Example:
+            >>> from fjax.distributed import MeshConfig
+            >>> stack = PipelineStack(nn.ModuleList([nn.Linear(4, 4) for _ in range(2)]),
+            ...                       MeshConfig(axes={"pipe": 1}), microbatches=2)
+            >>> x = fjax.randn(6, 4)
+            >>> y = stack(x)
+            >>> bool(fjax.allclose(y, stack.blocks[1](stack.blocks[0](x)), atol=1e-6))
+            True
+        """
+
+        def __init__(self, blocks, mesh, *, microbatches: int, axis: str = "pipe"):
+            super().__init__()
+            self.blocks = blocks
+            self._jmesh = _jax_mesh(mesh)
+            self.microbatches, self.axis = int(microbatches), axis
+            if axis not in self._jmesh.axis_names:
+                raise OpError(
+                    f"PipelineStack: the mesh has axes {tuple(self._jmesh.axis_names)}, no pipe axis {axis!r}"
+                )
+            S, L = self._jmesh.shape[axis], len(blocks)
+            if L < S or L % S:
+                raise OpError(f"PipelineStack: {L} blocks cannot split over the {S} stages of pipe axis {axis!r}")
+            shapes = [[(n, tuple(p.shape)) for n, p in b.named_parameters()] for b in blocks]
+            for i, s in enumerate(shapes[1:], 1):
+                if s != shapes[0]:
+                    raise OpError(f"PipelineStack: block {i} has parameters {s}, block 0 has {shapes[0]}")
+            if any(True for b in blocks for _ in b.buffers()):
+                raise NotImplementedError("PipelineStack: blocks with buffers (e.g. BatchNorm) are not supported")
+            if self.microbatches < 1:
+                raise OpError(f"PipelineStack: microbatches must be >= 1, got {microbatches}")
+
+        def forward(self, x):
+            M, B = self.microbatches, x.shape[0]
+            if B % M:
+                raise OpError(
+                    f"PipelineStack: a batch of {B} (input shape {tuple(x.shape)}) does not split into "
+                    f"{M} micro-batches"
+                )
+            template = self.blocks[0]
+            slots = [p for _, p in template.named_parameters()]
+            params = [p for b in self.blocks for _, p in b.named_parameters()]
+            P_, S = len(slots), self._jmesh.shape[self.axis]
+
+            def block_fn(layer, h):
+                saved = [(t, t._data, t._node) for t in slots]
+                try:
+                    for t, a in zip(slots, layer):
+                        t._data, t._node = a, None
+                    with no_grad():
+                        return template(Tensor._wrap(h))._data
+                finally:
+                    for t, data, node in saved:
+                        t._data, t._node = data, node
+
+            def pure(*arrays):
+                layers = [jnp.stack(arrays[j : len(params) : P_]) for j in range(P_)]
+                h = arrays[-1]
+                xs = h.reshape((M, B // M) + h.shape[1:])
+                out = _gpipe_forward(block_fn, layers, xs, self._jmesh, self.axis, S, M)
+                return out.reshape((B,) + out.shape[2:])
+
+            return call_pure("pipeline_stack", pure, params + [x])
+
+    return PipelineStack
+
+
+def __getattr__(name):
+    if name == "PipelineStack":  # built on first use: nn.Module lives above this module
+        cls = _pipeline_stack_class()
+        globals()["PipelineStack"] = cls
+        return cls
+    raise AttributeError(name)
 
 
 def stacked(trees: list):
