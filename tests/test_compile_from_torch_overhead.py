@@ -6,6 +6,7 @@ torch/fjax boundary without copies. Timings live in benchmarks/compile_from_torc
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -203,6 +204,32 @@ def test_an_fjax_parameter_rebound_to_other_memory_is_read():
         assert not np.allclose(tm.fc.weight.numpy(), new.numpy())  # torch's own stays
 
 
+class Lookup(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 6)
+        self.out = nn.Linear(6, 4)
+
+    def forward(self, idx, scale):
+        return self.out(self.emb(idx)).sum(1) * scale.sum(1)  # the result in torch's promoted dtype
+
+
+@pytest.mark.parametrize("scale_dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_integer_and_other_dtype_inputs(scale_dtype):
+    torch.manual_seed(2)
+    tm = Lookup().eval()
+    m = fjax.compile_from_torch(tm)
+    with torch.no_grad():
+        for i in range(4):
+            g = torch.Generator().manual_seed(50 + i)
+            idx = torch.randint(0, 50, (3, 5), generator=g)  # int64, as torch makes indices
+            scale = (torch.rand(3, 5, 1, generator=g) + 0.5).to(scale_dtype)
+            if i == 2:
+                _only_fast(m)
+            out, ref = m(idx, scale), tm(idx, scale)
+            np.testing.assert_allclose(out.double().numpy(), ref.double().numpy(), rtol=2e-2, atol=2e-2)
+
+
 def test_mode_shape_and_kind_changes_leave_the_fast_entry():
     tm, m = _net()
     with torch.no_grad():
@@ -284,7 +311,9 @@ def test_no_copies_across_the_boundary():
         out = m(x)
     ((args, results),) = spy.calls
     inputs = args[4]
-    assert inputs[0].unsafe_buffer_pointer() == x.data_ptr()  # the input is torch's memory
+    assert np.shares_memory(inputs[0], x.numpy())  # the input is torch's memory, as a numpy view
+    # (which jax's CPU client takes without a copy where it is aligned, as torch's allocations are)
+    assert jax.device_put(x.numpy()).unsafe_buffer_pointer() == x.data_ptr()
     assert results[2][0].unsafe_buffer_pointer() == out.data_ptr()  # the output is jax's memory
     state = [a for group in (args[0], args[5] if len(args) > 5 else []) for a in group]
     pointers = {a.unsafe_buffer_pointer() for a in state}

@@ -261,7 +261,10 @@ def _example(v):
     data = v.detach()._data
     if isinstance(data, jax.core.Tracer):
         return torch.zeros(tuple(v.shape), dtype=getattr(torch, str(v.dtype).removeprefix("fjax.")))
-    return torch.from_dlpack(np.array(data))
+    try:
+        return torch.from_dlpack(np.array(data))
+    except BufferError:  # numpy's bfloat16 (ml_dtypes) has no DLPack code; jax's own export has one
+        return _array_to_torch(data).clone()
 
 
 # -- the ATen → fjax table -----------------------------------------------------------------------
@@ -612,11 +615,15 @@ class _Fast:
         "tensors",
         "state",
         "imported",
+        "numpy",
     )
 
-    def __init__(self, graph, program, arrays: list, outputs: list, version: int, imported: bool):
+    def __init__(self, graph, program, arrays: list, outputs: list, version: int, key: tuple):
         ex = graph._executables
+        imported = key[0] and _CPU_IMPORT[0] is not None
         self.imported = imported  # the inputs were CPU torch tensors through the CPU importer
+        # and their dtypes all have numpy's: the step takes ``t.numpy()`` (see ``_forward_fast``)
+        self.numpy = imported and all(dtype in _NUMPY_DTYPES for dtype, _ in key[1:])
         entry = ex.cache[ex.last_key]
         self.version, self.config_key, self.config = version, ex.config_key, ex.config_key()
         self.compiled, self.read, self.program = entry.compiled, entry.read, program
@@ -761,6 +768,10 @@ class TorchModule(_Mirror):
             import torch
 
             _TORCH[:] = torch.Tensor, torch.utils._pytree.tree_unflatten
+            _NUMPY_DTYPES.update(
+                [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+                + [torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128]
+            )
 
     @property
     def torch_module(self):
@@ -894,7 +905,7 @@ class TorchModule(_Mirror):
                         [a._data for a in flat],
                         [o._data for o in out],
                         version,
-                        imported=key[0] and _CPU_IMPORT[0] is not None,
+                        key,
                     )
         elif from_torch:
             with no_grad():
@@ -931,7 +942,10 @@ class TorchModule(_Mirror):
                 return _MISS
             importer = _CPU_IMPORT[0]
             if importer is not None and all(a.is_cpu and not a.requires_grad and a.is_contiguous() for a in args):
-                outs = fast.call(list(map(importer, args)), self._pull, fast.imported)
+                if fast.numpy:  # numpy views of torch's memory: jax's CPU client aliases them too, for less
+                    outs = fast.call([a.numpy() for a in args], self._pull, True)
+                else:
+                    outs = fast.call(list(map(importer, args)), self._pull, fast.imported)
             else:
                 outs = fast.call([_dlpack(a) for a in args], self._pull)  # (the slow path's import)
             if outs is None:
@@ -959,6 +973,7 @@ class TorchModule(_Mirror):
 
 
 _MISS = object()
+_NUMPY_DTYPES = set()  # the torch dtypes ``Tensor.numpy()`` gives, set with the first TorchModule
 _TORCH = [None, None]  # torch.Tensor and torch's pytree unflatten, set with the first TorchModule
 
 
