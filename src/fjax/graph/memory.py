@@ -514,7 +514,7 @@ def checkpoint_choice(executables, entry, in_tree, statics, arrays):
     budget = graph.config._memory_budget
     on = {id(m): o.activation_checkpointing for m, o in graph._module_options.values() if o.activation_checkpointing}
     if budget is None:
-        if on:
+        if on and graph.training:  # (an inference step keeps nothing for a backward: nothing to compare)
             plain = _peak(_variant(executables, in_tree, statics, arrays, {}))
             mine = _peak(entry)
             if mine >= plain:
