@@ -695,8 +695,11 @@ class _Fast:
                     return None
         state = self.state
         if state is not None and state[0] == _WRITES[0]:
-            outs = self._run(state[2], arrays)
-            if not pull() and list(map(_STORAGE, self.tensors)) == state[1]:
+            try:
+                outs = self._run(state[2], arrays)
+            except Exception:  # noqa: BLE001 - a kept array deleted meanwhile (another thread's donation): read again
+                outs = None
+            if not pull() and outs is not None and list(map(_STORAGE, self.tensors)) == state[1]:
                 return outs
         else:
             pull()
