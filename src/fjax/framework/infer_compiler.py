@@ -676,11 +676,11 @@ class _Fast:
         CPU importer, so their avals and shardings are the built ones (not read: a fresh array's
         ``aval`` costs microseconds).
 
-        The state read at the last call is still right if no shared storage was written or
-        re-imported since, no state tensor was attached to another storage, and torch changed
-        none of the shared tensors. The step is dispatched on it at once and the last two are
-        checked while it runs (they cost a few hundred ns per tensor; an inference step has no
-        effects, so it is dispatched again, on a fresh read, where a check fails)."""
+        The state read at the last call is still right if torch changed none of the shared
+        tensors (``pull``), no shared storage was written or re-imported since (``_WRITES``) and no
+        state tensor was attached to another storage; else it is read again. (Checking while the
+        step runs, and dispatching again where a check failed, was slower on a loaded 2-core
+        machine: the checks competed with XLA's threads.)"""
         if (
             modules_changed[0] != self.version
             or trace_state.depth
@@ -693,16 +693,14 @@ class _Fast:
             for a, (aval, sharding) in zip(arrays, self.avals):
                 if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
                     return None
+        changed = pull()
         state = self.state
-        if state is not None and state[0] == _WRITES[0]:
-            try:
-                outs = self._run(state[2], arrays)
-            except Exception:  # noqa: BLE001 - a kept array deleted meanwhile (another thread's donation): read again
-                outs = None
-            if not pull() and outs is not None and list(map(_STORAGE, self.tensors)) == state[1]:
-                return outs
-        else:
-            pull()
+        if not changed and state is not None and state[0] == _WRITES[0]:
+            if list(map(_STORAGE, self.tensors)) == state[1]:
+                try:
+                    return self._run(state[2], arrays)
+                except Exception:  # noqa: BLE001 - a kept array deleted meanwhile (another thread donated it)
+                    pass
         return self._run(self._read(), arrays)
 
 
