@@ -39,6 +39,13 @@ except ImportError:  # pragma: no cover
     lapack_geqrf = getattr(jax.lax.linalg, "geqrf", None)
 
 
+try:  # the class of concrete arrays (``type(jnp.zeros(()))`` without making one: that would
+    # compile, and start JAX's persistent cache before fjax or the user configured it)
+    from jax._src.array import ArrayImpl
+except ImportError:  # pragma: no cover
+    ArrayImpl = None
+
+
 def private(name: str):
     """The private module ``jax._src.<name>``, or None where this JAX has none of that name
     (the caller then takes the public path)."""

@@ -30,9 +30,10 @@ from collections import OrderedDict
 import jax
 import numpy as np
 
+from . import _jax_compat
 from . import profiler as _profiler
 
-_ARRAY = type(jax.numpy.zeros(()))  # jax's concrete array class (ArrayImpl)
+_ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete array class
 _SCALARS = (int, float, bool, complex)
 _MAX_OPS = 1000  # a segment this long flushes: bounds its program and its pending memory
 _MAX_SEEN = 16384
@@ -140,9 +141,9 @@ class Segment:
             key = self.key
             self.ops, self.key, self.ext, self.ext_ids, self.pending, self.nodes = [], [], [], {}, [], []
             _open.discard(self)
-            # only the values something still references leave the program: the list's reference,
-            # the loop's and getrefcount's own are 3
-            outputs = tuple(j for j, p in enumerate(pending) if sys.getrefcount(p) > 3)
+            # only the values something still references leave the program (the list's reference
+            # and getrefcount's own are 2)
+            outputs = tuple(j for j in range(len(pending)) if sys.getrefcount(pending[j]) > 2)
             try:
                 values = _execute(tuple(key), tuple(ops), outputs, ext)
             except Exception as err:
@@ -260,6 +261,38 @@ def record(sig, known, arrays):
 
 
 _open: set = set()  # segments not flushed yet, of every thread
+
+_split: dict = {}  # program -> the same as a function of its arguments flattened
+
+
+def call(program, n_seeds, arrays):
+    """``program(arrays[:n_seeds], arrays[n_seeds:])`` (a fused backward) as the last op of this
+    thread's segment, then the flush: the recorded forward and its backward run as one program.
+    Without a pending input, or where one cannot be recorded, it simply runs."""
+    if not any(type(a) is Pending for a in arrays):
+        return program(arrays[:n_seeds], arrays[n_seeds:])
+    fn = _split.get(program)
+    if fn is None:
+        fn = _split[program] = jax.jit(lambda *a: program(list(a[:n_seeds]), list(a[n_seeds:])))
+        if len(_split) > 2 * _MAX_PROGRAMS:
+            _split.pop(next(iter(_split)))
+    sig = signature(fn, arrays)
+    lazy = None
+    if sig is not None:
+        known = _seen.get(sig)
+        if known is None and all(type(v) is tuple for v in sig[1]):  # (Python numbers: not here)
+            avals = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig[1]]
+            out = jax.eval_shape(fn, *avals)
+            leaves, treedef = jax.tree_util.tree_flatten(out)
+            known = _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
+        if known is not None:
+            lazy = record(sig, known, arrays)
+    if lazy is None:
+        flush()
+        return fn(*[real(a) for a in arrays])
+    seg, out = lazy
+    seg.flush()
+    return jax.tree_util.tree_map(real, out)
 
 
 def flush() -> None:

@@ -163,7 +163,6 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     """
     from ..tensor import PostAccumulateHook, Tensor
 
-    _lazy.flush()  # the tape's VJPs hold the recorded forward's values
     pending: dict = {}  # id(node) -> list of cotangents per output
     leaf_cts: dict = {}  # id(leaf) -> [leaf, cotangent]
     wanted = None
@@ -201,6 +200,8 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
                 to_leaf(leaf, ct)
             for j, ct in found_out.items():
                 found[j] = _conj(ct)
+    if order:
+        _lazy.flush()  # node by node: the VJPs need the values of the recorded forward
     for node in order:
         cts = pending.pop(id(node), None)
         if cts is None:
@@ -233,7 +234,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
 
     for leaf, ct in leaf_cts.values():
         ct = _conj(ct)
-        sharding = getattr(leaf._data, "sharding", None)
+        sharding = getattr(leaf._meta, "sharding", None)
         if type(sharding) is NamedSharding and getattr(ct, "sharding", sharding) != sharding:
             # a global leaf's gradient has the leaf's placement and sbp, as in OneFlow (XLA may
             # have laid the backward's result out otherwise, e.g. broadcast for a split leaf)
@@ -341,7 +342,7 @@ def _fused_backward(order, pending, wanted, retain_graph):
         stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
         return None
     try:
-        leaf_out, found_out = program(seeds, flat)
+        leaf_out, found_out = _lazy.call(program, len(seeds), [*seeds, *flat])
     except Exception:  # a VJP JAX cannot trace into a bigger program: node by node from now on
         _FUSED[key] = False
         return None
