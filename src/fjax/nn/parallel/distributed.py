@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 
+from ...autograd.grad_mode import is_grad_enabled
 from ...distributed.collectives import all_reduce, broadcast
 from ...distributed.process_group import ProcessGroup, _group
 from ...tensor import Tensor
 from ..module import Module
+from .reducer import Reducer
 
 
 class DistributedDataParallel(Module):
@@ -17,15 +19,31 @@ class DistributedDataParallel(Module):
     ``module.``. It needs ``init_process_group`` first. With several processes it broadcasts rank
     0's parameters and buffers when built (``init_sync``), rank 0's buffers before each forward
     (``forward_sync_buffers``, or the older ``broadcast_buffers``), and each backward averages
-    every parameter's gradient over the processes as it is accumulated (a hook per parameter,
-    one all-reduce each; no buckets), except inside ``no_sync()``, whose local gradients join the
-    next synchronized backward's average. Every process must compute gradients for the same
-    parameters in the same order. In a world of one process nothing is communicated and the
-    wrapper computes exactly what the module computes.
+    the gradients over the processes as torch's reducer does (``self.reducer``,
+    ``nn/parallel/reducer.py``): in buckets of parameters in reverse order, the first of 1 MiB,
+    the others of ``bucket_cap_mb`` (25) MB (or ``bucket_cap_mb_list``'s caps), each bucket's
+    all-reduce launched asynchronously as soon as its last gradient is ready. Inside
+    ``no_sync()`` gradients accumulate locally and join the next synchronized backward's average
+    (the whole ``.grad`` is averaged, as in torch). Every process must compute gradients for
+    the same parameters; a parameter that a backward leaves out raises at the next forward, as
+    in torch, unless ``find_unused_parameters=True`` (then one all-reduce per parameter as it
+    accumulates, and one that no rank's backward reaches keeps ``grad`` None everywhere). In a
+    world of one process nothing is communicated and the wrapper computes exactly what the
+    module computes.
 
-    ``find_unused_parameters`` and the bucket, static-graph, device and mixed-precision
-    arguments are accepted and have no effect (a parameter that no rank's backward reaches keeps
-    ``grad`` None everywhere); ``device_ids``/``output_device``/``dim`` are kept as attributes.
+    Overlap (``overlap_grad_reduce``, a fjax attribute, True by default): fjax's backward runs a
+    leaf's hooks after the whole walk, so to learn when a gradient is ready during backward the
+    forward runs the module with each parameter replaced by an alias (``p.view_as(p)``) whose
+    gradient hook marks the parameter ready; its bucket is launched there, while the backward's
+    remaining nodes still run. That backward runs node by node (eager fusion does not fuse a
+    backward with hooks). A gradient that reaches a parameter outside DDP's forward (a loss term
+    reading the parameter directly) is then not averaged: set ``overlap_grad_reduce = False``,
+    which launches the buckets from the post-accumulate-grad hooks after the backward (which
+    eager fusion may fuse into one program). Both give bit-identical gradients from the same
+    local gradients.
+
+    The static-graph, device and mixed-precision arguments are accepted and have no effect;
+    ``device_ids``/``output_device``/``dim`` are kept as attributes.
     Inside ``nn.Graph`` the averaging hooks cannot run (they communicate from the host): use a
     mesh there instead.
 
@@ -90,11 +108,27 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
         self._unsynced: set[int] = set()  # ids of parameters whose .grad holds no_sync() gradients
         self._handles = []
+        self.reducer: Reducer | None = None
+        self.overlap_grad_reduce = True
         if pg.size() > 1:
             if init_sync:
                 self._broadcast_state(module.parameters())
                 self._broadcast_state(module.buffers())
-            self._handles = [p.register_hook(self._grad_hook(p)) for p in params]
+            if find_unused_parameters:
+                self._handles = [p.register_hook(self._grad_hook(p)) for p in params]
+            else:
+                caps = [int(mb * 1024 * 1024) for mb in bucket_cap_mb_list] if bucket_cap_mb_list else None
+                self.reducer = Reducer(params, pg.size(), bucket_cap_mb, bucket_caps_bytes=caps)
+                index = {id(p): i for i, p in enumerate(params)}
+                self._slots = [
+                    (m, name, index[id(p)])
+                    for m in module.modules()
+                    for name, p in m._parameters.items()
+                    if p is not None and id(p) in index
+                ]
+                self._handles = [
+                    p.register_post_accumulate_grad_hook(self._post_accumulate_hook(i)) for i, p in enumerate(params)
+                ]
 
     @property
     def broadcast_buffers(self) -> bool:
@@ -125,6 +159,41 @@ class DistributedDataParallel(Module):
 
         return hook
 
+    def _post_accumulate_hook(self, i: int):
+        def hook(param: Tensor) -> None:
+            if not self.require_backward_grad_sync:
+                return
+            if not self.reducer.is_ready(i):  # no alias marked it during the backward
+                self.reducer.mark_ready(i, param.grad._data)
+            self.reducer.accumulated(i)
+
+        return hook
+
+    def _alias_hook(self, i: int, param: Tensor):
+        def hook(grad: Tensor) -> None:
+            if self.require_backward_grad_sync:
+                # the .grad the engine will store after the walk: the same sum, so the same bits
+                local = grad._data if param.grad is None else param.grad._data + grad._data
+                self.reducer.mark_ready(i, local)
+
+        return hook
+
+    def _forward_overlapped(self, inputs, kwargs):
+        params = self.reducer.params
+        aliases = {}
+        for _, _, i in self._slots:
+            if i not in aliases:
+                a = params[i].view_as(params[i])
+                a.register_hook(self._alias_hook(i, params[i]))
+                aliases[i] = a
+        for m, name, i in self._slots:
+            m._parameters[name] = aliases[i]
+        try:
+            return self.module(*inputs, **kwargs)
+        finally:
+            for m, name, i in self._slots:
+                m._parameters[name] = params[i]
+
     @contextlib.contextmanager
     def no_sync(self):
         """Backward passes inside accumulate local gradients without communicating; the first
@@ -153,4 +222,17 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs, **kwargs):
         if self.forward_sync_buffers and self.process_group.size() > 1:
             self._broadcast_state(self.module.buffers())
+        if self.reducer is not None:
+            left = self.reducer.pending()
+            if left:
+                names = {id(p): n for n, p in self.module.named_parameters()}
+                missing = [names.get(id(self.reducer.params[i]), str(i)) for i in left]
+                raise RuntimeError(
+                    "DistributedDataParallel: Expected to have finished reduction in the prior iteration before "
+                    f"starting a new one: parameters that received no gradient: {missing}. Pass "
+                    "find_unused_parameters=True to DistributedDataParallel if some parameters take no part in "
+                    "the loss."
+                )
+            if self.overlap_grad_reduce and self.require_backward_grad_sync and is_grad_enabled():
+                return self._forward_overlapped(inputs, kwargs)
         return self.module(*inputs, **kwargs)
