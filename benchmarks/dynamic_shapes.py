@@ -26,9 +26,9 @@ Columns: the median and the mean ms per step/token of the measured run for torch
 their ratio (the mean counts the steps that compile, the median shows the typical step), fjax's
 XLA compiles per step (``fjax.profiler.compile_count()``), the ``repeat`` run's median and ratio,
 the deltas of ``fjax.profiler.fusion_stats()`` over the measured run (``bwd h/c``: backward fusion
-hits/compiles; ``seg h/c``: forward segment hits/compiles), and the padding waste: padded elements as a fraction of real ones,
-read from ``fjax.profiler.bucket_stats()`` (a dict with ``padded_elements`` and ``real_elements``)
-if fjax has it, else ``n/a``.
+hits/compiles; ``seg h/c``: forward segment hits/compiles), and the padding waste: padded
+elements as a fraction of real ones, read from ``fjax.profiler.bucket_stats()`` (a dict with
+``padded_elements`` and ``real_elements``) if fjax has it, else ``n/a``.
 
 JAX's persistent compilation cache goes to a fresh temporary folder, so a second run of this
 script measures the same compiles as the first (``--persistent-cache`` keeps fjax's default
