@@ -188,3 +188,28 @@ def test_off_switch_runs_op_by_op():
             assert not _pending(y)
     finally:
         fjax.config.eager_fusion = saved
+
+
+def test_nothing_is_recorded_inside_the_profiler(fused):
+    x = fjax.randn(4)
+    x.exp() * 2
+    with fjax.profiler.profile() as prof:
+        y = x.exp() * 2
+        assert not _pending(y)
+    assert any(e.key == "exp" for e in prof.key_averages())
+
+
+def test_only_referenced_values_leave_the_program(fused):
+    import jax
+
+    x = fjax.randn(64, 64)
+    for step in range(4):  # step 0 runs eagerly (new signatures); then recorded
+        h = x
+        for _ in range(6):
+            h = (h @ x).tanh()
+        before = {id(a) for a in jax.live_arrays()}
+        fjax.sync()
+        new = [a for a in jax.live_arrays() if id(a) not in before]
+        if step:
+            assert len(new) == 1, [a.shape for a in new]  # h, not its 11 intermediates
+        h.numpy()

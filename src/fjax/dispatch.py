@@ -488,7 +488,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     grad = grad and differentiable and _grad_state.enabled
     diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()
     sig = None
-    if config.eager_fusion and not trace_state.depth and entry.jit is not entry.pure:
+    if config.eager_fusion and not (trace_state.depth or _pstate.on) and entry.jit is not entry.pure:
         if not (grad and _grad_state.saved_hooks):
             sig = _lazy.signature(entry.vjp(diff_idx) if grad else entry.jit, arrays)
             if sig is not None:
