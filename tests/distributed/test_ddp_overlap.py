@@ -120,7 +120,7 @@ def _worker(out: str, seed: int) -> None:
 
     def counting_apply(node, cts):  # backward progress: one entry per backward op of the model run
         out = apply(node, cts)
-        if node.name != "view_as":  # not DDP's own parameter aliases
+        if "Alias" not in str(node.name):  # not DDP's own parameter aliases
             log.append(("node",))
         return out
 
@@ -139,6 +139,8 @@ def _worker(out: str, seed: int) -> None:
         ("per_param", False, True, True),
         ("overlap_fused", True, True, False),
         ("after_fused", True, False, False),
+        ("direct_overlap", False, True, False),
+        ("direct_after", False, False, False),
     ]:
         fjax.config.eager_fusion = fusion
         fjax.manual_seed(rank)  # different initial weights: DDP starts every rank from rank 0's
@@ -150,7 +152,10 @@ def _worker(out: str, seed: int) -> None:
         if model.reducer is not None:
             model.reducer.log = log
         log.clear()
-        ((model(fjax.tensor(x1[rows])) - fjax.tensor(y1[rows])) ** 2).mean().backward()
+        loss = ((model(fjax.tensor(x1[rows])) - fjax.tensor(y1[rows])) ** 2).mean()
+        if name.startswith("direct"):  # a loss term reading a parameter outside DDP's forward
+            loss = loss + (model.module[2].weight ** 2).sum() * (0.1 + rank)
+        loss.backward()
         grads = {k: p.grad.numpy() for k, p in model.module.named_parameters()}
         entry = {"grads": {k: g.view(np.uint32).tolist() for k, g in grads.items()}}
         if model.reducer is not None:
@@ -217,20 +222,30 @@ def test_two_processes_overlapped_buckets_bit_identical(tmp_path):
     model = _model(nn)
     for x, y in _data(seed, 8):
         ((model(fjax.tensor(x)) - fjax.tensor(y)) ** 2).mean().backward()
+    fjax.manual_seed(0)  # the same with the direct term (its rank-average weight: mean of 0.1, 1.1)
+    direct = _model(nn)
+    for step, (x, y) in enumerate(_data(seed, 8)):
+        loss = ((direct(fjax.tensor(x)) - fjax.tensor(y)) ** 2).mean()
+        if step == 1:
+            loss = loss + (direct[2].weight ** 2).sum() * 0.6
+        loss.backward()
     for rep in reports:
         for name, entry in rep.items():
             if name == "unused_error":
                 continue
-            for k, p in model.named_parameters():
+            ref = direct if name.startswith("direct") else model
+            for k, p in ref.named_parameters():
                 got = np.array(entry["grads"][k], dtype=np.uint32).view(np.float32)
                 np.testing.assert_allclose(got, p.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{name} {k} {seed}")
         # the same local gradients give the same bits, overlapped or not, bucketed or not
         for name in ("after", "per_param"):
             assert rep[name]["grads"] == rep["overlap"]["grads"], (name, seed)
         assert rep["overlap_fused"]["grads"] == rep["overlap"]["grads"]  # both walk node by node
-        for name in ("overlap", "after", "overlap_fused", "after_fused"):
+        assert rep["direct_after"]["grads"] == rep["direct_overlap"]["grads"], seed
+        for name in ("overlap", "after", "overlap_fused", "after_fused", "direct_after"):
             e = rep[name]
             assert e["buckets"] == DEPTH + 1 and e["launched"] == e["buckets"], (name, e)
+        assert rep["direct_overlap"]["launched"] == DEPTH + 2  # the bucket of model[2] again, whole
         for name in ("overlap", "overlap_fused"):  # every bucket but the last before the last backward op
             e = rep[name]
             assert e["early_bytes"] / e["bytes"] >= (e["buckets"] - 1) / e["buckets"], (name, e)

@@ -4,12 +4,27 @@ from __future__ import annotations
 
 import contextlib
 
+from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...distributed.collectives import all_reduce, broadcast
 from ...distributed.process_group import ProcessGroup, _group
 from ...tensor import Tensor
 from ..module import Module
 from .reducer import Reducer
+
+
+class _Alias(Function):
+    """``x`` itself (a view) whose backward tells DDP that ``x``'s gradient from the forward is complete."""
+
+    @staticmethod
+    def forward(ctx, x, ddp, i):
+        ctx.ddp, ctx.i = ddp, i
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.ddp._alias_ready(ctx.i, grad)
+        return grad, None, None
 
 
 class DistributedDataParallel(Module):
@@ -33,14 +48,15 @@ class DistributedDataParallel(Module):
 
     Overlap (``overlap_grad_reduce``, a fjax attribute, True by default): fjax's backward runs a
     leaf's hooks after the whole walk, so to learn when a gradient is ready during backward the
-    forward runs the module with each parameter replaced by an alias (``p.view_as(p)``) whose
-    gradient hook marks the parameter ready; its bucket is launched there, while the backward's
-    remaining nodes still run. That backward runs node by node (eager fusion does not fuse a
-    backward with hooks). A gradient that reaches a parameter outside DDP's forward (a loss term
-    reading the parameter directly) is then not averaged: set ``overlap_grad_reduce = False``,
-    which launches the buckets from the post-accumulate-grad hooks after the backward (which
-    eager fusion may fuse into one program). Both give bit-identical gradients from the same
-    local gradients.
+    forward runs the module with each parameter replaced by an alias (an identity Function over
+    ``p.view_as(p)``) whose backward marks the parameter ready; its bucket is launched there,
+    while the backward's remaining nodes still run. That backward runs node by node (eager
+    fusion does not fuse a backward through a custom Function). Where a gradient also reaches a
+    parameter outside DDP's forward (a loss term reading the parameter directly), the leaf's
+    hook sees a gradient other than the alias's and launches that bucket again with the whole
+    gradient, after the backward. ``overlap_grad_reduce = False`` launches every bucket from
+    the post-accumulate-grad hooks after the backward (which eager fusion may fuse into one
+    program). Both give bit-identical gradients from the same local gradients.
 
     The static-graph, device and mixed-precision arguments are accepted and have no effect;
     ``device_ids``/``output_device``/``dim`` are kept as attributes.
@@ -126,9 +142,11 @@ class DistributedDataParallel(Module):
                     for name, p in m._parameters.items()
                     if p is not None and id(p) in index
                 ]
+                self._alias_out: dict = {}  # param index -> the gradient array its alias passed on
                 self._handles = [
                     p.register_post_accumulate_grad_hook(self._post_accumulate_hook(i)) for i, p in enumerate(params)
                 ]
+                self._handles += [p.register_hook(self._leaf_hook(i)) for i, p in enumerate(params)]
 
     @property
     def broadcast_buffers(self) -> bool:
@@ -169,23 +187,34 @@ class DistributedDataParallel(Module):
 
         return hook
 
-    def _alias_hook(self, i: int, param: Tensor):
+    def _alias_ready(self, i: int, grad: Tensor) -> None:
+        """The backward reached parameter ``i``'s alias: the gradient DDP's forward gave it is complete."""
+        if self.require_backward_grad_sync:
+            param = self.reducer.params[i]
+            # the .grad the engine will store after the walk: the same sum, so the same bits
+            local = grad._data if param.grad is None else param.grad._data + grad._data
+            self.reducer.mark_ready(i, local)
+            self._alias_out[i] = grad._data
+
+    def _leaf_hook(self, i: int):
         def hook(grad: Tensor) -> None:
-            if self.require_backward_grad_sync:
-                # the .grad the engine will store after the walk: the same sum, so the same bits
+            # the leaf's whole gradient of this backward; when it is not the very array the alias
+            # passed on, something outside DDP's forward added to it: its bucket is reduced again
+            sent = self._alias_out.pop(i, None)
+            if sent is not None and self.require_backward_grad_sync and grad._data is not sent:
+                param = self.reducer.params[i]
                 local = grad._data if param.grad is None else param.grad._data + grad._data
-                self.reducer.mark_ready(i, local)
+                self.reducer.mark_ready(i, local, replace=True)
 
         return hook
 
     def _forward_overlapped(self, inputs, kwargs):
         params = self.reducer.params
+        self._alias_out.clear()
         aliases = {}
         for _, _, i in self._slots:
             if i not in aliases:
-                a = params[i].view_as(params[i])
-                a.register_hook(self._alias_hook(i, params[i]))
-                aliases[i] = a
+                aliases[i] = _Alias.apply(params[i], self, i)
         for m, name, i in self._slots:
             m._parameters[name] = aliases[i]
         try:

@@ -175,7 +175,16 @@ class Reducer:
     def is_ready(self, i: int) -> bool:
         return i in self._ready
 
-    def mark_ready(self, i: int, grad) -> None:
+    def mark_ready(self, i: int, grad, replace: bool = False) -> None:
+        """Parameter ``i``'s local gradient is ``grad``; ``replace=True`` corrects one marked
+        before (a launched bucket is launched again with it)."""
+        if replace and i in self._ready:
+            self._ready[i] = grad
+            k = self.bucket_of[i]
+            if k in self._out:
+                self._written.difference_update(self.buckets[k])
+                self._launch(k)
+            return
         if i in self._ready:
             raise RuntimeError(
                 f"DistributedDataParallel: parameter {i} (shape {tuple(self.params[i].shape)}) was marked ready twice "
