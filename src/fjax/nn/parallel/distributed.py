@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+from ..._config import config
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ...distributed.collectives import all_reduce, broadcast
@@ -46,7 +47,8 @@ class DistributedDataParallel(Module):
     world of one process nothing is communicated and the wrapper computes exactly what the
     module computes.
 
-    Overlap (``overlap_grad_reduce``, a fjax attribute, True by default): fjax's backward runs a
+    Overlap (``overlap_grad_reduce``, a fjax attribute: True, False, or None, the default, for
+    True exactly when ``fjax.config.eager_fusion`` is off): fjax's backward runs a
     leaf's hooks after the whole walk, so to learn when a gradient is ready during backward the
     forward runs the module with each parameter replaced by an alias (an identity Function over
     ``p.view_as(p)``) whose backward marks the parameter ready; its bucket is launched there,
@@ -56,7 +58,10 @@ class DistributedDataParallel(Module):
     hook sees a gradient other than the alias's and launches that bucket again with the whole
     gradient, after the backward. ``overlap_grad_reduce = False`` launches every bucket from
     the post-accumulate-grad hooks after the backward (which eager fusion may fuse into one
-    program). Both give bit-identical gradients from the same local gradients.
+    program; each bucket is still dispatched without waiting for the one before). Both give
+    bit-identical gradients from the same local gradients. With eager fusion on, the overlap
+    gives up the fused backward, which costs more than the overlap saved on CPU
+    (``benchmarks/ddp_overlap.py``): hence the default.
 
     The static-graph, device and mixed-precision arguments are accepted and have no effect;
     ``device_ids``/``output_device``/``dim`` are kept as attributes.
@@ -125,7 +130,7 @@ class DistributedDataParallel(Module):
         self._unsynced: set[int] = set()  # ids of parameters whose .grad holds no_sync() gradients
         self._handles = []
         self.reducer: Reducer | None = None
-        self.overlap_grad_reduce = True
+        self.overlap_grad_reduce: bool | None = None
         if pg.size() > 1:
             if init_sync:
                 self._broadcast_state(module.parameters())
@@ -262,6 +267,9 @@ class DistributedDataParallel(Module):
                     "find_unused_parameters=True to DistributedDataParallel if some parameters take no part in "
                     "the loss."
                 )
-            if self.overlap_grad_reduce and self.require_backward_grad_sync and is_grad_enabled():
+            overlap = self.overlap_grad_reduce
+            if overlap is None:  # auto: a fused backward is worth more than the overlap (benchmarks/ddp_overlap.py)
+                overlap = not config.eager_fusion
+            if overlap and self.require_backward_grad_sync and is_grad_enabled():
                 return self._forward_overlapped(inputs, kwargs)
         return self.module(*inputs, **kwargs)
