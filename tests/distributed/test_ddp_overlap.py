@@ -70,9 +70,14 @@ def test_bucket_assignment_matches_torch():
 
 
 def test_reducer_buckets_reverse_order_small_first():
+    import doctest
+
     import fjax
     from fjax import nn
+    from fjax.nn.parallel import reducer
     from fjax.nn.parallel.reducer import FIRST_BUCKET_BYTES, Reducer
+
+    assert doctest.testmod(reducer, extraglobs={"fjax": fjax, "nn": nn}).failed == 0
 
     model = nn.Sequential(*[nn.Linear(256, 256) for _ in range(20)])  # 256 KiB weights
     params = list(model.parameters())

@@ -166,8 +166,8 @@ class Reducer:
         self._acc: set = set()  # params whose .grad holds this backward's sum
         self._written: set = set()
 
-    def pending(self) -> list[str]:
-        """Names (indices) of parameters of a partly ready bucket: a backward that left them out."""
+    def pending(self) -> list[int]:
+        """Indices of the parameters missing from a partly ready bucket: a backward left them out."""
         if not self._ready:
             return []
         return [i for k, b in enumerate(self.buckets) if k not in self._out for i in b if i not in self._ready]
