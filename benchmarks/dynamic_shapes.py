@@ -17,14 +17,16 @@ against real torch and once under ``fjax.mock_torch`` (``import torch`` gives fj
 
 Every step ends with a host read (``loss.item()``, or the new token's value: a decode loop that
 checks for an end token), so each step's time is its wall-clock time. Each case first runs a
-short warm-up on other random data (16 steps or tokens, 3 with ``--quick``: the first call of every op compiles
-there), then the measured run, which meets sizes the warm-up did not see, then the same run again
+short warm-up on other random data (16 steps or tokens, 3 with ``--quick``; the decode loop's
+warm-up generates up to the block size, lengths the measured run does not reach): the first call
+of every op compiles there. Then the measured run, which meets sizes the warm-up did not see, then the same run again
 (``repeat``: every shape now seen, so what is left is dispatch, not compiles). torch and fjax run
 alternately, on the same numpy data and weights. fjax keeps its defaults (eager fusion on).
 
 Columns: the median and the mean ms per step/token of the measured run for torch and fjax and
 their ratio (the mean counts the steps that compile, the median shows the typical step), fjax's
-XLA compiles per step (``fjax.profiler.compile_count()``), the ``repeat`` run's median and ratio,
+XLA compiles per step (``fjax.profiler.compile_count()``), the ``repeat`` run's median, ratio and
+compiles per step,
 the deltas of ``fjax.profiler.fusion_stats()`` over the measured run (``bwd h/c``: backward fusion
 hits/compiles; ``seg h/c``: forward segment hits/compiles), and the padding waste: padded
 elements as a fraction of real ones, read from ``fjax.profiler.bucket_stats()`` (a dict with
@@ -32,9 +34,10 @@ elements as a fraction of real ones, read from ``fjax.profiler.bucket_stats()`` 
 
 JAX's persistent compilation cache goes to a fresh temporary folder, so a second run of this
 script measures the same compiles as the first (``--persistent-cache`` keeps fjax's default
-folder). ``--why`` runs each case's measured fjax run once more under ``fjax.profiler.profile`` and
-prints the ops that compiled most (the profiler runs the backward node by node, so its counts are
-those of an unfused run).
+folder). ``--why`` runs each case once more on fjax under ``fjax.profiler.profile``, on sizes not
+seen before (other random data; the decode loop from a longer prompt), and prints the ops that
+compiled most (the profiler runs the backward node by node, so its counts are those of an unfused
+run).
 """
 
 from __future__ import annotations
@@ -132,7 +135,7 @@ class GPT(nn.Module):
 def decode(cfg, seed, steps):
     """nanoGPT's ``generate`` with greedy choice: yields once set up, then each new token."""
     rng = np.random.default_rng(seed)
-    prompt = 8
+    prompt = cfg.get("prompt", 8)
     model = GPT(block_size=cfg["block_size"])
     init_from_numpy(model, rng)
     model.eval()
@@ -340,6 +343,12 @@ def _waste(buckets) -> str:
     return f"{padded / real:.1%}" if real else "0.0%"
 
 
+def _warmup_cfg(case: str, cfg: dict, warmup: int) -> dict:
+    """The warm-up's settings: the decode loop's warm-up ends at the block size, so its sequence
+    lengths are not the measured run's."""
+    return dict(cfg, prompt=cfg["block_size"] - warmup) if case == "decode" else cfg
+
+
 def measure(case: str, cfg: dict, steps: int, warmup: int = 16, on_torch=None, on_fjax=None) -> dict:
     """The table row of ``case``: warm-up (seed 1), the measured run (seed 2) and its repeat,
     torch and fjax alternately."""
@@ -348,7 +357,7 @@ def measure(case: str, cfg: dict, steps: int, warmup: int = 16, on_torch=None, o
     on_torch = on_torch or load(False)
     on_fjax = on_fjax or load(True)
     for module, is_fjax in ((on_torch, False), (on_fjax, True)):
-        run(module, case, cfg, 1, min(warmup, steps), is_fjax)
+        run(module, case, _warmup_cfg(case, cfg, min(warmup, steps)), 1, min(warmup, steps), is_fjax)
     runs = {}
     for label in ("measured", "repeat"):
         for module, is_fjax in ((on_torch, False), (on_fjax, True)):
@@ -365,6 +374,7 @@ def measure(case: str, cfg: dict, steps: int, warmup: int = 16, on_torch=None, o
         "torch_mean": mean["measured", False],
         "fjax_mean": mean["measured", True],
         "compiles": fj["compiles"] / steps,
+        "rep_compiles": runs["repeat", True]["compiles"] / steps,
         "torch_rep": ms["repeat", False],
         "fjax_rep": ms["repeat", True],
         "fusion": fj["fusion"],
@@ -377,9 +387,10 @@ def _why(case, cfg, steps, warmup, on_fjax, top=10):
     """The ops that compiled most in ``case``'s measured fjax run (after a warm-up), under the profiler."""
     import fjax
 
-    run(on_fjax, case, cfg, 1, min(warmup, steps), True)
+    run(on_fjax, case, _warmup_cfg(case, cfg, min(warmup, steps)), 1, min(warmup, steps), True)
+    fresh = dict(cfg, prompt=8 + steps) if case == "decode" else cfg  # lengths the measured run did not see
     with fjax.profiler.profile() as prof:
-        run(on_fjax, case, cfg, 3, steps, True)
+        run(on_fjax, case, fresh, 3, steps, True)
     rows = [r for r in prof.key_averages() if r.compile_count]
     rows.sort(key=lambda r: -r.compile_time_total)
     total = sum(r.compile_count for r in rows)
@@ -429,8 +440,8 @@ def main(argv=None):
     on_torch, on_fjax = load(False), load(True)
     head = (
         f"{'case':<9} {'unit':<5} {'torch med':>9} {'fjax med':>9} {'ratio':>7} {'torch mean':>10} {'fjax mean':>10}"
-        f" {'ratio':>7} {'compiles':>8} {'rep fjax':>9} {'rep ratio':>9}  {'fusion bwd h/c, seg h/c':<23}"
-        f" {'waste':>6}"
+        f" {'ratio':>7} {'compiles':>8} {'rep fjax':>9} {'rep ratio':>9} {'rep comp':>8}"
+        f"  {'fusion bwd h/c, seg h/c':<23} {'waste':>6}"
     )
     print(head)
     rows = []
@@ -444,7 +455,8 @@ def main(argv=None):
             f"{case:<9} {r['unit']:<5} {r['torch_med']:>9.3f} {r['fjax_med']:>9.2f}"
             f" {r['fjax_med'] / r['torch_med']:>7.0f}"
             f" {r['torch_mean']:>10.3f} {r['fjax_mean']:>10.2f} {r['fjax_mean'] / r['torch_mean']:>7.0f}"
-            f" {r['compiles']:>8.2f} {r['fjax_rep']:>9.2f} {r['fjax_rep'] / r['torch_rep']:>9.1f}  {fusion:<23}"
+            f" {r['compiles']:>8.2f} {r['fjax_rep']:>9.2f} {r['fjax_rep'] / r['torch_rep']:>9.1f}"
+            f" {r['rep_compiles']:>8.2f}  {fusion:<23}"
             f" {r['waste']:>6}",
             flush=True,
         )
