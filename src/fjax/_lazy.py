@@ -23,6 +23,7 @@ values as residuals; the flush swaps them for arrays. ``fjax.config.eager_fusion
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections import OrderedDict
@@ -163,28 +164,24 @@ def _execute(key, ops, outputs, ext):
     prog_key = (key, outputs)
     prog = _programs.get(prog_key, 0)
     if type(prog) is int:
-        if prog == 0:  # first sight: the ops one by one, as eager would have run them
+        if prog == 0:  # first sight: the ops one by one (each its jitted kernel), as eager ran them
             _programs[prog_key] = 1
-            _trim()
+            while len(_programs) > _MAX_PROGRAMS:
+                _programs.popitem(last=False)
             _stats["segments_replayed"] += 1
-            slots = []
-            for fn, refs in ops:
-                slots.extend(jax.tree_util.tree_leaves(fn(*[ext[r] if r >= 0 else slots[~r] for r in refs])))
-            return [slots[j] for j in outputs]
+            return _program(ops, outputs)(ext)
         prog = _programs[prog_key] = jax.jit(_program(ops, outputs))
         _stats["segment_compiles"] += 1
-    _programs.move_to_end(prog_key)
+    with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+        _programs.move_to_end(prog_key)
     _stats["segment_hits"] += 1
     _stats["ops_fused"] += len(ops)
     return prog(ext)
 
 
-def _trim():
-    while len(_programs) > _MAX_PROGRAMS:
-        _programs.popitem(last=False)
-
-
 def _program(ops, outputs):
+    """The segment as a function of its external inputs, returning the values in ``outputs``."""
+
     def program(ext):
         slots = []
         for fn, refs in ops:
