@@ -1395,7 +1395,9 @@ def multi_head_attention_forward(
     scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
     if attn_mask is not None:
         scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
+    # without weights to return torch attends through scaled_dot_product_attention, whose safe
+    # softmax gives a query whose keys are all masked zeros (softmax's NaN with need_weights=True)
+    weights = softmax(scores, dim=-1) if need_weights else _F._safe_softmax(scores, -1)
     if training and dropout_p > 0.0:
         weights = dropout(weights, p=dropout_p)
     out = (weights @ v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)

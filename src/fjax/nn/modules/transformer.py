@@ -242,7 +242,9 @@ class MultiheadAttention(Module):
         scores = (q * math.sqrt(1.0 / d)) @ k.transpose(-2, -1)
         if mask is not None:
             scores = scores + mask
-        weights = F.softmax(scores, dim=-1)
+        # without weights to return torch attends through scaled_dot_product_attention, whose safe
+        # softmax gives a query whose keys are all masked zeros (softmax's NaN with need_weights=True)
+        weights = F.softmax(scores, dim=-1) if need_weights else _F._safe_softmax(scores, -1)
         if self.dropout > 0.0:
             weights = F.dropout(weights, p=self.dropout, training=self.training)
         out = (weights @ v).transpose(1, 2).reshape(n, tgt_len, self.embed_dim)
