@@ -487,56 +487,45 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         arrays.append(a)
     grad = grad and differentiable and _grad_state.enabled
     diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()
-    sig = None
+    sig = lazy = None
     if config.eager_fusion and not (trace_state.depth or _pstate.on) and entry.jit is not entry.pure:
         if not (grad and _grad_state.saved_hooks):
             sig = _lazy.signature(entry.vjp(diff_idx) if grad else entry.jit, arrays)
-            if sig is not None:
-                known = _lazy._seen.get(sig)
-                if known is not None:
-                    lazy = _lazy.record(sig, known, arrays)
-                    if lazy is not None:
-                        seg, out = lazy
-                        if not grad:
-                            return _wrap_plain(out)
-                        out, vjp = out
-                        saved = None
-                        if isinstance(vjp, _Residuals):
-                            saved = vjp.saves
-                            vjp = vjp.rebuild(arrays)
-                        node_out = _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, False, saved)
-                        node = _node_of(node_out)
-                        if node is not None:
-                            seg.nodes.append(node)
-                        return node_out
-    if pending:
-        arrays = [_lazy.real(a) for a in arrays]
-    if not grad:
+            known = None if sig is None else _lazy._seen.get(sig)
+            if known is not None:
+                lazy = _lazy.record(sig, known, arrays)  # (segment, pending result) or None
+    if lazy is not None:
+        seg, result = lazy
+        if not grad:
+            return _wrap_plain(result)
+    else:
+        seg = None
+        if pending:
+            arrays = [_lazy.real(a) for a in arrays]
         try:
-            out = entry.jit(*arrays)
+            result = entry.vjp(diff_idx)(*arrays) if grad else entry.jit(*arrays)
         except (TypeError, ValueError, IndexError) as err:
             if any(type(a) is MetaArray for a in arrays):  # jit rejects meta arrays: shapes only
-                return _meta_run(name, entry, leaves, arrays)
+                return _meta_run(name, entry, leaves, arrays, diff_idx if grad else None)
             raise _error(name, err, leaves) from None
         if sig is not None:
-            _lazy.learn(sig, out)
-        return _wrap_plain(out)
-    try:
-        out, vjp = result = entry.vjp(diff_idx)(*arrays)
-        if sig is not None:
             _lazy.learn(sig, result)
-        saved = None
-        if isinstance(vjp, _Residuals):
-            saved = vjp.saves
-            vjp = vjp.rebuild(arrays)
-    except (TypeError, ValueError, IndexError) as err:
-        if any(type(a) is MetaArray for a in arrays):
-            return _meta_run(name, entry, leaves, arrays, diff_idx)
-        raise _error(name, err, leaves) from None
+        if not grad:
+            return _wrap_plain(result)
+    out, vjp = result
+    saved = None
+    if isinstance(vjp, _Residuals):
+        saved = vjp.saves
+        vjp = vjp.rebuild(arrays)
     eager = entry.jit is entry.pure
     if _grad_state.saved_hooks and not trace_state.depth:
         vjp, eager = _hooked_vjp(entry, diff_idx, leaves, arrays, saved), True
-    return _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, eager, saved)
+    node_out = _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, eager, saved)
+    if seg is not None:  # the flush swaps its pending residuals for arrays
+        node = _node_of(node_out)
+        if node is not None:
+            seg.nodes.append(node)
+    return node_out
 
 
 def _wrap_plain(out):
