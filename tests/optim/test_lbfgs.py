@@ -75,13 +75,26 @@ def test_matches_torch(kind, kwargs):
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
 def test_float32_early_steps(line_search_fn):
-    problem = _Problem(fresh_seed(), "ridge", np.float32)
-    fp, f_opt, f_closure = problem.setup(fjax, optim.LBFGS, max_iter=2, line_search_fn=line_search_fn)
-    tp, t_opt, t_closure = problem.setup(torch, torch.optim.LBFGS, max_iter=2, line_search_fn=line_search_fn)
+    """float32 against the float64 answer, as close as torch's float32 run is (within 4x).
+
+    The two float32 runs sum in different orders, and LBFGS divides by curvature estimates,
+    so they can sit ~2e-6 apart while each is within a few 1e-6 of float64.
+    """
+    seed = fresh_seed()
+    runs = {}
+    for name, lib, dtype in [("fjax", fjax, np.float32), ("torch", torch, np.float32), ("f64", torch, np.float64)]:
+        opt_cls = optim.LBFGS if lib is fjax else torch.optim.LBFGS
+        runs[name] = _Problem(seed, "ridge", dtype).setup(lib, opt_cls, max_iter=2, line_search_fn=line_search_fn)
     for i in range(2):
-        f_opt.step(f_closure)
-        t_opt.step(t_closure)
-        _assert_close(fp, tp, f"seed={problem.seed} step {i}", rtol=1e-5, atol=1e-6)
+        for params, opt, closure in runs.values():
+            opt.step(closure)
+        exact = [p.detach().numpy() for p in runs["f64"][0]]
+
+        def error(name):
+            return max(float(np.abs(p.detach().numpy() - e).max()) for p, e in zip(runs[name][0], exact))
+
+        assert error("fjax") <= 4 * max(error("torch"), 1e-6), f"seed={seed} step {i}: {error('fjax')} vs torch's {error('torch')}"
+    fp, f_opt = runs["fjax"][:2]
     assert fp[0].dtype == fjax.float32 and f_opt.state_dict()["state"][0]["d"].dtype == fjax.float32
 
 
