@@ -86,14 +86,14 @@ def test_float32_early_steps(line_search_fn):
         opt_cls = optim.LBFGS if lib is fjax else torch.optim.LBFGS
         runs[name] = _Problem(seed, "ridge", dtype).setup(lib, opt_cls, max_iter=2, line_search_fn=line_search_fn)
     for i in range(2):
-        for params, opt, closure in runs.values():
+        for _, opt, closure in runs.values():
             opt.step(closure)
         exact = [p.detach().numpy() for p in runs["f64"][0]]
-
-        def error(name):
-            return max(float(np.abs(p.detach().numpy() - e).max()) for p, e in zip(runs[name][0], exact))
-
-        assert error("fjax") <= 4 * max(error("torch"), 1e-6), f"seed={seed} step {i}: {error('fjax')} vs torch's {error('torch')}"
+        f_err, t_err = (
+            max(float(np.abs(p.detach().numpy() - e).max()) for p, e in zip(runs[name][0], exact))
+            for name in ("fjax", "torch")
+        )
+        assert f_err <= 4 * max(t_err, 1e-6), f"seed={seed} step {i}: fjax's error {f_err:.2e}, torch's {t_err:.2e}"
     fp, f_opt = runs["fjax"][:2]
     assert fp[0].dtype == fjax.float32 and f_opt.state_dict()["state"][0]["d"].dtype == fjax.float32
 
