@@ -18,6 +18,16 @@ _UNFUSED = () if os.environ.get("FJAX_TEST_FUSION") == "all" else ("tests/autogr
 
 
 @pytest.fixture(autouse=True)
+def _fresh_buckets():
+    """Each test starts with no op padding its batch (``fjax._bucket``): an op pads after meeting
+    three sizes, so without this it would depend on which tests ran before in this process."""
+    import fjax._bucket
+
+    fjax._bucket.forget()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _eager_fusion_mode(request):
     path = request.node.path.as_posix()
     if not any(part in path for part in _UNFUSED):

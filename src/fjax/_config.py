@@ -42,6 +42,18 @@ class _Config:
         """Eager fusion: a backward runs as one compiled XLA program instead of one kernel per
         node; a later backward of the same tape structure (the next training step) reuses it.
         Off: ``FJAX_EAGER_FUSION=0`` (every node its own kernel, as before)."""
+        self.bucketing = os.environ.get("FJAX_BUCKETING", "1") not in ("0", "false", "False")
+        """Bucketed dimensions (``fjax._bucket``): an op that declares its rows (Linear,
+        elementwise ops, softmax over the last dim, losses, ...) and has met a third size of its
+        batch dimension runs from then on with that dimension padded to a bucket size
+        (``bucket_size``), so a batch that changes every step compiles once per bucket, not once
+        per size. Off: ``FJAX_BUCKETING=0``."""
+        self.bucket_sizes = None
+        """The bucket sizes (a sorted list of ints), or None for the default ladder: powers of two
+        and their 1.5x midpoints (8, 12, 16, 24, 32, 48, ...) from ``bucket_floor`` up. A size
+        above the last listed one is not padded."""
+        self.bucket_floor = _env_int("FJAX_BUCKET_FLOOR", 8)
+        """The smallest bucket of the default ladder."""
         self.graph_index_checks = os.environ.get("FJAX_GRAPH_INDEX_CHECKS", "1") not in ("0", "false", "False")
         """Inside nn.Graph steps, check indices (gather, embedding, loss targets, ...) as eager
         does; a bad one raises ``fjax.asyncs.CheckError`` at the next synchronization. Off
@@ -89,7 +101,7 @@ class _Config:
     def __repr__(self):
         return (
             f"fjax.config(eager_cache_size={self.eager_cache_size}, eager_fusion={self.eager_fusion}, "
-            f"log_compiles={self.log_compiles}, "
+            f"log_compiles={self.log_compiles}, bucketing={self.bucketing}, "
             f"graph_index_checks={self.graph_index_checks}, compilation_cache={self.compilation_cache!r})"
         )
 

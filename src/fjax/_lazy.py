@@ -24,6 +24,7 @@ values as residuals; the flush swaps them for arrays. ``fjax.config.eager_fusion
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import threading
 from collections import OrderedDict
@@ -78,9 +79,68 @@ class Pending:
         return f"Pending(shape={self.shape}, dtype={self.dtype})"
 
 
+class Padded:
+    """A value computed on a bucket (``fjax._bucket``): its real shape, and an array (or a Pending
+    value) whose dim 0 is longer, holding the real rows first. The real rows are copied out
+    when something reads the values; ops that take padded inputs read ``array``."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "array", "value")
+
+    def __init__(self, shape, array, value=None):
+        self.shape, self.dtype, self.weak_type = shape, array.dtype, array.weak_type
+        self.array, self.value = array, value
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def devices(self):
+        return self.array.devices()
+
+    def force(self):
+        if self.value is None:
+            self.value = unpad(real(self.array), self.shape[0])
+        return self.value
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.force(), dtype)
+
+    def __repr__(self):
+        return f"Padded(shape={self.shape}, bucket={self.array.shape[0]}, dtype={self.dtype})"
+
+
+def on_cpu(a) -> bool:
+    dev = a.devices()
+    return len(dev) == 1 and next(iter(dev)).platform == "cpu"
+
+
+@functools.lru_cache(maxsize=None)
+def slicer(n):
+    return jax.jit(lambda x: jax.lax.slice_in_dim(x, 0, n))
+
+
+def like(host, a):
+    """Host array ``host`` on ``a``'s device, committed there only if ``a`` is (jit tells them apart)."""
+    return jax.device_put(host, next(iter(a.devices())) if a.committed else None)
+
+
+def unpad(a, n: int):
+    """The first ``n`` rows of array ``a``: on the CPU a numpy copy (no compile)."""
+    _profiler._buckets["unpads"] += 1
+    if on_cpu(a):
+        return like(np.array(np.asarray(a)[:n]), a)
+    return slicer(n)(a)
+
+
 def real(a):
-    """``a``'s array: a Pending value is computed (its segment flushed) first."""
-    return a.force() if type(a) is Pending else a
+    """``a``'s array: a Pending value is computed (its segment flushed) first, a Padded one's
+    real rows copied out."""
+    t = type(a)
+    return a.force() if t is Pending or t is Padded else a
 
 
 _seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, weak_type)])

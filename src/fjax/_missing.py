@@ -146,7 +146,6 @@ EXCLUDED = [
 ]
 
 
-
 def exclusion_reason(namespace: str, name: str) -> str | None:
     """Why fjax does not provide ``<namespace>.<name>`` (a torch path), or None if it should."""
     for ns, pattern, reason in EXCLUDED:

@@ -92,7 +92,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, placement
         raise OpError(f"tensor: unsupported numpy dtype {arr.dtype}")
     if placement is not None or sbp is not None:
         device = _check_global_device("tensor", device, placement)
-    return _global("tensor", _place(jnp.array(arr, dtype=dt), device, requires_grad), placement, sbp, device)
+    if isinstance(arr, np.ndarray | np.generic) and jax.config.jax_enable_x64:
+        # host data: a transfer of a copy (jnp.array would compile a conversion per shape)
+        arr = jax.device_put(np.array(arr, dtype=dt, copy=True))
+    else:
+        arr = jnp.array(arr, dtype=dt)
+    return _global("tensor", _place(arr, device, requires_grad), placement, sbp, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -23,6 +23,7 @@ import jax
 import numpy as np
 
 from . import (
+    _bucket,
     _jax_compat,
     _lazy,
     ops,  # noqa: F401 - importing it fills the op table
@@ -46,6 +47,7 @@ from .tensor import Tensor, _Above
 
 _LEAF = object()
 _Pending = _lazy.Pending
+_Padded = _lazy.Padded
 _NUMBERS = (int, float, bool, complex)
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
 
@@ -146,7 +148,12 @@ def _jit(fn):
 
 
 class _Entry:
-    __slots__ = ("pure", "jit", "vjps")
+    """An op at one argument template: its pure function of the leaves, the jitted kernel, the
+    VJP kernels; for an op that declares rows (``OpDef.rows``), what bucketing knows of it
+    (``fjax._bucket``: the sizes its batch met, whether it pads, its padded kernel)."""
+
+    __slots__ = ("op", "args_t", "kwargs_t", "pure", "jit", "vjps", "rows", "bucketing", "sizes", "spec", "masked")
+    takes_padded = False  # True for a padded kernel: its inputs' Padded arrays are taken as they are
 
     def __init__(self, op: OpDef, args_t, kwargs_t):
         fn = op.fn
@@ -157,9 +164,31 @@ class _Entry:
             kwargs = {k: _rebuild(t, it) for k, t in kwargs_t}
             return fn(*args, **kwargs)
 
+        self.op, self.args_t, self.kwargs_t = op, args_t, kwargs_t
         self.pure = pure
         self.jit = _jit(pure) if op.jit else pure
         self.vjps = {}
+        self.rows = op.rows if op.jit else None
+        self.bucketing, self.sizes, self.spec, self.masked = False, None, None, None
+
+    def with_static(self, name, value) -> "_Entry":
+        """This entry with static argument ``name`` set to ``value``."""
+        args_t, kwargs_t = list(self.args_t), dict(self.kwargs_t)
+        params = self.op.params
+        i = params.index(name)
+        if i < len(args_t):
+            args_t[i] = _const(value, self.op.name, name)
+        else:
+            kwargs_t[name] = _const(value, self.op.name, name)
+        return _Entry(self.op, tuple(args_t), tuple(sorted(kwargs_t.items())))
+
+    def derived(self, pure) -> "_Entry":
+        """A padded kernel ``pure(n, *leaves)`` of this entry (``fjax._bucket``)."""
+        out = object.__new__(_PaddedEntry)
+        out.op, out.args_t, out.kwargs_t = self.op, self.args_t, self.kwargs_t
+        out.pure, out.jit, out.vjps = pure, _jit(pure), {}
+        out.rows, out.bucketing, out.sizes, out.spec, out.masked = None, False, None, None, None
+        return out
 
     def vjp(self, diff_idx):
         f = self.vjps.get(diff_idx)
@@ -170,6 +199,11 @@ class _Entry:
                 f = _jit(_vjp_without_inputs(self.pure, diff_idx))
             self.vjps[diff_idx] = f
         return f
+
+
+class _PaddedEntry(_Entry):
+    __slots__ = ()
+    takes_padded = True
 
 
 def _vjp_of(pure, diff_idx):
@@ -353,7 +387,7 @@ def _run_check(check, args, kwargs):
         check(*a, **kw)
     except Exception:
         leaves = jax.tree_util.tree_leaves((a, kw))
-        if any(type(x) is _Pending for x in leaves):  # the check reads values: with them computed
+        if any(type(x) in (_Pending, _Padded) for x in leaves):  # the check reads values: with them computed
             a, kw = jax.tree_util.tree_map(_lazy.real, (a, kw))
             return _run_check(check, a, kw)
         if not any(type(x) is MetaArray for x in leaves):
@@ -473,7 +507,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     (``fjax._lazy``): its outputs are Pending until something reads them.
     """
     arrays = []
-    grad = pending = False
+    grad = pending = padded = False
     for x in leaves:
         if isinstance(x, Tensor):  # ``x._meta`` written out (the property call costs ~35 ns)
             st = x._st
@@ -482,9 +516,23 @@ def run(name, entry, leaves, differentiable=True, linear=False):
                 grad = True
         else:
             a = x
-        if type(a) is _Pending:
+        t = type(a)
+        if t is _Pending:
             pending = True
+        elif t is _Padded:
+            padded = True
         arrays.append(a)
+    if padded or entry.bucketing:
+        if entry.rows is not None and config.bucketing and not trace_state.depth:
+            out = _bucket.run(name, entry, leaves, differentiable, linear)
+            if out is not None:
+                return out
+        if padded:  # a padded kernel takes the padded arrays; any other kernel the real rows
+            if entry.takes_padded:
+                arrays = [a.array if type(a) is _Padded else a for a in arrays]
+            else:
+                arrays = [x._data if type(a) is _Padded else a for x, a in zip(leaves, arrays)]
+            pending = any(type(a) is _Pending for a in arrays)
     grad = grad and differentiable and _grad_state.enabled
     diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()
     sig = lazy = None
@@ -510,6 +558,8 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             raise _error(name, err, leaves) from None
         if sig is not None:
             _lazy.learn(sig, result)
+        if entry.rows is not None and not entry.bucketing and config.bucketing and not trace_state.depth:
+            _bucket.note(entry, arrays)
         if not grad:
             return _wrap_plain(result)
     out, vjp = result
@@ -598,7 +648,13 @@ def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=N
     for i, x in enumerate(leaves):
         if isinstance(x, Tensor):
             if i in diff:
-                inputs.append((x._node, x._idx) if x._node is not None else x)
+                node = x._node
+                if node is None:
+                    inputs.append(x)
+                elif node.padded and arrays[i].shape == x._meta.shape:  # the real rows of a bucketed result
+                    inputs.append(x._edge())
+                else:
+                    inputs.append((node, x._idx))
             else:
                 inputs.append(arrays[i])
             if versions is not None and (saved is None or i in saved):
@@ -634,6 +690,7 @@ def call_pure(name: str, fn, leaves):
     class _Once:
         pure = staticmethod(fn)
         jit = staticmethod(fn)
+        rows, bucketing, takes_padded = None, False, False
 
         @staticmethod
         def vjp(diff_idx):
@@ -669,3 +726,4 @@ for _op in OPS.values():
     for _name in _op.aliases:
         setattr(functions, _name, alias(getattr(functions, _op.name), _name))
 _Above.ops = functions
+_bucket._run, _bucket._LEAF = run, _LEAF

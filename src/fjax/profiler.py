@@ -115,6 +115,24 @@ def fusion_stats() -> dict:
     return {k: dict(v) if type(v) is dict else v for k, v in _fusion.items()}
 
 
+_buckets = {"calls": 0, "real_elements": 0, "padded_elements": 0, "pads": 0, "unpads": 0}
+
+
+def bucket_stats() -> dict:
+    """What bucketing (``fjax.config.bucketing``) did so far: ``calls`` (op calls run on inputs
+    padded to a bucket size), ``real_elements`` and ``padded_elements`` (over those calls, the
+    elements of their batched inputs that are real rows and that are padding: the waste is
+    ``padded_elements / real_elements``), ``pads`` (real arrays padded to a bucket) and
+    ``unpads`` (padded results whose real rows were copied out: read, or used by an op that is
+    not bucketed).
+
+        >>> import fjax
+        >>> sorted(fjax.profiler.bucket_stats())
+        ['calls', 'padded_elements', 'pads', 'real_elements', 'unpads']
+    """
+    return dict(_buckets)
+
+
 def compile_time() -> float:
     """Seconds spent in XLA compiles (the trace and lower stages included) so far."""
     return _totals["seconds"]

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _indexing
 from . import dtypes as _dt
-from ._lazy import Pending
+from ._lazy import Padded, Pending
 from ._lazy import real as _real
 from ._tracing import log_inplace, trace_state
 from .device import _NO_DATA, MetaArray
@@ -68,10 +68,12 @@ class _Above:
 
     ``ops``: the op table's Tensor functions (``dispatch.functions``); ``creation``:
     ``fjax.creation``; ``backward``: ``autograd.backward``; ``global_tensor``:
-    ``fjax.distributed.global_tensor``.
+    ``fjax.distributed.global_tensor``; ``materialize``, ``unpad_edge``, ``real_rows_hook``:
+    ``fjax._bucket``'s (a Padded value's real rows; the tape node that takes them; a tensor hook
+    that sees them).
     """
 
-    ops = creation = backward = global_tensor = None
+    ops = creation = backward = global_tensor = materialize = unpad_edge = real_rows_hook = None
 
 
 def _f():
@@ -90,7 +92,7 @@ class Tensor:
     """
 
     __slots__ = {  # a dict: each slot's descriptor carries its text as __doc__
-        "_a": "the values (for an alias: as of storage generation ``_gen``), maybe Pending (eager fusion)",
+        "_a": "the values (for an alias: as of storage generation ``_gen``); maybe Pending or Padded (fjax._lazy)",
         "_st": "the shared Storage, or None while nothing aliases this tensor",
         "_gen": "the storage generation ``_a`` was read at",
         "_geom": "(shape, strides, offset) over the storage; None: the whole storage as stored",
@@ -147,8 +149,11 @@ class Tensor:
         """The current values as a jax array (re-read from the storage after an alias wrote)."""
         st = self._st
         a = self._a if st is None or self._gen == st.gen else self._sync()
-        if type(a) is Pending:
+        t = type(a)
+        if t is Pending:
             a = self._a = a.force()
+        elif t is Padded:
+            a = _Above.materialize(self)
         return a
 
     @_data.setter
@@ -165,13 +170,24 @@ class Tensor:
     def _arr(self):
         """The array as of ``_gen`` (``_a``), computed if it is pending."""
         a = self._a
-        if type(a) is Pending:
+        t = type(a)
+        if t is Pending:
             a = self._a = a.force()
+        elif t is Padded:
+            a = _Above.materialize(self)
         return a
 
     @_arr.setter
     def _arr(self, value):
         self._a = value
+
+    def _edge(self) -> tuple:
+        """Where an op that reads this tensor's values (its real rows) joins the tape: its node,
+        or for a bucketed result (``fjax._bucket``) a node taking the real rows of it."""
+        node = self._node
+        if node.padded:
+            return _Above.unpad_edge(node, self._idx, self.shape, self.dtype)
+        return node, self._idx
 
     def _sync(self):
         base = self._vbase
@@ -216,6 +232,8 @@ class Tensor:
         """The storage, created on the first alias."""
         st = self._st
         if st is None:
+            if type(self._a) is Padded:  # a storage holds the real rows
+                _Above.materialize(self)
             st = Storage(self._a)
             self._attach(st, None)
         return st
@@ -720,6 +738,8 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is not None and self._node.padded:  # a bucketed result: the hook sees its real rows
+            hook = _Above.real_rows_hook(hook, self.shape[0])
         if self._node is None:
             hooks = self._hooks = self._hooks or []
         else:

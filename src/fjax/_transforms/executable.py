@@ -29,6 +29,7 @@ class Compiled:
     """
 
     __slots__ = ("pure", "jit", "vjps")
+    rows, bucketing, takes_padded = None, False, False  # never padded (``fjax._bucket``)
 
     def __init__(self, jaxpr, transform: Callable):
         n_consts = len(jaxpr.constvars)
@@ -103,6 +104,7 @@ def clear() -> None:
 
 
 _dt._default_listeners.append(lambda _: clear())  # programs traced under the old default dtype
+
 
 def compiled(spec, program: Program, transform: Callable) -> Compiled:
     """The cached ``Compiled`` of ``transform`` (named by ``spec``) of ``program``."""

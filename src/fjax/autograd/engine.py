@@ -48,6 +48,7 @@ class Node:
         "hooks",
         "retained",
         "eager",
+        "padded",
         "__weakref__",
     )
 
@@ -61,6 +62,7 @@ class Node:
         self.hooks = None
         self.retained = None
         self.eager = eager  # device transfers, one-off functions: their VJP runs without jit
+        self.padded = False  # its outputs are bucket-sized (``fjax._bucket``); tensors show fewer rows
 
     raw_cts = False  # True: apply() gets None for outputs without a cotangent (custom Functions)
 
@@ -140,6 +142,14 @@ def _check_alive(node):
             )
 
 
+def _padded_like(ct, node, idx):
+    """Cotangent ``ct`` of a bucketed result's real rows, with the zero rows of its padding."""
+    shape = (node.out_avals[idx] if node.multi else node.out_avals)[0]
+    if tuple(ct.shape) == tuple(shape):
+        return ct
+    return jnp.concatenate([ct, jnp.zeros((shape[0] - ct.shape[0],) + tuple(ct.shape[1:]), ct.dtype)])
+
+
 def _add(a, b):
     return b if a is None else a + b
 
@@ -186,6 +196,8 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
         if t._node is None:  # a leaf as a root: its seed becomes its .grad (a copy: seeds may be shared)
             to_leaf(t, jnp.array(g, copy=True))
             continue
+        if t._node.padded:  # a bucketed result: its seed covers the real rows
+            g = _padded_like(g, t._node, t._idx)
         cts = pending.setdefault(id(t._node), [None] * _n_out(t._node))
         cts[t._idx] = _add(cts[t._idx], g)
         roots_nodes.append(t._node)
@@ -249,6 +261,10 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
         else:
             for j in wanted.get(("leaf", id(leaf)), ()):
                 found[j] = ct
+    for j, t in enumerate(inputs or ()):
+        g = found[j]
+        if g is not None and t._node is not None and t._node.padded and g.shape[0] != t.shape[0]:
+            found[j] = _lazy.unpad(g, t.shape[0])  # a bucketed result's real rows
     return found
 
 
@@ -432,7 +448,8 @@ def _run_tensor_hooks(node, cts):
         ref = (node.retained or {}).get(i)
         t = ref() if ref is not None else None
         if t is not None:
-            t.grad = Tensor._wrap(ct) if t.grad is None else Tensor._wrap(t.grad._data + ct)
+            g = ct if not node.padded else _lazy.unpad(ct, t.shape[0])  # a bucketed result's real rows
+            t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
         cts[i] = _conj(ct)
     return cts
 

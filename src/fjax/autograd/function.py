@@ -395,7 +395,7 @@ class Function:
             if isinstance(a, Tensor) and id(a) in dirty and a._node is None and a.requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         inputs = tuple(
-            ((a._node, a._idx) if a._node is not None else a) if n else a._data
+            (a._edge() if a._node is not None else a) if n else a._data
             for a, n in zip(args, needs)
             if isinstance(a, Tensor)
         )

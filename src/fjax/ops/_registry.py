@@ -41,6 +41,8 @@ class OpDef:
             ``method``) and takes no entry of its own in the table.
         keyword_aliases: other keyword names a parameter is accepted under (OneFlow's
             ``cat(inputs=...)``: ``{"inputs": "tensors"}``); the signature shows torch's names only.
+        rows: how the op's results depend on its inputs' leading dimension (a ``Rows``), for
+            ops that may run on inputs padded to a bucket size (``fjax._bucket``); None: never.
     """
 
     name: str
@@ -55,6 +57,40 @@ class OpDef:
     returns: type | None = None
     aliases: tuple = ()
     keyword_aliases: dict | None = None
+    rows: "Rows | None" = None
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """An op whose output rows (dim 0) depend only on the same rows of some inputs, so it may run
+    on those inputs padded to a bucket size and keep the real rows (``fjax._bucket``).
+
+    Attributes:
+        params: the parameters whose dim 0 is the batch.
+        broadcast: elementwise: an input of lower rank, or of size 1 at dim 0, is broadcast
+            along the batch, not part of it.
+        pad: ``{param: value}``, or a function of the static arguments giving that dict: what a
+            padding row of that input holds (cross_entropy's targets: ``ignore_index``, so the
+            op's own mean leaves them out). Other padding rows repeat a real row.
+        reduce: the name of a ``reduction`` parameter: ``'none'`` keeps the rows; ``'mean'``
+            and ``'sum'`` run the op with ``'none'`` and sum the real rows only (the op's own
+            reduction when ``pad`` already leaves padding rows out: ``reduce=None``).
+        when: a function of (static arguments, {param: (shape, dtype)} of the tensor inputs):
+            False where this call's dim 0 is not a batch (softmax over dim 0, a 1-d input).
+        out: a function of the static arguments: False where the result has no batch dim
+            (a loss reduced by its own ``'mean'``).
+    """
+
+    params: tuple
+    broadcast: bool = False
+    pad: object = None
+    reduce: str | None = None
+    when: Callable | None = None
+    out: Callable | None = None
+
+
+ELEMENTWISE = Rows(("input", "other"), broadcast=True)
+"""Rows of an elementwise op of ``input`` (and ``other``): every row is its own."""
 
 
 def _named_tuple(name: str, fields: tuple) -> type:
@@ -81,6 +117,7 @@ def defop(
     returns: tuple = (),
     aliases: tuple = (),
     keyword_aliases: dict | None = None,
+    rows: Rows | None = None,
 ):
     """Register a pure op in the table. Returns the function unchanged.
 
@@ -126,6 +163,7 @@ def defop(
             named,
             tuple(aliases),
             dict(keyword_aliases) if keyword_aliases else None,
+            rows,
         )
         return fn
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _checks
 from ._promote import promote, to_float
-from ._registry import defop
+from ._registry import ELEMENTWISE, Rows, defop
 
 
 def _clip(x, lo, hi):
@@ -19,7 +19,7 @@ def _clip(x, lo, hi):
     return jnp.where(x <= lo, lo, jnp.where(x >= hi, hi, x))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def relu(input):
     """Rectified linear unit, ``max(input, 0)`` elementwise, keeping the input's dtype.
 
@@ -58,7 +58,7 @@ def relu6(input):
     return _clip(input, 0, 6)
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def leaky_relu(input, negative_slope=0.01):
     """Leaky ReLU: ``input`` where it is positive, else ``negative_slope * input``.
 
@@ -82,7 +82,7 @@ def _elu(x, alpha, scale=1.0, input_scale=1.0):
     return scale * jnp.where(x > 0, x, neg.astype(x.dtype))
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def elu(input, alpha=1.0):
     """Exponential linear unit: ``input`` where it is positive, else ``alpha * (exp(input) - 1)``.
 
@@ -142,7 +142,7 @@ def celu(input, alpha=1.0):
     return _elu(input, alpha, 1.0, 1.0 / alpha)
 
 
-@defop(static=("approximate",), method=False)
+@defop(static=("approximate",), method=False, rows=ELEMENTWISE)
 def gelu(input, approximate="none"):
     """Gaussian error linear unit ``x * Phi(x)``, with ``Phi`` the standard normal CDF.
 
@@ -166,7 +166,7 @@ def gelu(input, approximate="none"):
     return jax.nn.gelu(to_float(input), approximate=approximate == "tanh")
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def silu(input):
     """SiLU (swish): ``input * sigmoid(input)`` elementwise.
 
@@ -197,7 +197,7 @@ def mish(input):
     return input * jnp.tanh(jax.nn.softplus(input))
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def softplus(input, beta=1.0, threshold=20.0):
     """Smooth ReLU ``log(1 + exp(beta * x)) / beta``, computed without overflow.
 
@@ -483,7 +483,16 @@ def _softmax_input(name, input, dim, dtype):
     return input, _softmax_dim(name, input.ndim, dim)
 
 
-@defop(static=("dim", "dtype"))
+def _not_over_rows(statics, shapes):
+    """softmax's rows are its own unless it normalizes over dim 0 (or ``dim`` is implicit)."""
+    dim, ndim = statics.get("dim"), len(shapes["input"][0])
+    return dim is not None and ndim >= 2 and dim % ndim != 0
+
+
+_ROWS_BUT_DIM = Rows(("input",), when=_not_over_rows)
+
+
+@defop(static=("dim", "dtype"), rows=_ROWS_BUT_DIM)
 def softmax(input, dim=None, dtype=None):
     """Softmax ``exp(x) / sum(exp(x))`` along ``dim``: the slices along ``dim`` sum to 1.
 
@@ -503,7 +512,7 @@ def softmax(input, dim=None, dtype=None):
     return jax.nn.softmax(input, axis=dim if input.ndim else None)
 
 
-@defop(static=("dim", "dtype"))
+@defop(static=("dim", "dtype"), rows=_ROWS_BUT_DIM)
 def log_softmax(input, dim=None, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed without forming the softmax (no underflow).
 

@@ -10,7 +10,7 @@ from jax import lax
 from ..errors import OpError
 from . import _promote
 from ._promote import promote, result_type, to_float
-from ._registry import defop
+from ._registry import ELEMENTWISE, defop
 
 
 def _scale(op, other, alpha):
@@ -44,7 +44,7 @@ def _check_alpha_kind(op, dtype, kind):
         )
 
 
-@defop(linear=True)
+@defop(linear=True, rows=ELEMENTWISE)
 def add(input, other, *, alpha=1):
     """Elementwise ``input + alpha * other``.
 
@@ -92,7 +92,7 @@ def _no_bool(op, *xs):
         raise NotImplementedError(f"{op}: not implemented for 'Bool'")
 
 
-@defop(linear=True, aliases=("subtract",))
+@defop(linear=True, aliases=("subtract",), rows=ELEMENTWISE)
 def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other``, with the broadcasting and dtype promotion of ``add``.
 
@@ -113,7 +113,7 @@ def sub(input, other, *, alpha=1):
     return input - _scale("sub", other, alpha)
 
 
-@defop(aliases=("multiply",))
+@defop(aliases=("multiply",), rows=ELEMENTWISE)
 def mul(input, other):
     """Elementwise product ``input * other``.
 
@@ -158,7 +158,7 @@ def _zero_divisor(name):
     return check
 
 
-@defop(static=("rounding_mode",), check=_zero_divisor("div"), aliases=("divide",))
+@defop(static=("rounding_mode",), check=_zero_divisor("div"), aliases=("divide",), rows=ELEMENTWISE)
 def div(input, other, *, rounding_mode=None):
     """Elementwise ``input / other``.
 
@@ -199,7 +199,7 @@ def div(input, other, *, rounding_mode=None):
     raise ValueError(f"div expected rounding_mode None, 'floor' or 'trunc', got {rounding_mode!r}")
 
 
-@defop(linear=True, aliases=("negative",))
+@defop(linear=True, aliases=("negative",), rows=ELEMENTWISE)
 def neg(input):
     """Elementwise negation ``-input``; the dtype is kept (negating 0.0 gives -0.0).
 
@@ -213,7 +213,7 @@ def neg(input):
     return -input
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def exp(input):
     """Elementwise exponential ``e ** input``.
 
@@ -459,7 +459,7 @@ def reciprocal(input):
     return 1 / to_float(input)
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def sigmoid(input):
     """Elementwise logistic function ``1 / (1 + exp(-input))``, with values in ``(0, 1)``.
 

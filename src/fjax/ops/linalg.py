@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _jax_compat
 from ._promote import promote
-from ._registry import defop
+from ._registry import Rows, defop
 
 
 def _same_dtype(op, *xs):
@@ -38,7 +38,7 @@ def _broadcast(op, *shapes):
         raise ValueError(f"{op}: shapes {', '.join(map(str, shapes))} do not broadcast") from None
 
 
-@defop()
+@defop(rows=Rows(("input",), when=lambda s, t: t["input"][0][1:] and len(t["other"][0]) <= 2))
 def matmul(input, other):
     """Matrix product with torch's rules for the operands' dims: two 1-D tensors give their dot
     product; a 1-D first (second) operand acts as a row (column) vector whose dim is then dropped; beyond
@@ -215,7 +215,7 @@ def einsum(equation, operands):
     return jnp.einsum(equation, *operands)
 
 
-@defop(method=False)
+@defop(method=False, rows=Rows(("input",), when=lambda s, t: len(t["input"][0]) >= 2))
 def linear(input, weight, bias=None):
     """The affine map of a linear layer: ``input @ weight.T + bias``, with ``weight`` of shape
     ``(out_features, in_features)`` (or ``(in_features,)``) and ``input`` of shape ``(..., in_features)``;

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from ..errors import IndexOutOfRange
 from . import _checks
 from ._promote import promote, to_float
-from ._registry import defop
+from ._registry import Rows, defop
 from .activation import pairwise_distance
 from .indexing import _check_range
 
@@ -118,7 +118,22 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nll("nll_loss", input, target, weight, ignore_index, reduction)[0]
 
 
-@defop(static=("ignore_index", "label_smoothing") + _LEGACY, method=False, check=_check_targets("cross_entropy"))
+@defop(
+    static=("ignore_index", "label_smoothing") + _LEGACY,
+    method=False,
+    check=_check_targets("cross_entropy"),
+    rows=Rows(
+        ("input", "target"),
+        pad=lambda s: {"target": s["ignore_index"]},  # its own mean leaves padding rows out, weighted or not
+        out=lambda s: s["reduction"] == "none",
+        when=lambda s, t: (
+            len(t["input"][0]) >= 2
+            and jnp.issubdtype(t["target"][1], jnp.integer)
+            and s["size_average"] is None
+            and s["reduce"] is None
+        ),
+    ),
+)
 def cross_entropy(
     input,
     target,
@@ -216,7 +231,11 @@ def _elementwise_weighted(name, loss, shape, weight, reduction, by_weight_sum):
     return _reduce(loss, reduction)
 
 
-@defop(static=_LEGACY, method=False)
+@defop(
+    static=_LEGACY,
+    method=False,
+    rows=Rows(("input", "target"), reduce="reduction", when=lambda s, t: "weight" not in t),
+)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Squared error ``(input - target) ** 2``, reduced by ``reduction`` (``'mean'``, ``'sum'``
     or ``'none'``).

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from ..errors import IndexOutOfRange
 from . import _checks
 from ._promote import promote, to_float
-from ._registry import defop
+from ._registry import Rows, defop
 from .indexing import _check_range, _host
 
 
@@ -32,7 +32,11 @@ def _as_shape(shape):
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
 
-@defop(static=("normalized_shape",), method=False)
+_LAYER_NORM_ROWS = Rows(("input",), when=lambda s, t: len(t["input"][0]) > len(_as_shape(s["normalized_shape"])))
+"""layer_norm's rows are its own where dim 0 is not normalized."""
+
+
+@defop(static=("normalized_shape",), method=False, rows=_LAYER_NORM_ROWS)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Layer normalization: standardize over the trailing ``normalized_shape`` dims, then
     apply the optional elementwise ``weight`` and ``bias`` (both of ``normalized_shape``).
@@ -366,6 +370,7 @@ def _check_embedding(input, weight, *args, **kwargs):
     static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
     method=False,
     check=_check_embedding,
+    rows=Rows(("input",), when=lambda s, t: not s["scale_grad_by_freq"] and s["max_norm"] is None),
 )
 def embedding(
     input,

@@ -12,7 +12,7 @@ from jax import lax
 from jax.scipy import special
 
 from ._promote import promote, to_float
-from ._registry import defop
+from ._registry import ELEMENTWISE, defop
 
 
 @defop()
@@ -258,7 +258,7 @@ def cosh(input):
     return jnp.cosh(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def tanh(input):
     """Elementwise hyperbolic tangent, with values in ``(-1, 1)``; also ``F.tanh``.
 

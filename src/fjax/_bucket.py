@@ -1,0 +1,412 @@
+"""Bucketed dimensions: a batch that changes size every step compiles once per bucket.
+
+XLA compiles one program per input shape, so a training loop whose batch size changes every
+step would compile every op again at every new size. An op that declares its rows
+(``OpDef.rows``, a ``Rows``: its output's dim 0 depends only on the same rows of some inputs)
+and has met a third size of that dimension runs from then on with it padded to a bucket size
+(``bucket``: powers of two and their 1.5x midpoints, ``fjax.config.bucket_sizes`` /
+``bucket_floor``): one kernel per bucket instead of one per size.
+
+- Its result is a ``Padded`` value (``fjax._lazy``): the tensor shows the real shape, and holds
+  the padded array. The next op that declares rows takes the padded array as it is, so a chain
+  of such ops (Linear, activation, Linear, loss) never leaves the bucket; anything else (a host
+  read, an op without rows, a view) copies the real rows out first (``materialize``).
+- Padding rows repeat a real row (finite wherever the real rows are), or hold the op's declared
+  pad value (``Rows.pad``: cross_entropy's targets hold ``ignore_index``). The kernel masks the
+  gradient flowing into padding rows, so no padding row reaches a parameter's gradient; a loss
+  reduced over the batch sums only the real rows (``Rows.reduce``).
+- Real rows are the unpadded op's up to the last bits (a reduction over the rows may sum in
+  another order).
+
+On the CPU, padding and copying the real rows out go through numpy: no compile at all. See
+docs/architecture.md, "Bucketed dimensions".
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _lazy
+from . import profiler as _profiler
+from ._config import config
+from .autograd.engine import Node
+from .autograd.grad_mode import _state as grad_state
+from .device import MetaArray
+from .tensor import Tensor, _Above
+
+Padded = _lazy.Padded
+_stats = _profiler._buckets
+_run = None  # dispatch.run (set by dispatch: it imports this module)
+_LEAF = None  # dispatch's leaf marker in argument templates (set by dispatch)
+# the number of sizes an op meets before it pads (fixed-shape code never pads); tests set 1 to
+# run every op with rows padded from its first call
+_NEEDS = int(os.environ.get("FJAX_BUCKET_AFTER", "3"))
+
+
+def bucket(n: int) -> int:
+    """The bucket size ``n`` rows are padded to.
+
+    >>> [bucket(n) for n in (3, 9, 13, 17, 33, 49, 100)]
+    [8, 12, 16, 24, 48, 64, 128]
+    """
+    sizes = config.bucket_sizes
+    if sizes:
+        for s in sizes:
+            if s >= n:
+                return s
+        return n
+    floor = config.bucket_floor
+    if n <= floor:
+        return floor
+    p = 1 << (n - 1).bit_length()
+    mid = 3 * p // 4
+    return mid if mid >= n else p
+
+
+@functools.lru_cache(maxsize=None)
+def _padder(size):
+    def pad(x):
+        extra = jnp.broadcast_to(x[-1:], (size - x.shape[0],) + x.shape[1:])
+        return jnp.concatenate([x, extra])
+
+    return jax.jit(pad)
+
+
+def pad(a, size: int):
+    """``a`` with its last row repeated up to ``size`` rows: on the CPU through numpy."""
+    _stats["pads"] += 1
+    if isinstance(a, np.ndarray):
+        return np.concatenate([a, np.repeat(a[-1:], size - a.shape[0], axis=0)])
+    if _lazy.on_cpu(a):
+        h = np.asarray(a)
+        return _lazy.like(np.concatenate([h, np.repeat(h[-1:], size - h.shape[0], axis=0)]), a)
+    return _padder(size)(a)
+
+
+@functools.lru_cache(maxsize=None)
+def _pad_back(extra):
+    """The VJP of taking the first rows of an array ``extra`` rows longer: zero rows appended."""
+
+    def vjp(ct):
+        return (jnp.concatenate([ct, jnp.zeros((extra,) + ct.shape[1:], ct.dtype)]),)
+
+    return jax.tree_util.Partial(vjp)
+
+
+@functools.lru_cache(maxsize=None)
+def _cut_back(n):
+    """The VJP of padding an array of ``n`` rows: its first ``n`` rows."""
+    return jax.tree_util.Partial(lambda ct: (jax.lax.slice_in_dim(ct, 0, n),))
+
+
+def materialize(t):
+    """Give tensor ``t`` (holding a Padded value) its real rows. Its tape node stays the padded
+    one: an op that reads the real rows joins the tape through ``unpad_edge``."""
+    value = t._a.force()
+    t._a = value
+    return value
+
+
+def unpad_edge(node, idx, shape, dtype):
+    """Where an op reading the real rows (``shape``) of output ``idx`` of padded ``node`` joins
+    the tape: an ``Unpad`` node whose VJP appends the padding's zero rows."""
+    size = (node.out_avals[idx] if node.multi else node.out_avals)[0][0]
+    n = shape[0]
+    unpad = Node("Unpad", _lazy.slicer(n), _pad_back(size - n), ((node, idx),), (tuple(shape), dtype))
+    return unpad, 0
+
+
+def real_rows_hook(hook, n):
+    """Tensor hook ``hook`` on a bucketed result: it sees the real ``n`` rows of the gradient,
+    and what it returns gets the padding's zero rows back."""
+
+    def on_padded(grad):
+        out = hook(Tensor._wrap(_lazy.unpad(grad._data, n)))
+        if out is None or not isinstance(out, Tensor) or tuple(out.shape)[:1] != (n,):
+            return out  # None, or a result the engine rejects with torch's message
+        return Tensor._wrap(_pad_back(grad.shape[0] - n)(out._data)[0])
+
+    on_padded.__name__ = getattr(hook, "__name__", type(hook).__name__)
+    return on_padded
+
+
+def _padded_input(x, size):
+    """Tensor ``x`` (real rows) as an input of a padded kernel: a tape node when it requires
+    grad; else ``x`` itself, now holding a Padded value (its real array kept: reading it costs
+    nothing, and the next op reuses the padding)."""
+    real = x._data
+    padded = pad(real, size)
+    if x._requires_grad and grad_state.enabled:
+        inp = x._edge() if x._node is not None else x
+        node = Node("Pad", _padder(size), _cut_back(real.shape[0]), (inp,), (padded.shape, padded.dtype))
+        t = Tensor._wrap(padded, node, 0)
+        t._vc = x._vc  # the op saves x: an in-place write of x later must fail its backward, as torch's
+        return t
+    if x._st is None and not x._requires_grad:
+        x._a = Padded(real.shape, padded, real)
+        return x
+    return Tensor._wrap(padded)
+
+
+class _Spec:
+    """What an op entry's ``Rows`` means at its argument template."""
+
+    __slots__ = ("rows", "batched", "names", "positions", "pads", "reduce", "out", "statics")
+
+
+def _spec(entry):
+    """The entry's ``_Spec``, or False where this template cannot pad (a legacy ``reduce=``)."""
+    op = entry.op
+    rows = op.rows
+    statics = {
+        k: v.default for k, v in inspect.signature(op.fn).parameters.items() if v.default is not inspect.Parameter.empty
+    }
+    positions = {}
+    count = 0
+
+    def walk(t, name):
+        nonlocal count
+        if t is _LEAF:
+            if name is not None:
+                positions[name] = count
+            count += 1
+        elif type(t) is tuple and t and t[0] == "seq":
+            for e in t[2]:
+                walk(e, None)
+        elif type(t) is tuple and t and t[0] == "c" and name is not None:
+            statics[name] = t[1]
+
+    for i, t in enumerate(entry.args_t):
+        walk(t, op.params[i] if i < len(op.params) else None)
+    for k, t in entry.kwargs_t:
+        walk(t, k)
+    spec = _Spec()
+    spec.rows, spec.statics, spec.positions = rows, statics, positions
+    spec.names = {positions[p]: p for p in rows.params if p in positions}
+    spec.batched = tuple(sorted(spec.names))
+    pads = rows.pad(statics) if callable(rows.pad) else rows.pad or {}
+    spec.pads = {positions[p]: v for p, v in pads.items() if p in positions}
+    spec.reduce = None
+    spec.out = rows.out(statics) if rows.out is not None else True
+    if rows.reduce is not None:
+        how = statics.get(rows.reduce)
+        if (
+            how not in ("none", "mean", "sum")
+            or statics.get("size_average") is not None
+            or statics.get("reduce") is not None
+        ):
+            return False
+        if how != "none":
+            spec.reduce, spec.out = how, False
+    if not spec.batched:
+        return False
+    return spec
+
+
+def _described(leaves, positions):
+    """{parameter: (shape, dtype)} of the call's array arguments."""
+    out = {}
+    for name, i in positions.items():
+        x = leaves[i]
+        a = getattr(x, "_meta", x)
+        if hasattr(a, "shape") and hasattr(a, "dtype"):
+            out[name] = (tuple(a.shape), a.dtype)
+    return out
+
+
+_noted: list = []  # the entries whose sizes are being counted
+
+
+def forget() -> None:
+    """Forget the sizes every op met: no op pads until it meets three sizes again (tests call
+    this between tests, so whether an op pads never depends on what ran before)."""
+    for entry in _noted:
+        entry.sizes, entry.bucketing = None, False
+    _noted.clear()
+
+
+def note(entry, arrays) -> None:
+    """An op ran unpadded at a new input signature: count the sizes of its batch dimension; at
+    the third, the entry pads from now on."""
+    spec = entry.spec
+    if spec is None:
+        spec = entry.spec = _spec(entry)
+    if spec is False:
+        return
+    shape = getattr(arrays[spec.batched[0]], "shape", ())
+    if not shape:
+        return
+    sizes = entry.sizes
+    if sizes is None:
+        sizes = entry.sizes = set()
+        _noted.append(entry)
+    sizes.add(shape[0])
+    if len(sizes) >= _NEEDS:
+        entry.bucketing = True
+
+
+def run(name, entry, leaves, differentiable, linear):
+    """``entry`` on ``leaves`` with the batch padded to its bucket; None where this call has no
+    batch to pad (then the caller runs it as it is)."""
+    spec = entry.spec
+    if spec is None:
+        spec = entry.spec = _spec(entry)
+    if spec is False:
+        return None
+    shapes = {}
+    for i in spec.batched:
+        x = leaves[i]
+        a = x._meta if isinstance(x, Tensor) else x
+        if isinstance(a, jax.core.Tracer):
+            return None  # inside a JAX transform (fjax.func, vmap): shapes are the transform's
+        if type(a) is MetaArray or not hasattr(a, "shape"):
+            if type(a) is MetaArray:
+                return None
+            continue  # a Python number
+        if getattr(a, "weak_type", False):
+            return None  # numpy would not keep it weak
+        if (
+            type(a) is not Padded
+            and type(a) is not _lazy.Pending
+            and len(a.devices() if hasattr(a, "devices") else ()) > 1
+        ):
+            return None  # a global (sharded) array
+        shapes[i] = (tuple(a.shape), a.dtype)
+    if not shapes:
+        return None
+    rows = spec.rows
+    if rows.broadcast:
+        nd = max(len(s) for s, _ in shapes.values())
+        if nd == 0:
+            return None
+        n = max(s[0] for s, _ in shapes.values() if len(s) == nd)
+        if any(len(s) == nd and s[0] not in (1, n) for s, _ in shapes.values()):
+            return None
+        batched = [i for i, (s, _) in shapes.items() if len(s) == nd and s[0] == n]
+    else:
+        if any(len(s) == 0 for s, _ in shapes.values()):
+            return None
+        sizes = {s[0] for s, _ in shapes.values()}
+        if len(sizes) != 1:
+            return None
+        (n,) = sizes
+        batched = list(shapes)
+    if n < 2:
+        return None
+    if rows.when is not None and not rows.when(spec.statics, _described(leaves, spec.positions)):
+        return None
+    size = bucket(n)
+    new = list(leaves)
+    for i, x in enumerate(leaves):
+        if not isinstance(x, Tensor):
+            if i in batched and x.shape[0] != size:
+                new[i] = pad(x, size)
+            continue
+        a = x._meta
+        if i in batched:
+            if (a.array.shape[0] if type(a) is Padded else a.shape[0]) != size:  # else: bucket-sized already
+                new[i] = _padded_input(x, size)
+        elif type(a) is Padded:
+            materialize(x)  # not batched here: its real rows
+    masked = entry.masked
+    if masked is None:
+        masked = entry.masked = _masked_entry(entry, spec)
+    if not entry.bucketing:  # met a padded batch: pads from now on (a bucket-sized batch too)
+        entry.bucketing = True
+        if entry.sizes is None:
+            entry.sizes = set()
+            _noted.append(entry)
+    out = _run(name, masked, [_mask(n, size), *new], differentiable, linear)
+    rest = int(np.prod(shapes[batched[0]][0][1:], dtype=np.int64))
+    _stats["calls"] += 1
+    _stats["real_elements"] += n * rest
+    _stats["padded_elements"] += (size - n) * rest
+    if spec.out and size != n:
+        for o in out if type(out) is tuple else (out,):
+            a = o._a
+            if a.ndim and a.shape[0] == size:
+                o._a = Padded((n, *a.shape[1:]), a)
+                if o._node is not None:
+                    o._node.padded = True
+    return out
+
+
+@jax.custom_vjp
+def _real_rows_only(y, valid):
+    """``y``, whose gradient reaches only the rows ``valid`` marks. Its VJP keeps ``valid``
+    itself (an input of the padded kernel), so the tape's version checks still see which of the
+    op's inputs its backward reads."""
+    return y
+
+
+def _real_rows_fwd(y, valid):
+    return y, valid
+
+
+def _real_rows_bwd(valid, ct):
+    keep = valid.reshape(valid.shape + (1,) * (ct.ndim - 1))
+    return jnp.where(keep, ct, jnp.zeros((), ct.dtype)), None
+
+
+_real_rows_only.defvjp(_real_rows_fwd, _real_rows_bwd)
+
+_masks: dict = {}
+
+
+def _mask(n, size):
+    """The rows of a ``size`` bucket that are real (the first ``n``): one device array per pair,
+    an input of the padded kernel (a residual its VJP keeps is then an input, not a value the
+    version checks would have to assume it read from the others)."""
+    m = _masks.get((n, size))
+    if m is None:
+        if len(_masks) >= 4096:
+            _masks.clear()
+        m = _masks[(n, size)] = jax.device_put(np.arange(size) < n)
+    return m
+
+
+def _masked_entry(entry, spec):
+    """The kernel ``entry`` runs padded: ``(valid, *arrays)``, ``valid`` the real rows."""
+    pure = entry.pure
+    if spec.reduce is not None:  # the op per row ('none'), its real rows reduced here
+        pure = entry.with_static(spec.rows.reduce, "none").pure
+    pads, reduce, out_rows = dict(spec.pads), spec.reduce, spec.out
+
+    def masked(valid, *arrays):
+        size = valid.shape[0]
+
+        def rows_mask(x):
+            return valid.reshape((size,) + (1,) * (x.ndim - 1))
+
+        arrays = list(arrays)
+        for i, v in pads.items():
+            a = arrays[i]
+            if jnp.ndim(a) and a.shape[0] == size:
+                arrays[i] = jnp.where(rows_mask(a), a, jnp.asarray(v, a.dtype))
+        out = pure(*arrays)
+        if reduce is not None:
+            total = jnp.sum(jnp.where(rows_mask(out), out, jnp.zeros((), out.dtype)))
+            if reduce == "mean":
+                count = jnp.sum(valid) * int(np.prod(out.shape[1:], dtype=np.int64))
+                total = total / count.astype(out.dtype)
+            return total
+        if not out_rows:
+            return out
+
+        def keep(y):
+            if y.ndim and y.shape[0] == size and jnp.issubdtype(y.dtype, jnp.inexact):
+                return _real_rows_only(y, valid)
+            return y
+
+        return jax.tree_util.tree_map(keep, out)
+
+    return entry.derived(masked)
+
+
+_Above.materialize, _Above.unpad_edge, _Above.real_rows_hook = materialize, unpad_edge, real_rows_hook

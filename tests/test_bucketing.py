@@ -1,0 +1,217 @@
+"""Bucketed dimensions (fjax._bucket): an op that met three sizes of its batch runs padded to a
+bucket, and its results (values, gradients, shapes, aliasing) are torch's.
+
+Every op whose record declares rows (``OpDef.rows``) has a case below: the test fails if an op
+gains rows without one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import fjax
+import fjax.nn.functional as F
+from fjax.ops._registry import OPS
+
+RNG = np.random.default_rng()
+
+
+def _x(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# op name -> (function of the library (torch or fjax) and the batch size n, returning the inputs), call
+CASES = {
+    "relu": (lambda n: [_x(n, 5)], lambda L, x: L.relu(x)),
+    "leaky_relu": (lambda n: [_x(n, 5)], lambda L, x: L.nn.functional.leaky_relu(x, 0.2)),
+    "elu": (lambda n: [_x(n, 5)], lambda L, x: L.nn.functional.elu(x)),
+    "gelu": (lambda n: [_x(n, 5)], lambda L, x: L.nn.functional.gelu(x, approximate="tanh")),
+    "silu": (lambda n: [_x(n, 5)], lambda L, x: L.nn.functional.silu(x)),
+    "softplus": (lambda n: [_x(n, 5)], lambda L, x: L.nn.functional.softplus(x)),
+    "exp": (lambda n: [_x(n, 5)], lambda L, x: L.exp(x)),
+    "sigmoid": (lambda n: [_x(n, 5)], lambda L, x: L.sigmoid(x)),
+    "tanh": (lambda n: [_x(n, 5)], lambda L, x: L.tanh(x)),
+    "neg": (lambda n: [_x(n, 5)], lambda L, x: L.neg(x)),
+    "add": (lambda n: [_x(n, 5), _x(5)], lambda L, x, b: L.add(x, b, alpha=2)),
+    "sub": (lambda n: [_x(n, 1), _x(n, 5)], lambda L, x, y: x - y),
+    "mul": (lambda n: [_x(n, 5), _x(1, 5)], lambda L, x, y: x * y * 3.0),
+    "div": (lambda n: [_x(n, 5), _x(n, 5) + 4], lambda L, x, y: x / y),
+    "softmax": (lambda n: [_x(n, 3, 6)], lambda L, x: L.softmax(x, dim=-1)),
+    "log_softmax": (lambda n: [_x(n, 6, 3)], lambda L, x: L.log_softmax(x, dim=1)),
+    "matmul": (lambda n: [_x(n, 4, 6), _x(6, 3)], lambda L, x, w: x @ w),
+    "linear": (lambda n: [_x(n, 6), _x(4, 6), _x(4)], lambda L, x, w, b: L.nn.functional.linear(x, w, b)),
+    "layer_norm": (
+        lambda n: [_x(n, 3, 6), _x(6), _x(6)],
+        lambda L, x, w, b: L.nn.functional.layer_norm(x, (6,), w, b),
+    ),
+    "embedding": (
+        lambda n: [RNG.integers(0, 7, (n, 3)), _x(7, 4)],
+        lambda L, i, w: L.nn.functional.embedding(i, w),
+    ),
+    "cross_entropy": (
+        lambda n: [_x(n, 5), np.where(RNG.random(n) < 0.2, -100, RNG.integers(0, 5, n)), _x(5) ** 2 + 0.5],
+        lambda L, x, t, w: L.nn.functional.cross_entropy(x, t, weight=w, label_smoothing=0.1),
+    ),
+    "mse_loss": (lambda n: [_x(n, 4), _x(n, 4)], lambda L, x, y: L.nn.functional.mse_loss(x, y, reduction="sum")),
+}
+
+
+def test_every_op_with_rows_has_a_case():
+    assert {name for name, op in OPS.items() if op.rows is not None} == set(CASES)
+
+
+NO_GRAD = {"cross_entropy": {2}}  # torch: class weights take no gradient
+
+
+def _run(lib, fn, arrays, no_grad=()):
+    """``fn`` on ``arrays`` in ``lib``: its output and the gradients of a weighted sum of it."""
+    leaves = [lib.tensor(a, requires_grad=a.dtype.kind == "f" and i not in no_grad) for i, a in enumerate(arrays)]
+    out = fn(lib, *leaves)
+    w = lib.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(tuple(out.shape)))
+    (out * w).sum().backward()
+    return out, [t.grad for t in leaves if t.requires_grad]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_padded_op_matches_torch(name):
+    """Three sizes make the op pad; every later size runs on a bucket and matches torch, forward
+    and gradients, and the result shows the real shape."""
+    make, fn = CASES[name]
+    for n in (9, 10, 11, 13, 21, 30):
+        arrays = make(n)
+        before = fjax.profiler.bucket_stats()["calls"]
+        f_out, f_grads = _run(fjax, fn, arrays, NO_GRAD.get(name, ()))
+        t_out, t_grads = _run(torch, fn, arrays, NO_GRAD.get(name, ()))
+        assert tuple(f_out.shape) == tuple(t_out.shape)
+        np.testing.assert_allclose(f_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-5, atol=1e-6)
+        for fg, tg in zip(f_grads, t_grads):
+            assert tuple(fg.shape) == tuple(tg.shape)
+            np.testing.assert_allclose(fg.numpy(), tg.numpy(), rtol=1e-4, atol=1e-5, err_msg=f"{name} n={n}")
+        if n >= 13:  # the 4th size on: padded
+            assert fjax.profiler.bucket_stats()["calls"] > before, f"{name} did not pad at n={n}"
+
+
+def _mlp_pair(seed):
+    torch.manual_seed(seed)
+    t = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.GELU(), torch.nn.LayerNorm(16), torch.nn.Linear(16, 4))
+    f = fjax.nn.Sequential(fjax.nn.Linear(6, 16), fjax.nn.GELU(), fjax.nn.LayerNorm(16), fjax.nn.Linear(16, 4))
+    f.load_state_dict({k: fjax.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    return f, t
+
+
+def test_variable_batch_training_matches_torch_and_compiles_per_bucket():
+    """A training loop whose batch changes every step: torch's losses and weights at every step;
+    once each bucket ran, new sizes compile nothing."""
+    f, t = _mlp_pair(int(RNG.integers(1 << 30)))
+    f_opt, t_opt = fjax.optim.Adam(f.parameters(), lr=1e-2), torch.optim.Adam(t.parameters(), lr=1e-2)
+
+    def step(n):
+        x, y = _x(n, 6), RNG.integers(0, 4, n)
+        losses = []
+        for lib, model, opt in ((fjax, f, f_opt), (torch, t, t_opt)):
+            loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5, err_msg=f"n={n}")
+
+    # three sizes unpadded, then each bucket from 12 to 48 three times: its kernels compile at the
+    # first sight, its fused forward at the third (eager fusion compiles a sequence seen twice)
+    for n in (5, 7, 33, 40, 47, 36, 20, 23, 19, 14, 15, 16, 9, 10, 12):
+        step(n)
+    before = fjax.profiler.compile_count()
+    for n in (34, 41, 18, 13, 11, 45):  # new sizes, known buckets
+        step(n)
+    assert fjax.profiler.compile_count() == before
+    for (name, p), q in zip(f.named_parameters(), t.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_padded_results_behave_as_real_tensors():
+    """A padded intermediate: its shape, strides, values, views, in-place writes, retained and
+    hooked gradients and autograd.grad are those of its real rows."""
+    w = _x(6, 4)
+    for n in (3, 4, 5):  # linear and tanh now pad
+        F.linear(fjax.tensor(_x(n, 4)), fjax.tensor(w)).tanh()
+    x = _x(11, 4)
+    fw, tw = fjax.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    fh, th = F.linear(fjax.tensor(x), fw).tanh(), torch.nn.functional.linear(torch.tensor(x), tw).tanh()
+    assert type(fh._a).__name__ == "Padded"
+    assert fh.shape == (11, 6) and fh.stride() == th.stride() and fh.size(0) == 11
+    seen = []
+    fh.register_hook(lambda g: seen.append(tuple(g.shape)))
+    fh.retain_grad()
+    th.retain_grad()
+    fv, tv = fh[2:5], th[2:5]
+    f_out, t_out = (fh * fv.sum()).sum() + fh[-1].sum(), (th * tv.sum()).sum() + th[-1].sum()
+    f_out.backward()
+    t_out.backward()
+    assert seen == [(11, 6)]
+    np.testing.assert_allclose(fh.grad.numpy(), th.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-5)
+    # autograd.grad with respect to a padded intermediate
+    fh2 = F.linear(fjax.tensor(x), fw).tanh()
+    (g,) = fjax.autograd.grad((fh2**2).sum(), fh2)
+    np.testing.assert_allclose(g.numpy(), 2 * fh2.detach().numpy(), rtol=1e-6)
+    # in place through a view of a padded result
+    with fjax.no_grad():
+        fh3 = F.linear(fjax.tensor(x), fw).tanh()
+        fh3[0].zero_()
+    with torch.no_grad():
+        th3 = torch.nn.functional.linear(torch.tensor(x), tw).tanh()
+        th3[0].zero_()
+    np.testing.assert_allclose(fh3.numpy(), th3.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_bucket_ladder_and_off_switch():
+    from fjax._bucket import bucket
+
+    assert [bucket(n) for n in (1, 8, 9, 13, 25, 49, 97)] == [8, 8, 12, 16, 32, 64, 128]
+    old = fjax.config.bucket_sizes
+    try:
+        fjax.config.bucket_sizes = [10, 100]
+        assert [bucket(n) for n in (3, 11, 101)] == [10, 100, 101]
+    finally:
+        fjax.config.bucket_sizes = old
+    fjax.config.bucketing = False
+    try:
+        before = fjax.profiler.bucket_stats()["calls"]
+        for n in (3, 4, 5, 6, 7):
+            fjax.sigmoid(fjax.tensor(_x(n, 2))).numpy()
+        assert fjax.profiler.bucket_stats()["calls"] == before
+    finally:
+        fjax.config.bucketing = True
+
+
+def test_fixed_shapes_never_pad():
+    """Code whose shapes do not change never pads (two sizes, as train and eval batches, neither)."""
+    fjax.config.eager_cache_size = fjax.config.eager_cache_size  # fresh op entries: no sizes met yet
+    before = fjax.profiler.bucket_stats()["calls"]
+    for n in (17, 17, 17, 5, 17, 5):
+        F.softplus(fjax.tensor(_x(n, 3)) * 2).numpy()
+    assert fjax.profiler.bucket_stats()["calls"] == before
+
+
+def test_gradients_reach_a_padded_result_however_it_was_used():
+    """A padded intermediate used by a padded op, then read (its real rows), then hooked and
+    differentiated against: torch's gradients, whichever op read it first."""
+    w = _x(6, 4)
+    for n in (3, 4, 5):
+        fjax.exp(F.linear(fjax.tensor(_x(n, 4)), fjax.tensor(w)))
+    x = _x(10, 4)
+    fw, tw = fjax.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    results = []
+    for lib, lw in ((fjax, fw), (torch, tw)):
+        h = lib.nn.functional.linear(lib.tensor(x), lw)
+        e = lib.exp(h)  # padded in fjax: reads the bucket rows
+        seen = []
+        h.register_hook(lambda g, seen=seen: seen.append(g.detach().numpy().copy()))
+        total = e.sum() + h.mean() * 3  # mean reads the real rows
+        (g,) = lib.autograd.grad(total, h, retain_graph=True)
+        total.backward()
+        results.append((g.detach().numpy(), seen[-1], lw.grad.numpy()))
+    for f, t in zip(*results):
+        np.testing.assert_allclose(f, t, rtol=1e-5, atol=1e-6)
