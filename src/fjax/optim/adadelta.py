@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import optax
 
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
+
+
+def _rho(opt: str, name: str, value) -> None:
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"fjax.optim.{opt}: invalid rho value: {value}")
 
 
 class Adadelta(Optimizer):
@@ -41,48 +47,18 @@ class Adadelta(Optimizer):
     """
 
     _state_names = {"square_avg": "e_g", "acc_delta": "e_x"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1.0,
-        rho: float = 0.9,
-        eps: float = 1e-6,
-        weight_decay: float = 0,
-        foreach: bool | None = None,
-        *,
-        capturable: bool = False,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ):
-        _check_range("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay)
-        if not 0.0 <= float(rho) <= 1.0:
-            raise ValueError(f"fjax.optim.Adadelta: invalid rho value: {rho}")
-        _check_unsupported("Adadelta", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            rho=rho,
-            eps=eps,
-            weight_decay=weight_decay,
-            foreach=foreach,
-            capturable=capturable,
-            maximize=maximize,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1.0),
+        number("rho", 0.9, check=_rho),
+        number("eps", 1e-6),
+        number("weight_decay", 0, static=nonzero),
+        accepted("foreach"),
+        KW,
+        accepted("capturable", False),
+        flag("maximize"),
+        unsupported("differentiable"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0)
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "rho", "eps", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on = static
-        parts = _prefix(maximize, decay_on, hyper)
-        parts.append(optax.scale_by_adadelta(hyper["rho"], hyper["eps"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+    def _direction(cls, hyper, static, step):
+        return [optax.scale_by_adadelta(hyper["rho"], hyper["eps"])]

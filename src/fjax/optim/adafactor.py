@@ -8,7 +8,24 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_range, _number
+from ._hyper import KW, _number, accepted, flag, nonnegative, nonzero, number
+from .optimizer import Optimizer
+
+
+def _eps(opt: str, name: str, value) -> None:
+    nonnegative(opt, "eps2", value[1])
+    if value[0] is not None:
+        nonnegative(opt, "eps1", value[0])
+
+
+def _beta2_decay(opt: str, name: str, value) -> None:
+    if not float(value) <= 0.0:
+        raise ValueError(f"fjax.optim.{opt}: beta2_decay should be <= 0 but is: {value}")
+
+
+def _d(opt: str, name: str, value) -> None:
+    if not float(value) >= 1.0:
+        raise ValueError(f"fjax.optim.{opt}: clipping threshold d should be >= 1 but is: {value}")
 
 
 class FactoredState(NamedTuple):
@@ -112,59 +129,34 @@ class Adafactor(Optimizer):
     """
 
     _state_names = {"row_var": "row_var", "col_var": "col_var", "variance": "variance"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-2,
-        beta2_decay: float = -0.8,
-        eps: tuple[float | None, float] = (None, 1e-3),
-        d: float = 1.0,
-        weight_decay: float = 0.0,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-    ):
-        _check_range("Adafactor", lr=lr, weight_decay=weight_decay, eps2=eps[1])
-        if eps[0] is not None:
-            _check_range("Adafactor", eps1=eps[0])
-        if not float(beta2_decay) <= 0.0:
-            raise ValueError(f"fjax.optim.Adafactor: beta2_decay should be <= 0 but is: {beta2_decay}")
-        if not float(d) >= 1.0:
-            raise ValueError(f"fjax.optim.Adafactor: clipping threshold d should be >= 1 but is: {d}")
-        defaults = dict(
-            lr=lr,
-            beta2_decay=beta2_decay,
-            eps=eps,
-            d=d,
-            weight_decay=weight_decay,
-            foreach=foreach,
-            maximize=maximize,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-2),
+        number("beta2_decay", -0.8, check=_beta2_decay),
+        number(
+            "eps",
+            (None, 1e-3),
+            check=_eps,
+            traced=lambda eps: (0.0 if eps[0] is None else _number(eps[0]), _number(eps[1])),
+            static=lambda eps: eps[0] is None,  # the variance floor is the dtype's machine epsilon
+            annotation="tuple[float | None, float]",
+        ),
+        number("d", 1.0, check=_d),
+        number("weight_decay", 0.0, static=nonzero),
+        KW,
+        accepted("foreach"),
+        flag("maximize"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0, group["eps"][0] is None)
-
-    @classmethod
-    def _hyper(cls, group):
-        eps1, eps2 = group["eps"]
-        hyper = {k: _number(group[k]) for k in ("lr", "beta2_decay", "d", "weight_decay")}
-        hyper["eps1"] = 0.0 if eps1 is None else _number(eps1)
-        hyper["eps2"] = _number(eps2)
-        return hyper
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on, default_eps1 = static
-        parts = [optax.scale(-1.0)] if maximize else []
+    def _transform(cls, hyper, static, step):
+        (eps1, eps2), decay_on = hyper["eps"], static.weight_decay
+        parts = [optax.scale(-1.0)] if static.maximize else []
         parts.append(
             adafactor_update(
                 hyper["lr"],
                 hyper["beta2_decay"],
-                None if default_eps1 else hyper["eps1"],
-                hyper["eps2"],
+                None if static.eps else eps1,
+                eps2,
                 hyper["d"],
                 hyper["weight_decay"] if decay_on else None,
                 step,

@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
 
 
 def _scale_by_rss_eps_outside(initial_accumulator_value, eps) -> optax.GradientTransformation:
@@ -56,57 +57,24 @@ class Adagrad(Optimizer):
     """
 
     _state_names = {"sum": "sum_of_squares"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-2,
-        lr_decay: float = 0,
-        weight_decay: float = 0,
-        initial_accumulator_value: float = 0,
-        eps: float = 1e-10,
-        foreach: bool | None = None,
-        *,
-        maximize: bool = False,
-        differentiable: bool = False,
-        fused: bool | None = None,
-    ):
-        _check_range(
-            "Adagrad",
-            lr=lr,
-            lr_decay=lr_decay,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            eps=eps,
-        )
-        _check_unsupported("Adagrad", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            lr_decay=lr_decay,
-            eps=eps,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
-        self._init_state()
+    _state_at_init = True
+    _hypers = (
+        number("lr", 1e-2),
+        number("lr_decay", 0),
+        number("weight_decay", 0, static=nonzero),
+        number("initial_accumulator_value", 0),
+        number("eps", 1e-10),
+        accepted("foreach"),
+        KW,
+        flag("maximize"),
+        unsupported("differentiable"),
+        accepted("fused"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0)
+    def _direction(cls, hyper, static, step):
+        return [_scale_by_rss_eps_outside(hyper["initial_accumulator_value"], hyper["eps"])]
 
     @classmethod
-    def _hyper(cls, group):
-        keys = ("lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value")
-        return {k: _number(group[k]) for k in keys}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on = static
-        parts = _prefix(maximize, decay_on, hyper)
-        parts.append(_scale_by_rss_eps_outside(hyper["initial_accumulator_value"], hyper["eps"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"] / (1.0 + step * hyper["lr_decay"])))
-        return optax.chain(*parts)
+    def _lr(cls, hyper, step):
+        return hyper["lr"] / (1.0 + step * hyper["lr_decay"])

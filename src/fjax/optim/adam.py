@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, betas, fixed, flag, nonzero, number, oneflow, unsupported
+from .optimizer import Optimizer
 
 
 def scale_by_adam_uncorrected(b1, b2, eps) -> optax.GradientTransformation:
@@ -23,14 +24,6 @@ def scale_by_adam_uncorrected(b1, b2, eps) -> optax.GradientTransformation:
         return out, optax.ScaleByAdamState(count=optax.safe_increment(state.count), mu=mu, nu=nu)
 
     return optax.GradientTransformation(base.init, update)
-
-
-def _oneflow_options(defaults: dict, **options) -> None:
-    """Add OneFlow-only options to ``defaults`` where they differ from their default (True for
-    ``do_bias_correction``, False otherwise), so torch's ``param_groups`` stay key-for-key torch's."""
-    for key, value in options.items():
-        if bool(value) != (key == "do_bias_correction"):
-            defaults[key] = value
 
 
 def adam_moments(b1, b2, eps, amsgrad: bool, bias_correction: bool, step) -> list:
@@ -92,69 +85,27 @@ class Adam(Optimizer):
     """
 
     _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu", "max_exp_avg_sq": "nu_max"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        amsgrad: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-        fused: bool | None = None,
-        decoupled_weight_decay: bool = False,
-        do_bias_correction: bool = True,
-        contiguous_params: bool = False,
-    ):
-        name = type(self).__name__
-        _check_range(name, lr=lr, eps=eps, weight_decay=weight_decay)
-        _check_unsupported(name, differentiable=differentiable)
-        _check_betas(name, betas)
-        defaults = dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            foreach=foreach,
-            capturable=capturable,
-            differentiable=differentiable,
-            fused=fused,
-            decoupled_weight_decay=decoupled_weight_decay,
-        )
-        _oneflow_options(defaults, do_bias_correction=do_bias_correction, contiguous_params=contiguous_params)
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-3),
+        number("betas", (0.9, 0.999), check=betas, convert=tuple),
+        number("eps", 1e-8),
+        number("weight_decay", 0, static=nonzero),
+        flag("amsgrad"),
+        KW,
+        accepted("foreach"),
+        flag("maximize"),
+        accepted("capturable", False),
+        unsupported("differentiable"),
+        accepted("fused"),
+        flag("decoupled_weight_decay"),
+        oneflow("do_bias_correction", True, static=bool),
+        oneflow("contiguous_params"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (
-            bool(group["amsgrad"]),
-            bool(group["maximize"]),
-            float(group["weight_decay"]) != 0,
-            bool(group["decoupled_weight_decay"]),
-            bool(group.get("do_bias_correction", True)),  # a group key only when False
-        )
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        amsgrad, maximize, decay_on, decoupled, bias_correction = static
+    def _direction(cls, hyper, static, step):
         (b1, b2), eps = hyper["betas"], hyper["eps"]
-        parts = _prefix(maximize, decay_on and not decoupled, hyper)
-        parts.extend(adam_moments(b1, b2, eps, amsgrad, bias_correction, step))
-        if decay_on and decoupled:
-            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+        return adam_moments(b1, b2, eps, static.amsgrad, static.do_bias_correction, step)
 
 
 class AdamW(Adam):
@@ -189,36 +140,19 @@ class AdamW(Adam):
         tensor([ 0.8500, -1.8000], dtype=fjax.float32)
     """
 
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 1e-2,
-        amsgrad: bool = False,
-        *,
-        maximize: bool = False,
-        foreach: bool | None = None,
-        capturable: bool = False,
-        differentiable: bool = False,
-        fused: bool | None = None,
-        do_bias_correction: bool = True,
-        contiguous_params: bool = False,
-    ):
-        super().__init__(
-            params,
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            foreach=foreach,
-            maximize=maximize,
-            capturable=capturable,
-            differentiable=differentiable,
-            fused=fused,
-            decoupled_weight_decay=True,
-            do_bias_correction=do_bias_correction,
-            contiguous_params=contiguous_params,
-        )
+    _hypers = (
+        number("lr", 1e-3),
+        number("betas", (0.9, 0.999), check=betas, convert=tuple),
+        number("eps", 1e-8),
+        number("weight_decay", 1e-2, static=nonzero),
+        flag("amsgrad"),
+        KW,
+        flag("maximize"),
+        accepted("foreach"),
+        accepted("capturable", False),
+        unsupported("differentiable"),
+        accepted("fused"),
+        fixed("decoupled_weight_decay", True, static=bool),
+        oneflow("do_bias_correction", True, static=bool),
+        oneflow("contiguous_params"),
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import optax
 
-from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, betas, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
 
 
 class Adamax(Optimizer):
@@ -40,48 +41,19 @@ class Adamax(Optimizer):
     """
 
     _state_names = {"exp_avg": "mu", "exp_inf": "nu"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 2e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        foreach: bool | None = None,
-        *,
-        maximize: bool = False,
-        differentiable: bool = False,
-        capturable: bool = False,
-    ):
-        _check_range("Adamax", lr=lr, eps=eps, weight_decay=weight_decay)
-        _check_betas("Adamax", betas)
-        _check_unsupported("Adamax", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-            capturable=capturable,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 2e-3),
+        number("betas", (0.9, 0.999), check=betas),
+        number("eps", 1e-8),
+        number("weight_decay", 0, static=nonzero),
+        accepted("foreach"),
+        KW,
+        flag("maximize"),
+        unsupported("differentiable"),
+        accepted("capturable", False),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0)
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on = static
+    def _direction(cls, hyper, static, step):
         (b1, b2), eps = hyper["betas"], hyper["eps"]
-        parts = _prefix(maximize, decay_on, hyper)
-        parts.append(optax.scale_by_adamax(b1, b2, eps))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+        return [optax.scale_by_adamax(b1, b2, eps)]

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import accepted, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
 
 
 class ASGDState(NamedTuple):
@@ -86,46 +87,19 @@ class ASGD(Optimizer):
     """
 
     _state_names = {"eta": "eta", "mu": "mu", "ax": "ax"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-2,
-        lambd: float = 1e-4,
-        alpha: float = 0.75,
-        t0: float = 1e6,
-        weight_decay: float = 0,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-        capturable: bool = False,
-    ):
-        _check_range("ASGD", lr=lr, weight_decay=weight_decay)
-        _check_unsupported("ASGD", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            lambd=lambd,
-            alpha=alpha,
-            t0=t0,
-            weight_decay=weight_decay,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-            capturable=capturable,
-        )
-        super().__init__(params, defaults)
+    _lr_outside = False
+    _hypers = (
+        number("lr", 1e-2),
+        number("lambd", 1e-4, check=None),
+        number("alpha", 0.75, check=None),
+        number("t0", 1e6, check=None),
+        number("weight_decay", 0, static=nonzero),
+        accepted("foreach"),
+        flag("maximize"),
+        unsupported("differentiable"),
+        accepted("capturable", False),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0)
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "lambd", "alpha", "t0", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on = static
-        parts = _prefix(maximize, decay_on, hyper)
-        parts.append(asgd_update(hyper["lr"], hyper["lambd"], hyper["alpha"], hyper["t0"], step))
-        return optax.chain(*parts)
+    def _direction(cls, hyper, static, step):
+        return [asgd_update(hyper["lr"], hyper["lambd"], hyper["alpha"], hyper["t0"], step)]

@@ -6,8 +6,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .adam import _oneflow_options, adam_moments
-from .optimizer import Optimizer, _check_betas, _check_range, _number, _prefix
+from ._hyper import betas, flag, nonzero, number, oneflow
+from .adam import adam_moments
+from .optimizer import Optimizer
+
+
+def _no_amsgrad(opt: str, name: str, value) -> None:
+    if value:
+        raise RuntimeError(f"fjax.optim.{opt}: LAMB does not support the AMSGrad variant (as in OneFlow)")
 
 
 def scale_by_lamb_trust_ratio(weight_decay) -> optax.GradientTransformation:
@@ -63,53 +69,23 @@ class LAMB(Optimizer):
     """
 
     _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        adam_w_mode: bool = True,
-        do_bias_correction: bool = True,
-        amsgrad: bool = False,
-        contiguous_params: bool = False,
-    ):
-        if amsgrad:
-            raise RuntimeError("fjax.optim.LAMB: LAMB does not support the AMSGrad variant (as in OneFlow)")
-        _check_range("LAMB", lr=lr, eps=eps, weight_decay=weight_decay)
-        _check_betas("LAMB", betas)
-        defaults = dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            adam_w_mode=adam_w_mode,
-            do_bias_correction=do_bias_correction,
-            amsgrad=amsgrad,
-        )
-        _oneflow_options(defaults, contiguous_params=contiguous_params)
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-3),
+        number("betas", (0.9, 0.999), check=betas, convert=tuple),
+        number("eps", 1e-8),
+        number("weight_decay", 0, static=nonzero),
+        flag("adam_w_mode", True),
+        flag("do_bias_correction", True),
+        flag("amsgrad", check=_no_amsgrad, static=None),
+        oneflow("contiguous_params"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (
-            bool(group["adam_w_mode"]),
-            bool(group["do_bias_correction"]),
-            float(group["weight_decay"]) != 0,
-        )
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        adam_w_mode, bias_correction, decay_on = static
+    def _transform(cls, hyper, static, step):
         (b1, b2), eps = hyper["betas"], hyper["eps"]
-        parts = _prefix(False, decay_on and not adam_w_mode, hyper)
-        parts.extend(adam_moments(b1, b2, eps, False, bias_correction, step))
+        decay_on, adam_w_mode = static.weight_decay, static.adam_w_mode
+        parts = [optax.add_decayed_weights(hyper["weight_decay"])] if decay_on and not adam_w_mode else []
+        parts.extend(adam_moments(b1, b2, eps, False, static.do_bias_correction, step))
         parts.append(scale_by_lamb_trust_ratio(hyper["weight_decay"] if decay_on and adam_w_mode else 0.0))
         parts.append(optax.scale_by_learning_rate(hyper["lr"]))
         return optax.chain(*parts)

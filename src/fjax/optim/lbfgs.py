@@ -28,7 +28,8 @@ import optax
 from ..autograd.grad_mode import enable_grad
 from ..errors import OpError
 from ..tensor import Tensor
-from .optimizer import Optimizer, _as_array, _check_range, _scalar
+from ._hyper import nonnegative
+from .optimizer import Optimizer, _as_array, _scalar
 
 
 @functools.partial(jax.jit, static_argnums=(0, 4))
@@ -189,7 +190,7 @@ class LBFGS(Optimizer):
         history_size: int = 100,
         line_search_fn: str | None = None,
     ):
-        _check_range("LBFGS", lr=lr)
+        nonnegative("LBFGS", "lr", lr)
         if line_search_fn not in (None, "strong_wolfe"):
             raise ValueError(
                 f"fjax.optim.LBFGS: only 'strong_wolfe' is supported as line_search_fn, got {line_search_fn!r}"

@@ -8,9 +8,32 @@ import jax.numpy as jnp
 import optax
 
 from ..errors import OpError
-from .optimizer import Optimizer, _check_range, _number
+from ._hyper import flag, number
+from .optimizer import Optimizer
 
 _ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
+
+
+def _adjust_lr_fn_check(opt: str, name: str, value) -> None:
+    if value not in _ADJUST_LR_FNS:
+        raise ValueError(f"fjax.optim.{opt}: adjust learning rate function {value} is not supported")
+
+
+def _adjust_lr_fn(value):
+    """The static flag: a group's ``adjust_lr_fn``, checked again since groups may be edited."""
+    if value not in _ADJUST_LR_FNS:
+        raise OpError(f"fjax.optim.Muon: adjust learning rate function {value} is not supported")
+    return value
+
+
+def _coefficients(opt: str, name: str, value) -> None:
+    if len(value) != 3:
+        raise ValueError(f"fjax.optim.{opt}: ns_coefficients must be a tuple of exactly 3 values")
+
+
+def _ns_steps(opt: str, name: str, value) -> None:
+    if not 0 <= int(value) < 100:
+        raise ValueError(f"fjax.optim.{opt}: number of Newton-Schulz steps must be less than 100")
 
 
 def newton_schulz(g, coefficients, steps: int, eps):
@@ -105,36 +128,16 @@ class Muon(Optimizer):
     _state_names = {"momentum_buffer": "trace"}
     _has_step = False
 
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-3,
-        weight_decay: float = 0.1,
-        momentum: float = 0.95,
-        nesterov: bool = True,
-        ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
-        eps: float = 1e-7,
-        ns_steps: int = 5,
-        adjust_lr_fn: str | None = None,
-    ):
-        _check_range("Muon", lr=lr, momentum=momentum, weight_decay=weight_decay)
-        if adjust_lr_fn not in _ADJUST_LR_FNS:
-            raise ValueError(f"fjax.optim.Muon: adjust learning rate function {adjust_lr_fn} is not supported")
-        if len(ns_coefficients) != 3:
-            raise ValueError("fjax.optim.Muon: ns_coefficients must be a tuple of exactly 3 values")
-        if not 0 <= int(ns_steps) < 100:
-            raise ValueError("fjax.optim.Muon: number of Newton-Schulz steps must be less than 100")
-        defaults = dict(
-            lr=lr,
-            weight_decay=weight_decay,
-            momentum=momentum,
-            nesterov=nesterov,
-            ns_coefficients=ns_coefficients,
-            eps=eps,
-            ns_steps=ns_steps,
-            adjust_lr_fn=adjust_lr_fn,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-3),
+        number("weight_decay", 0.1),
+        number("momentum", 0.95),
+        flag("nesterov", True),
+        number("ns_coefficients", (3.4445, -4.775, 2.0315), check=_coefficients),
+        number("eps", 1e-7, check=None),
+        flag("ns_steps", 5, static=int, check=_ns_steps, annotation="int"),
+        flag("adjust_lr_fn", None, static=_adjust_lr_fn, check=_adjust_lr_fn_check, annotation="str | None"),
+    )
 
     def _check_param(self, p, index: int) -> None:
         super()._check_param(p, index)
@@ -145,25 +148,14 @@ class Muon(Optimizer):
             )
 
     @classmethod
-    def _static(cls, group):
-        if group["adjust_lr_fn"] not in _ADJUST_LR_FNS:
-            raise OpError(f"fjax.optim.Muon: adjust learning rate function {group['adjust_lr_fn']} is not supported")
-        return (bool(group["nesterov"]), int(group["ns_steps"]), group["adjust_lr_fn"])
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "weight_decay", "momentum", "ns_coefficients", "eps")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        nesterov, steps, adjust_lr_fn = static
+    def _transform(cls, hyper, static, step):
         return muon_update(
             hyper["lr"],
             hyper["weight_decay"],
             hyper["momentum"],
-            nesterov,
+            static.nesterov,
             hyper["ns_coefficients"],
             hyper["eps"],
-            steps,
-            adjust_lr_fn,
+            static.ns_steps,
+            static.adjust_lr_fn,
         )

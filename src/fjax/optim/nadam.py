@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, betas, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
 
 
 class ScaleByNAdamState(NamedTuple):
@@ -98,54 +99,21 @@ class NAdam(Optimizer):
     """
 
     _state_names = {"mu_product": "mu_product", "exp_avg": "mu", "exp_avg_sq": "nu"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 2e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        momentum_decay: float = 4e-3,
-        decoupled_weight_decay: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-    ):
-        _check_range("NAdam", lr=lr, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay)
-        _check_betas("NAdam", betas)
-        _check_unsupported("NAdam", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            momentum_decay=momentum_decay,
-            decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-            capturable=capturable,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 2e-3),
+        number("betas", (0.9, 0.999), check=betas),
+        number("eps", 1e-8),
+        number("weight_decay", 0, static=nonzero),
+        number("momentum_decay", 4e-3),
+        flag("decoupled_weight_decay"),
+        KW,
+        accepted("foreach"),
+        flag("maximize"),
+        accepted("capturable", False),
+        unsupported("differentiable"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0, bool(group["decoupled_weight_decay"]))
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay", "momentum_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on, decoupled = static
+    def _direction(cls, hyper, static, step):
         (b1, b2), eps = hyper["betas"], hyper["eps"]
-        parts = _prefix(maximize, decay_on and not decoupled, hyper)
-        parts.append(scale_by_nadam(b1, b2, eps, hyper["momentum_decay"]))
-        if decay_on and decoupled:
-            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+        return [scale_by_nadam(b1, b2, eps, hyper["momentum_decay"])]

@@ -1,13 +1,16 @@
 """Optimizer: torch's param_groups/state/state_dict API over one optax transform per parameter.
 
-Every optimizer is a pure function of ``(params, grads, states, hyper)``. A subclass says
-which optax chain implements its update (``_transform``), which group entries are traced
-numbers (``_hyper``: lr, betas, ... so changing them between steps never recompiles) and which
-are structural flags (``_static``: nesterov, amsgrad, ``momentum != 0``, ... part of the jit
-key). Each parameter keeps its own state ``(step, optax_state)``, so a parameter that had no
-gradient on some step keeps its own step count, exactly as in torch. Where the optax state
-counts updates itself (Adam's ``count``) that count is the step and ``step`` is None: one
-counter a parameter, not two (each is an argument and an increment of a compiled step).
+Every optimizer is a pure function of ``(params, grads, states, hyper)``. A subclass declares
+its hyper-parameters once, as ``_hypers`` (``_hyper.py``): its constructor (torch's signature),
+checks and ``defaults`` come from them, and so does the split of a group into traced numbers
+(``_hyper``: lr, betas, ... so changing them between steps never recompiles) and structural
+flags (``_static``: nesterov, amsgrad, ``momentum != 0``, ... part of the jit key). Its update
+is the optax chain of ``_transform``: by default torch's common frame (maximize, L2 or decoupled
+weight decay, the learning rate) around the subclass's ``_direction``. Each parameter keeps its
+own state ``(step, optax_state)``, so a parameter that had no gradient on some step keeps its
+own step count, exactly as in torch. Where the optax state counts updates itself (Adam's
+``count``) that count is the step and ``step`` is None: one counter a parameter, not two (each
+is an argument and an increment of a compiled step).
 
 Eager ``step()`` runs each group's update as ONE cached ``jax.jit`` call over the pytree of
 that group's params, grads and states. Inside an fjax trace (``_tracing.trace_state.depth >
@@ -42,6 +45,7 @@ from .._tracing import trace_state
 from ..autograd.grad_mode import enable_grad
 from ..errors import OpError
 from ..tensor import Tensor
+from ._hyper import Spec, spec_init
 
 
 def _pure_step(cls, static, params, grads, states, hyper):
@@ -71,15 +75,6 @@ def _new_state(step, inner) -> tuple:
 
 
 _jit_step = jax.jit(_pure_step, static_argnums=(0, 1))
-
-
-def _number(value):
-    """A hyper-parameter as a traced leaf: Python float, or a Tensor's array."""
-    if isinstance(value, Tensor):
-        return value._data
-    if isinstance(value, (tuple, list)):
-        return tuple(_number(v) for v in value)
-    return float(value)
 
 
 def _scalar(value) -> float:
@@ -125,8 +120,22 @@ class Optimizer:
 
     _state_names: dict[str, str] = {}  # torch state key -> optax state field
     _has_step = True  # whether torch keeps a 'step' entry in the per-parameter state
+    _hypers: tuple = ()  # the hyper-parameters, declared once (see _hyper.py)
+    _spec: Spec | None = None
+    _state_at_init = False  # create every parameter's state at construction (torch's Adagrad)
+    _lr_outside = True  # _transform ends with scale_by_learning_rate(lr) (False: the direction uses lr)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_hypers" in cls.__dict__:
+            cls._spec = Spec(cls.__name__, cls._hypers)
+            if "__init__" not in cls.__dict__:
+                cls.__init__ = spec_init(cls._spec, Optimizer._init_groups)
 
     def __init__(self, params, defaults: dict[str, Any]):
+        self._init_groups(params, defaults)
+
+    def _init_groups(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
         self._state: dict[Tensor, tuple] = {}
@@ -145,22 +154,53 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+        if self._state_at_init:
+            self._init_state()
 
     # -- subclass interface --------------------------------------------------------------
     @classmethod
     def _static(cls, group: dict) -> tuple:
-        """Structural flags of a group (part of the jit key)."""
-        raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
+        """Structural flags of a group (part of the jit key), a named tuple from ``_hypers``."""
+        if cls._spec is None:
+            raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
+        return cls._spec.static_of(group)
 
     @classmethod
     def _hyper(cls, group: dict) -> dict:
-        """The group's traced hyper-parameters."""
-        raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
+        """The group's traced hyper-parameters, by name, from ``_hypers``."""
+        if cls._spec is None:
+            raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
+        return cls._spec.hyper_of(group)
 
-    @staticmethod
-    def _transform(hyper: dict, static: tuple, step) -> optax.GradientTransformation:
-        """The optax chain of one parameter's update; ``step`` counts its previous updates."""
-        raise NotImplementedError("Optimizer subclasses define _transform")
+    @classmethod
+    def _transform(cls, hyper: dict, static: tuple, step) -> optax.GradientTransformation:
+        """The optax chain of one parameter's update; ``step`` counts its previous updates.
+
+        torch's frame: negate the gradient for ``maximize``, add the L2 term ``weight_decay * p``
+        (or, with ``decoupled_weight_decay``, the decay after the direction), the subclass's
+        ``_direction``, then the learning rate (unless ``_lr_outside`` is False)."""
+        maximize = getattr(static, "maximize", False)
+        decay_on = getattr(static, "weight_decay", False)
+        decoupled = getattr(static, "decoupled_weight_decay", False)
+        parts = [optax.scale(-1.0)] if maximize else []
+        if decay_on and not decoupled:
+            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
+        parts.extend(cls._direction(hyper, static, step))
+        if decay_on and decoupled:
+            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
+        if cls._lr_outside:
+            parts.append(optax.scale_by_learning_rate(cls._lr(hyper, step)))
+        return optax.chain(*parts)
+
+    @classmethod
+    def _direction(cls, hyper: dict, static: tuple, step) -> list:
+        """The optax parts of the update between torch's frame (see ``_transform``)."""
+        raise NotImplementedError(f"fjax.optim.{cls.__name__} defines neither _direction nor _transform")
+
+    @classmethod
+    def _lr(cls, hyper: dict, step):
+        """The learning rate of a parameter's next update."""
+        return hyper["lr"]
 
     # -- groups --------------------------------------------------------------------------
     def _name(self) -> str:
@@ -510,34 +550,3 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
         return "\n".join(lines) + "\n)"
-
-
-def _check_unsupported(name: str, **flags) -> None:
-    """Raise NotImplementedError for torch options that change semantics fjax does not have."""
-    for key, value in flags.items():
-        if value:
-            raise NotImplementedError(f"fjax.optim.{name}: {key}={value!r} is not supported")
-
-
-def _check_range(name: str, **values) -> None:
-    """torch's constructor checks: every value must be >= 0."""
-    for key, value in values.items():
-        if float(value) < 0.0:
-            raise ValueError(f"fjax.optim.{name}: invalid {key} value: {value}")
-
-
-def _check_betas(name: str, betas) -> None:
-    """torch's check of Adam-family ``betas``: each in [0, 1)."""
-    for i, beta in enumerate(betas):
-        if not 0.0 <= float(beta) < 1.0:
-            raise ValueError(f"fjax.optim.{name}: invalid beta parameter at index {i}: {beta}")
-
-
-def _prefix(static_maximize: bool, weight_decay_on: bool, hyper: dict) -> list:
-    """torch's common start of an update: negate for maximize, add L2 weight decay."""
-    parts = []
-    if static_maximize:
-        parts.append(optax.scale(-1.0))
-    if weight_decay_on:
-        parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
-    return parts

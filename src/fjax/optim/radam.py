@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .optimizer import Optimizer, _check_betas, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, betas, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
 
 # torch rectifies when rho_t > 5; optax when rho_t >= threshold: the next float64 above 5.
 _THRESHOLD = float(np.nextafter(5.0, np.inf))
@@ -54,53 +55,21 @@ class RAdam(Optimizer):
     """
 
     _state_names = {"exp_avg": "mu", "exp_avg_sq": "nu"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        decoupled_weight_decay: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-    ):
-        _check_range("RAdam", lr=lr, eps=eps, weight_decay=weight_decay)
-        _check_betas("RAdam", betas)
-        _check_unsupported("RAdam", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-            capturable=capturable,
-            decoupled_weight_decay=decoupled_weight_decay,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-3),
+        number("betas", (0.9, 0.999), check=betas),
+        number("eps", 1e-8),
+        number("weight_decay", 0, static=nonzero),
+        flag("decoupled_weight_decay"),
+        KW,
+        accepted("foreach"),
+        flag("maximize"),
+        accepted("capturable", False),
+        unsupported("differentiable"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]), float(group["weight_decay"]) != 0, bool(group["decoupled_weight_decay"]))
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "betas", "eps", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        maximize, decay_on, decoupled = static
+    def _direction(cls, hyper, static, step):
         (b1, b2), eps = hyper["betas"], hyper["eps"]
         c2_sqrt = jnp.sqrt(1.0 - b2 ** (jnp.asarray(step, jnp.float64) + 1.0))
-        parts = _prefix(maximize, decay_on and not decoupled, hyper)
-        parts.append(optax.scale_by_radam(b1, b2, eps / c2_sqrt, threshold=_THRESHOLD))
-        if decay_on and decoupled:
-            parts.append(optax.add_decayed_weights(hyper["weight_decay"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+        return [optax.scale_by_radam(b1, b2, eps / c2_sqrt, threshold=_THRESHOLD)]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import optax
 
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import accepted, flag, nonzero, number, unsupported
+from .optimizer import Optimizer
 
 
 class RMSprop(Optimizer):
@@ -39,57 +40,23 @@ class RMSprop(Optimizer):
     """
 
     _state_names = {"square_avg": "nu", "grad_avg": "mu", "momentum_buffer": "trace"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-2,
-        alpha: float = 0.99,
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        momentum: float = 0,
-        centered: bool = False,
-        capturable: bool = False,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ):
-        _check_range("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
-        _check_unsupported("RMSprop", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            alpha=alpha,
-            eps=eps,
-            centered=centered,
-            weight_decay=weight_decay,
-            capturable=capturable,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-2),
+        number("alpha", 0.99),
+        number("eps", 1e-8),
+        number("weight_decay", 0, static=nonzero),
+        number("momentum", 0, static=lambda m: float(m) > 0),
+        flag("centered"),
+        accepted("capturable", False),
+        accepted("foreach"),
+        flag("maximize"),
+        unsupported("differentiable"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (
-            float(group["momentum"]) > 0,
-            bool(group["centered"]),
-            bool(group["maximize"]),
-            float(group["weight_decay"]) != 0,
-        )
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "alpha", "eps", "weight_decay", "momentum")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        momentum_on, centered, maximize, decay_on = static
-        parts = _prefix(maximize, decay_on, hyper)
-        scale_by = optax.scale_by_stddev if centered else optax.scale_by_rms
-        parts.append(scale_by(hyper["alpha"], hyper["eps"], eps_in_sqrt=False))
-        if momentum_on:
+    def _direction(cls, hyper, static, step):
+        scale_by = optax.scale_by_stddev if static.centered else optax.scale_by_rms
+        parts = [scale_by(hyper["alpha"], hyper["eps"], eps_in_sqrt=False)]
+        if static.momentum:
             parts.append(optax.trace(hyper["momentum"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+        return parts

@@ -8,7 +8,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, flag, number, unsupported
+from .optimizer import Optimizer
+
+
+def _etas(opt: str, name: str, value) -> None:
+    if not 0.0 < float(value[0]) < 1.0 < float(value[1]):
+        raise ValueError(f"fjax.optim.{opt}: invalid eta values: {value[0]}, {value[1]}")
 
 
 class RpropState(NamedTuple):
@@ -88,45 +94,18 @@ class Rprop(Optimizer):
     """
 
     _state_names = {"prev": "prev", "step_size": "step_size"}
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-2,
-        etas: tuple[float, float] = (0.5, 1.2),
-        step_sizes: tuple[float, float] = (1e-6, 50),
-        *,
-        capturable: bool = False,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ):
-        _check_range("Rprop", lr=lr)
-        if not 0.0 < float(etas[0]) < 1.0 < float(etas[1]):
-            raise ValueError(f"fjax.optim.Rprop: invalid eta values: {etas[0]}, {etas[1]}")
-        _check_unsupported("Rprop", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            etas=etas,
-            step_sizes=step_sizes,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-            capturable=capturable,
-        )
-        super().__init__(params, defaults)
+    _lr_outside = False
+    _hypers = (
+        number("lr", 1e-2),
+        number("etas", (0.5, 1.2), check=_etas),
+        number("step_sizes", (1e-6, 50), check=None),
+        KW,
+        accepted("capturable", False),
+        accepted("foreach"),
+        flag("maximize"),
+        unsupported("differentiable"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (bool(group["maximize"]),)
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "etas", "step_sizes")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        (maximize,) = static
-        parts = _prefix(maximize, False, hyper)
-        parts.append(rprop_update(hyper["lr"], hyper["etas"], hyper["step_sizes"]))
-        return optax.chain(*parts)
+    def _direction(cls, hyper, static, step):
+        return [rprop_update(hyper["lr"], hyper["etas"], hyper["step_sizes"])]

@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .adam import _oneflow_options
-from .optimizer import Optimizer, _check_range, _check_unsupported, _number, _prefix
+from ._hyper import KW, accepted, flag, nonzero, number, oneflow, unsupported
+from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
@@ -53,62 +53,27 @@ class SGD(Optimizer):
 
     _state_names = {"momentum_buffer": "trace"}
     _has_step = False
-
-    def __init__(
-        self,
-        params,
-        lr: float = 1e-3,
-        momentum: float = 0,
-        dampening: float = 0,
-        weight_decay: float = 0,
-        nesterov: bool = False,
-        *,
-        maximize: bool = False,
-        foreach: bool | None = None,
-        differentiable: bool = False,
-        fused: bool | None = None,
-        contiguous_params: bool = False,
-    ):
-        _check_range("SGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
-        _check_unsupported("SGD", differentiable=differentiable)
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-            foreach=foreach,
-            differentiable=differentiable,
-            fused=fused,
-        )
-        _oneflow_options(defaults, contiguous_params=contiguous_params)
-        super().__init__(params, defaults)
+    _hypers = (
+        number("lr", 1e-3),
+        number("momentum", 0, static=nonzero),
+        number("dampening", 0, check=None),
+        number("weight_decay", 0, static=nonzero),
+        flag("nesterov"),
+        KW,
+        flag("maximize"),
+        accepted("foreach"),
+        unsupported("differentiable"),
+        accepted("fused"),
+        oneflow("contiguous_params"),
+    )
 
     @classmethod
-    def _static(cls, group):
-        return (
-            float(group["momentum"]) != 0,
-            bool(group["nesterov"]),
-            bool(group["maximize"]),
-            float(group["weight_decay"]) != 0,
-        )
-
-    @classmethod
-    def _hyper(cls, group):
-        return {k: _number(group[k]) for k in ("lr", "momentum", "dampening", "weight_decay")}
-
-    @staticmethod
-    def _transform(hyper, static, step):
-        momentum_on, nesterov, maximize, decay_on = static
-        parts = _prefix(maximize, decay_on, hyper)
-        if momentum_on and nesterov:
-            parts.append(_nesterov(hyper["momentum"], hyper["dampening"]))
-        elif momentum_on:
-            parts.append(optax.scale(jnp.where(step == 0, 1.0, 1.0 - hyper["dampening"])))
-            parts.append(optax.trace(hyper["momentum"]))
-        parts.append(optax.scale_by_learning_rate(hyper["lr"]))
-        return optax.chain(*parts)
+    def _direction(cls, hyper, static, step):
+        if static.momentum and static.nesterov:
+            return [_nesterov(hyper["momentum"], hyper["dampening"])]
+        if static.momentum:
+            return [optax.scale(jnp.where(step == 0, 1.0, 1.0 - hyper["dampening"])), optax.trace(hyper["momentum"])]
+        return []
 
 
 def _nesterov(momentum, dampening) -> optax.GradientTransformation:
