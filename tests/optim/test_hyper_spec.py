@@ -103,6 +103,13 @@ def test_static_and_traced_split():
     assert opt._hyper(group) == {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 0.0}
     group["lr"], group["weight_decay"] = 0.5, 0.01  # a number: traced; a number that switches a part on: static
     assert opt._hyper(group)["lr"] == 0.5 and opt._static(group).weight_decay is True
+    group["weight_decay"] = 0.0  # remembered flags follow the group's values
+    assert opt._static(group).weight_decay is False
+    wd = fjax.tensor(0.0)
+    group["weight_decay"] = wd  # a Tensor's value may change in place: its flag is not remembered
+    assert opt._static(group).weight_decay is False
+    wd.fill_(0.5)
+    assert opt._static(group).weight_decay is True
     adamw = optim.AdamW(_params(0))
     assert adamw.param_groups[0]["decoupled_weight_decay"] is True and adamw._static(adamw.param_groups[0]).weight_decay
 

@@ -28,6 +28,7 @@ from typing import Any
 from ..tensor import Tensor
 
 KW = "*"  # in ``_hypers``: the entries after it are keyword-only, as in a ``def``
+_PLAIN = (bool, int, float, str, type(None))
 
 
 class Hyper:
@@ -137,6 +138,9 @@ class Spec:
         self.traced = tuple((h.name, h.default, h.traced) for h in self.entries if h.traced is not None)
         self.static = tuple((h.name, h.default, h.static) for h in self.entries if h.static is not None)
         self.Static = namedtuple(f"{owner}Static", [name for name, _, _ in self.static])
+        self._static_names = tuple(name for name, _, _ in self.static)
+        self._static_defaults = tuple(default for _, default, _ in self.static)
+        self._static_memo: dict[tuple, tuple] = {}  # a group's raw flag values -> its static flags
 
     def defaults(self, opt: str, args: tuple, kwargs: dict) -> dict[str, Any]:
         """The checked ``defaults`` of a constructor call ``(self, params, *args, **kwargs)``."""
@@ -158,10 +162,23 @@ class Spec:
         return out
 
     def static_of(self, group: dict) -> tuple:
-        return self.Static._make([fn(group.get(name, default)) for name, default, fn in self.static])
+        """The group's static flags (a ``Static`` named tuple); an eager step asks for them every
+        time, so those of plain Python values are remembered (a Tensor's value may change in place)."""
+        raw = tuple(map(group.get, self._static_names, self._static_defaults))
+        try:
+            return self._static_memo[raw]
+        except (KeyError, TypeError):  # TypeError: an unhashable value
+            pass
+        static = self.Static._make([fn(value) for (_, _, fn), value in zip(self.static, raw)])
+        if all(type(v) in _PLAIN for v in raw):
+            if len(self._static_memo) >= 256:  # e.g. a weight-decay schedule: keep the memo small
+                self._static_memo.clear()
+            self._static_memo[raw] = static
+        return static
 
     def hyper_of(self, group: dict) -> dict:
-        return {name: fn(group.get(name, default)) for name, default, fn in self.traced}
+        get = group.get
+        return {name: fn(get(name, default)) for name, default, fn in self.traced}
 
 
 def spec_init(spec: Spec, base_init: Callable):

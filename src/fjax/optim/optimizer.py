@@ -128,7 +128,8 @@ class Optimizer:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "_hypers" in cls.__dict__:
-            cls._spec = Spec(cls.__name__, cls._hypers)
+            cls._spec = spec = Spec(cls.__name__, cls._hypers)
+            cls._static, cls._hyper = staticmethod(spec.static_of), staticmethod(spec.hyper_of)
             if "__init__" not in cls.__dict__:
                 cls.__init__ = spec_init(cls._spec, Optimizer._init_groups)
 
@@ -160,17 +161,13 @@ class Optimizer:
     # -- subclass interface --------------------------------------------------------------
     @classmethod
     def _static(cls, group: dict) -> tuple:
-        """Structural flags of a group (part of the jit key), a named tuple from ``_hypers``."""
-        if cls._spec is None:
-            raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
-        return cls._spec.static_of(group)
+        """Structural flags of a group (part of the jit key); with ``_hypers``: ``Spec.static_of``."""
+        raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
 
     @classmethod
     def _hyper(cls, group: dict) -> dict:
-        """The group's traced hyper-parameters, by name, from ``_hypers``."""
-        if cls._spec is None:
-            raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
-        return cls._spec.hyper_of(group)
+        """The group's traced hyper-parameters, by name; with ``_hypers``: ``Spec.hyper_of``."""
+        raise NotImplementedError(f"fjax.optim.{cls.__name__} has no per-parameter functional update")
 
     @classmethod
     def _transform(cls, hyper: dict, static: tuple, step) -> optax.GradientTransformation:
