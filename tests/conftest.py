@@ -19,8 +19,8 @@ _UNFUSED = () if os.environ.get("FJAX_TEST_FUSION") == "all" else ("tests/autogr
 
 @pytest.fixture(autouse=True)
 def _fresh_buckets():
-    """Each test starts with no op padding its batch (``fjax._bucket``): an op pads after meeting
-    three sizes, so without this it would depend on which tests ran before in this process."""
+    """Each test starts with no op padding its batch (``fjax._bucket``): an op pads once its batch
+    met new sizes in three steps, which would otherwise depend on the tests that ran before."""
     import fjax._bucket
 
     fjax._bucket.forget()

@@ -3,7 +3,8 @@
 XLA compiles one program per input shape, so a training loop whose batch size changes every
 step would compile every op again at every new size. An op that declares its rows
 (``OpDef.rows``, a ``Rows``: its output's dim 0 depends only on the same rows of some inputs)
-and has met a third size of that dimension runs from then on with it padded to a bucket size
+and has met new sizes of that dimension in three different steps (backward passes or host
+reads) runs from then on with it padded to a bucket size
 (``bucket``: powers of two and their 1.5x midpoints, ``fjax.config.bucket_sizes`` /
 ``bucket_floor``): one kernel per bucket instead of one per size.
 
@@ -44,8 +45,8 @@ Padded = _lazy.Padded
 _stats = _profiler._buckets
 _run = None  # dispatch.run (set by dispatch: it imports this module)
 _LEAF = None  # dispatch's leaf marker in argument templates (set by dispatch)
-# the number of sizes an op meets before it pads (fixed-shape code never pads); tests set 1 to
-# run every op with rows padded from its first call
+# in how many steps an op's batch must meet new sizes before it pads (fixed-shape code never
+# pads); tests set 1 to pad every op with rows from its second call
 _NEEDS = int(os.environ.get("FJAX_BUCKET_AFTER", "3"))
 
 
@@ -224,31 +225,64 @@ _noted: list = []  # the entries whose sizes are being counted
 
 
 def forget() -> None:
-    """Forget the sizes every op met: no op pads until it meets three sizes again (tests call
-    this between tests, so whether an op pads never depends on what ran before)."""
+    """Forget the sizes every op met: no op pads until its batch changes again (tests call this
+    between tests, so whether an op pads never depends on what ran before)."""
     for entry in _noted:
         entry.sizes, entry.bucketing = None, False
     _noted.clear()
 
 
+def _family(spec, arrays):
+    """A call's signature less its batch size: (the shape past dim 0 of each batched input, the
+    shape of the others, dtypes); None where the first batched input has no batch dim."""
+    first = getattr(arrays[spec.batched[0]], "shape", ())
+    if not first:
+        return None
+    key = []
+    for i, a in enumerate(arrays):
+        shape = getattr(a, "shape", None)
+        if shape is None:
+            key.append(type(a))
+        else:
+            key.append((tuple(shape[1:]) if i in spec.names and len(shape) else tuple(shape), a.dtype))
+    return first[0], tuple(key)
+
+
 def note(entry, arrays) -> None:
-    """An op ran unpadded at a new input signature: count the sizes of its batch dimension; at
-    the third, the entry pads from now on."""
+    """An op ran unpadded at a new input signature. Its batch pads from now on, for calls of this
+    family (``_family``), once new sizes of it came in three different steps (``_lazy.steps``):
+    a batch that keeps changing, not the shapes one step meets (an optimizer's loop over
+    parameters of several sizes)."""
     spec = entry.spec
     if spec is None:
         spec = entry.spec = _spec(entry)
     if spec is False:
         return
-    shape = getattr(arrays[spec.batched[0]], "shape", ())
-    if not shape:
+    found = _family(spec, arrays)
+    if found is None:
         return
+    n, family = found
     sizes = entry.sizes
     if sizes is None:
-        sizes = entry.sizes = set()
+        sizes = entry.sizes = {}
         _noted.append(entry)
-    sizes.add(shape[0])
-    if len(sizes) >= _NEEDS:
-        entry.bucketing = True
+    seen = sizes.get(family)
+    if seen is None:
+        seen = sizes[family] = (set(), set())
+    if n not in seen[0]:
+        seen[0].add(n)
+        seen[1].add(_lazy.steps)
+        if len(seen[1]) >= _NEEDS:
+            _pad_family(entry, family)
+
+
+def _pad_family(entry, family) -> None:
+    if not entry.bucketing:
+        entry.bucketing = set()
+        if entry.sizes is None:
+            entry.sizes = {}
+            _noted.append(entry)
+    entry.bucketing.add(family)
 
 
 def run(name, entry, leaves, differentiable, linear):
@@ -301,6 +335,12 @@ def run(name, entry, leaves, differentiable, linear):
         return None
     if rows.when is not None and not rows.when(spec.statics, _described(leaves, spec.positions)):
         return None
+    padded = any(type(getattr(x, "_meta", None)) is Padded for x in leaves)
+    if not padded:  # pads only a family whose batch kept changing
+        bucketing = entry.bucketing
+        found = _family(spec, [getattr(x, "_meta", x) for x in leaves])
+        if not bucketing or found is None or found[1] not in bucketing:
+            return None
     size = bucket(n)
     new = list(leaves)
     for i, x in enumerate(leaves):
@@ -317,11 +357,10 @@ def run(name, entry, leaves, differentiable, linear):
     masked = entry.masked
     if masked is None:
         masked = entry.masked = _masked_entry(entry, spec)
-    if not entry.bucketing:  # met a padded batch: pads from now on (a bucket-sized batch too)
-        entry.bucketing = True
-        if entry.sizes is None:
-            entry.sizes = set()
-            _noted.append(entry)
+    if padded:  # met a padded batch: this family pads from now on (a bucket-sized batch too)
+        found = _family(spec, [getattr(x, "_meta", x) for x in leaves])
+        if found is not None:
+            _pad_family(entry, found[1])
     out = _run(name, masked, [_mask(n, size), *new], differentiable, linear)
     rest = int(np.prod(shapes[batched[0]][0][1:], dtype=np.int64))
     _stats["calls"] += 1

@@ -44,8 +44,8 @@ class _Config:
         Off: ``FJAX_EAGER_FUSION=0`` (every node its own kernel, as before)."""
         self.bucketing = os.environ.get("FJAX_BUCKETING", "1") not in ("0", "false", "False")
         """Bucketed dimensions (``fjax._bucket``): an op that declares its rows (Linear,
-        elementwise ops, softmax over the last dim, losses, ...) and has met a third size of its
-        batch dimension runs from then on with that dimension padded to a bucket size
+        elementwise ops, softmax over the last dim, losses, ...) and has met new sizes of its
+        batch dimension in three different steps runs from then on with it padded to a bucket size
         (``bucket_size``), so a batch that changes every step compiles once per bucket, not once
         per size. Off: ``FJAX_BUCKETING=0``."""
         self.bucket_sizes = None

@@ -136,6 +136,12 @@ def unpad(a, n: int):
     return slicer(n)(a)
 
 
+steps = 0
+"""Training or loop steps seen: backward passes and host reads of values (``item``, ``tolist``,
+``numpy``). ``fjax._bucket`` pads a batch whose new sizes keep coming in different steps, not
+the several shapes one step meets (an optimizer's loop over parameters)."""
+
+
 def real(a):
     """``a``'s array: a Pending value is computed (its segment flushed) first, a Padded one's
     real rows copied out."""

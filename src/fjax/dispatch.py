@@ -558,7 +558,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             raise _error(name, err, leaves) from None
         if sig is not None:
             _lazy.learn(sig, result)
-        if entry.rows is not None and not entry.bucketing and config.bucketing and not trace_state.depth:
+        if entry.rows is not None and config.bucketing and not trace_state.depth:
             _bucket.note(entry, arrays)
         if not grad:
             return _wrap_plain(result)

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _indexing
+from . import _indexing, _lazy
 from . import dtypes as _dt
 from ._lazy import Padded, Pending
 from ._lazy import real as _real
@@ -838,6 +838,7 @@ class Tensor:
             >>> fjax.arange(3).numpy()
             array([0, 1, 2])
         """
+        _lazy.steps += 1
         data = self._data
         if type(data) is MetaArray:
             raise TypeError(_META_NUMPY)
@@ -860,6 +861,7 @@ class Tensor:
         """
         if self.numel() != 1:
             raise OpError(f"item: a Tensor with {self.numel()} elements cannot be converted to a Python scalar")
+        _lazy.steps += 1
         data = self._data
         if type(data) is MetaArray:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
@@ -872,6 +874,7 @@ class Tensor:
             >>> fjax.tensor([[1, 2], [3, 4]]).tolist()
             [[1, 2], [3, 4]]
         """
+        _lazy.steps += 1
         return np.asarray(self._data).tolist()
 
     def __bool__(self):

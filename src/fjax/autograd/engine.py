@@ -173,6 +173,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     """
     from ..tensor import PostAccumulateHook, Tensor
 
+    _lazy.steps += 1
     pending: dict = {}  # id(node) -> list of cotangents per output
     leaf_cts: dict = {}  # id(leaf) -> [leaf, cotangent]
     wanted = None
