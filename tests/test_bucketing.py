@@ -54,6 +54,10 @@ CASES = {
         lambda n: [_x(n, 5), np.where(RNG.random(n) < 0.2, -100, RNG.integers(0, 5, n)), _x(5) ** 2 + 0.5],
         lambda L, x, t, w: L.nn.functional.cross_entropy(x, t, weight=w, label_smoothing=0.1),
     ),
+    "index_add": (
+        lambda n: [_x(6, 5), RNG.integers(0, 6, n), _x(n, 5)],
+        lambda L, x, i, s: x.index_add(0, i, s, alpha=2),
+    ),
     "mse_loss": (lambda n: [_x(n, 4), _x(n, 4)], lambda L, x, y: L.nn.functional.mse_loss(x, y, reduction="sum")),
 }
 

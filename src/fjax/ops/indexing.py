@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import IndexOutOfRange
 from . import _checks
-from ._registry import defop
+from ._registry import Rows, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -262,7 +262,12 @@ def _dim_update(name, input, dim, index, source):
     return ref, source.reshape(shape).astype(x.dtype)
 
 
-@defop(static=("dim",), check=_checker("index_add", IndexOutOfRange))
+@defop(
+    static=("dim",),
+    check=_checker("index_add", IndexOutOfRange),
+    # the rows of source (and index) are summed into input: padding rows add zeros
+    rows=Rows(("index", "source"), pad={"source": 0}, out=lambda s: False, when=lambda s, t: s["dim"] == 0),
+)
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added along ``dim``: slice ``k`` of ``source`` goes
     to position ``index[k]``, and repeated indices accumulate. ``source`` has ``input``'s shape except
