@@ -285,9 +285,9 @@ def _pad_family(entry, family) -> None:
     entry.bucketing.add(family)
 
 
-def run(name, entry, leaves, differentiable, linear):
+def run(name, entry, leaves, differentiable, linear, padded):
     """``entry`` on ``leaves`` with the batch padded to its bucket; None where this call has no
-    batch to pad (then the caller runs it as it is)."""
+    batch to pad (then the caller runs it as it is). ``padded``: a leaf holds a Padded value."""
     spec = entry.spec
     if spec is None:
         spec = entry.spec = _spec(entry)
@@ -335,7 +335,6 @@ def run(name, entry, leaves, differentiable, linear):
         return None
     if rows.when is not None and not rows.when(spec.statics, _described(leaves, spec.positions)):
         return None
-    padded = any(type(getattr(x, "_meta", None)) is Padded for x in leaves)
     if not padded:  # pads only a family whose batch kept changing
         bucketing = entry.bucketing
         found = _family(spec, [getattr(x, "_meta", x) for x in leaves])

@@ -44,14 +44,11 @@ _MAX_PROGRAMS = 64
 _stats = _profiler._fusion
 
 
-class Pending:
-    """A value a segment will compute: its shape and dtype now, its array after the flush."""
+class _Later:
+    """A value whose shape and dtype are known now and whose array is computed when read
+    (``force``): numpy reading it computes it."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "seg", "slot", "value", "_dev")
-
-    def __init__(self, shape, dtype, weak_type, seg, slot, dev):
-        self.shape, self.dtype, self.weak_type, self._dev = shape, dtype, weak_type, dev
-        self.seg, self.slot, self.value = seg, slot, None
+    __slots__ = ("shape", "dtype", "weak_type", "value")
 
     @property
     def ndim(self) -> int:
@@ -60,6 +57,19 @@ class Pending:
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.force(), dtype)
+
+
+class Pending(_Later):
+    """A value a segment will compute: its shape and dtype now, its array after the flush."""
+
+    __slots__ = ("seg", "slot", "_dev")
+
+    def __init__(self, shape, dtype, weak_type, seg, slot, dev):
+        self.shape, self.dtype, self.weak_type, self._dev = shape, dtype, weak_type, dev
+        self.seg, self.slot, self.value = seg, slot, None
 
     def devices(self):
         return self._dev
@@ -72,31 +82,20 @@ class Pending:
                 raise seg.error
         return self.value
 
-    def __array__(self, dtype=None, copy=None):  # numpy reading the values computes them
-        return np.asarray(self.force(), dtype)
-
     def __repr__(self):
         return f"Pending(shape={self.shape}, dtype={self.dtype})"
 
 
-class Padded:
+class Padded(_Later):
     """A value computed on a bucket (``fjax._bucket``): its real shape, and an array (or a Pending
     value) whose dim 0 is longer, holding the real rows first. The real rows are copied out
     when something reads the values; ops that take padded inputs read ``array``."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "array", "value")
+    __slots__ = ("array",)
 
     def __init__(self, shape, array, value=None):
         self.shape, self.dtype, self.weak_type = shape, array.dtype, array.weak_type
         self.array, self.value = array, value
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
 
     def devices(self):
         return self.array.devices()
@@ -105,9 +104,6 @@ class Padded:
         if self.value is None:
             self.value = unpad(real(self.array), self.shape[0])
         return self.value
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self.force(), dtype)
 
     def __repr__(self):
         return f"Padded(shape={self.shape}, bucket={self.array.shape[0]}, dtype={self.dtype})"

@@ -524,7 +524,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         arrays.append(a)
     if padded or entry.bucketing:
         if entry.rows is not None and config.bucketing and not trace_state.depth:
-            out = _bucket.run(name, entry, leaves, differentiable, linear)
+            out = _bucket.run(name, entry, leaves, differentiable, linear, padded)
             if out is not None:
                 return out
         if padded:  # a padded kernel takes the padded arrays; any other kernel the real rows
