@@ -99,8 +99,8 @@ def test_inplace_view_of_a_view_with_grad_flows_to_the_base():
     tv.unsqueeze_(0), fv.unsqueeze_(0)
     tv.mul_(torch.tensor([[1.0, 2.0, 3.0]])), fv.mul_(fjax.tensor([[1.0, 2.0, 3.0]]))
     tb.sum().backward(), fb.sum().backward()
-    np.testing.assert_allclose(fa.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
-    np.testing.assert_allclose(fb.detach().numpy(), tb.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(fa.grad.numpy(), ta.grad.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fb.detach().numpy(), tb.detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("make", [lambda t: t, lambda t: t[0]], ids=["leaf", "view_of_leaf"])
@@ -125,7 +125,7 @@ def test_inplace_view_inside_a_graph():
 
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     want = (torch.tensor(x) * 2).t_().unsqueeze_(0) + torch.arange(2.0)
-    np.testing.assert_allclose(Step()(fjax.tensor(x)).numpy(), want.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(Step()(fjax.tensor(x)).numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_generated_inplace_methods_are_torchs():

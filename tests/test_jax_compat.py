@@ -63,7 +63,7 @@ def test_transforms_read_the_leading_input_form(monkeypatch):
     x = fjax.tensor([0.5, -1.0])
     g = fjax.func.grad(lambda x_: (w @ x_).sin().sum())(x)
     expected = (w.numpy().T @ np.cos(w.numpy() @ x.numpy())).astype(np.float32)
-    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_no_private_jax_import_outside_the_compat_module():

@@ -64,7 +64,7 @@ def test_ops_seen_before_are_pending_until_read(fused):
     assert _pending(y)
     assert y.shape == (4,) and y.dtype == fjax.float32 and y.device.type == "cpu"  # no flush for these
     assert _pending(y)
-    np.testing.assert_allclose(y.numpy(), (np.exp(x.numpy()) + 1).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), (np.exp(x.numpy()) + 1).sum(1), rtol=1e-6, atol=1e-6)
     assert not _pending(y)
 
 
@@ -75,7 +75,7 @@ def test_a_new_signature_raises_at_the_call(fused):
     assert _pending(y)
     with pytest.raises(RuntimeError, match="broadcast"):
         y + fjax.ones(5)
-    np.testing.assert_allclose(y.numpy(), (x.numpy() + 1) * 2, rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), (x.numpy() + 1) * 2, rtol=1e-6, atol=1e-6)
 
 
 def test_views_and_in_place_writes_through_pending_values(fused):
@@ -150,7 +150,7 @@ def test_pending_values_cross_threads(fused):
     th = threading.Thread(target=reader)
     th.start()
     th.join()
-    np.testing.assert_allclose(out["v"], np.exp(x.numpy()) * 3 + 1, rtol=1e-6)
+    np.testing.assert_allclose(out["v"], np.exp(x.numpy()) * 3 + 1, rtol=1e-6, atol=1e-6)
 
 
 def test_graph_step_after_pending_eager_work(fused):

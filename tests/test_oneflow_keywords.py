@@ -118,4 +118,4 @@ def test_inside_a_graph_trace():
     a, b = fjax.randn(2, 3), fjax.randn(2, 3)
     f = fjax.compile(lambda u, v: fjax.cat(inputs=[u, v], dim=1) + fjax.where(u > 0, x=u, y=v).repeat(1, 2))
     want = fjax.cat([a, b], dim=1) + fjax.where(a > 0, a, b).repeat(1, 2)
-    np.testing.assert_allclose(f(a, b).numpy(), want.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(f(a, b).numpy(), want.numpy(), rtol=1e-6, atol=1e-6)

@@ -369,7 +369,7 @@ def test_detect_anomaly_names_the_nan_op():
     try:
         y = fjax.tensor(data + 1, requires_grad=True)
         fjax.sqrt(y).sum().backward()  # finite: no error
-        np.testing.assert_allclose(y.grad.numpy(), 0.5 / np.sqrt(data + 1), rtol=1e-6)
+        np.testing.assert_allclose(y.grad.numpy(), 0.5 / np.sqrt(data + 1), rtol=1e-6, atol=1e-6)
     finally:
         fjax.set_anomaly_enabled(False)
     with fjax.autograd.set_multithreading_enabled(False), fjax.autograd.enforce_grad_layout_policy(False):
@@ -538,16 +538,16 @@ def test_cond_eager_and_traced():
     for row in data:
         got = fjax.cond(fjax.tensor(row).sum() > 0, *branches(fjax), (fjax.tensor(row),))
         want = torch.cond(torch.tensor(row).sum() > 0, *branches(torch), (torch.tensor(row),))
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
     assert fjax.cond(False, lambda: 1, lambda: 2) == 2
     # traced: under vmap and grad the branch is chosen per value by jax.lax.cond
     batched = fjax.func.vmap(lambda t: fjax.cond(t.sum() > 0, *branches(fjax), (t,)))(fjax.tensor(data))
     expected = [torch.cond(torch.tensor(r).sum() > 0, *branches(torch), (torch.tensor(r),)).numpy() for r in data]
-    np.testing.assert_allclose(batched.numpy(), np.stack(expected), rtol=1e-6)
+    np.testing.assert_allclose(batched.numpy(), np.stack(expected), rtol=1e-6, atol=1e-6)
     g = fjax.func.grad(lambda t: fjax.cond(t.sum() > 0, lambda u: (u * u).sum(), lambda u: u.sum() * 3, (t,)))
     for row in data:
         want = 2 * row if row.sum() > 0 else np.full_like(row, 3.0)
-        np.testing.assert_allclose(g(fjax.tensor(row)).numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(g(fjax.tensor(row)).numpy(), want, rtol=1e-6, atol=1e-6)
     with pytest.raises(RuntimeError, match="one-element"):
         fjax.cond(fjax.ones(2) > 0, lambda: 1, lambda: 2)
 
@@ -606,7 +606,7 @@ def test_func_utilities():
         y.mul_(2)
         return y + 1
 
-    np.testing.assert_allclose(fjax.func.functionalize(mutate)(fjax.tensor(data)).numpy(), 2 * data + 1, rtol=1e-6)
+    np.testing.assert_allclose(fjax.func.functionalize(mutate)(fjax.tensor(data)).numpy(), 2 * data + 1, rtol=1e-6, atol=1e-6)
     with pytest.raises(RuntimeError, match="remove"):
         fjax.func.functionalize(mutate, remove="views")
     x = fjax.tensor(data)

@@ -269,7 +269,7 @@ def test_parameter_aliases_see_init_idioms_and_optimizer_steps():
     with fjax.no_grad():  # the manual-SGD idiom
         w0 = _np(m.weight).copy()
         m.weight.data.sub_(0.1 * m.weight.grad.data)
-    np.testing.assert_allclose(_np(m.weight), w0 - 0.1 * _np(m.weight.grad), rtol=1e-6)
+    np.testing.assert_allclose(_np(m.weight), w0 - 0.1 * _np(m.weight.grad), rtol=1e-6, atol=1e-6)
 
 
 def test_parameter_of_tensor_shares_storage_and_data_assignment_rebinds():

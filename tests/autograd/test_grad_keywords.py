@@ -46,7 +46,7 @@ def test_only_inputs_is_accepted_and_ignored():
     (x, tx) = _pair((4,), 1)
     (g,) = fjax.autograd.grad((x**3).sum(), x, only_inputs=True)
     (tg,) = torch.autograd.grad((tx**3).sum(), tx, only_inputs=True)
-    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-6, atol=1e-6)
     with pytest.warns(UserWarning, match="only_inputs"):
         fjax.autograd.grad((x**3).sum(), x, only_inputs=False)
 
@@ -56,6 +56,6 @@ def test_backward_grad_variables_is_grad_tensors():
     v = np.random.default_rng(3).standard_normal(4).astype(np.float32)
     fjax.autograd.backward([x.sin()], grad_variables=[fjax.tensor(v)])
     torch.autograd.backward([tx.sin()], grad_variables=[torch.tensor(v)])
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
     with pytest.raises(RuntimeError, match="grad_variables"):
         fjax.autograd.backward([x.sin()], grad_tensors=[fjax.tensor(v)], grad_variables=[fjax.tensor(v)])

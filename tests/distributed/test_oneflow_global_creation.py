@@ -94,7 +94,7 @@ else:
         np.testing.assert_allclose(a.numpy(), torch.arange(1, 5, 0.5).numpy())
         lin = flow.linspace(-1, 3, 8, placement=placement, sbp=sbp)
         _check(lin, (8,), placement, sbp, flow.float32)
-        np.testing.assert_allclose(lin.numpy(), torch.linspace(-1, 3, 8).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(lin.numpy(), torch.linspace(-1, 3, 8).numpy(), rtol=1e-6, atol=1e-6)
 
     @pytest.mark.parametrize("placement, sbp", CASES[::3])
     def test_tensor_from_data_is_the_logical_value(placement, sbp):

@@ -58,7 +58,7 @@ def test_values_match_torch_and_local_ops():
     t = torch.tensor(data, requires_grad=True)
     (g.sin() * 3).sum().backward()
     (t.sin() * 3).sum().backward()
-    np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(flow.linspace(0, 1, 7, placement=P0, sbp=B).numpy(), torch.linspace(0, 1, 7).numpy())
     np.testing.assert_array_equal(flow.eye(3, placement=P0, sbp=S0).numpy(), torch.eye(3).numpy())
     np.testing.assert_array_equal(flow.arange(2, 9, 3, placement=P0, sbp=B).numpy(), torch.arange(2, 9, 3).numpy())

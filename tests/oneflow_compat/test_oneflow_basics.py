@@ -24,10 +24,10 @@ def test_backward_casts_a_gradient_of_another_dtype(gdtype):
     (x.sin() * 2).backward(flow.tensor(g0.astype(gdtype)))
     (xt.sin() * 2).backward(torch.tensor(g0.astype(gdtype)))
     assert x.grad.dtype == flow.float32
-    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-6)
     (gx,) = flow.autograd.grad(x.exp().sum(0), x, grad_outputs=flow.tensor(g0[0].astype(gdtype)))
     (gt,) = torch.autograd.grad(xt.exp().sum(0), xt, grad_outputs=torch.tensor(g0[0].astype(gdtype)))
-    np.testing.assert_allclose(gx.numpy(), gt.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), gt.numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_equal_depend_common_types_and_backends():

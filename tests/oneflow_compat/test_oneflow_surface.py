@@ -48,8 +48,8 @@ def test_mark_non_differentiable_as_torch():
     (fs, fc, fd, fg), (ts, tc, td, tg) = res["fjax"], res["torch"]
     assert fs[0] == ts[0] == (True, False)
     np.testing.assert_array_equal(fs[1], ts[1])  # zeros for the non-differentiable output
-    np.testing.assert_allclose(fc, tc, rtol=1e-6)
-    np.testing.assert_allclose(fd, td, rtol=1e-6)
+    np.testing.assert_allclose(fc, tc, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fd, td, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(fg, tg, rtol=1e-5)
 
 
@@ -105,7 +105,7 @@ def test_set_materialize_grads_as_torch(materialize):
         (b * b).sum().backward()
         results[lib.__name__] = (list(seen), x.grad.numpy())
     assert results["fjax"][0] == results["torch"][0] == [(not materialize, False)]
-    np.testing.assert_allclose(results["fjax"][1], results["torch"][1], rtol=1e-6)
+    np.testing.assert_allclose(results["fjax"][1], results["torch"][1], rtol=1e-6, atol=1e-6)
 
 
 def test_mark_dirty_as_torch():
@@ -134,7 +134,7 @@ def test_mark_dirty_as_torch():
         res[lib.__name__] = (z.detach().numpy(), x.grad.numpy())
         with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
             Scale_.apply(lib.tensor(x0, requires_grad=True))
-    np.testing.assert_allclose(res["fjax"][0], res["torch"][0], rtol=1e-6)
+    np.testing.assert_allclose(res["fjax"][0], res["torch"][0], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(res["fjax"][1], res["torch"][1], rtol=1e-5)
 
 

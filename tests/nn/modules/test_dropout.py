@@ -25,7 +25,7 @@ def test_dropout_statistics(p):
     n = kept.size
     # the kept fraction is Binomial(n, 1 - p): allow 6 standard deviations
     assert abs(kept.mean() - (1 - p)) < 6 * np.sqrt(p * (1 - p) / n), f"p={p} seed={SEED}"
-    np.testing.assert_allclose(y[kept], x.numpy()[kept] / (1 - p), rtol=1e-6)
+    np.testing.assert_allclose(y[kept], x.numpy()[kept] / (1 - p), rtol=1e-6, atol=1e-6)
 
 
 def test_dropout_eval_is_identity_and_edges():
@@ -53,7 +53,7 @@ def test_dropout_gradient_uses_the_same_mask():
     x = fjax.randn(30, 40, requires_grad=True)
     y = nn.Dropout(0.3)(x)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), (y.detach().numpy() != 0) / 0.7, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), (y.detach().numpy() != 0) / 0.7, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_channel_dropout(name, shape):
     assert ((per_channel != 0).all(-1) | zero).all(), "a channel is either dropped whole or kept whole"
     assert abs(zero.mean() - 0.4) < 6 * np.sqrt(0.24 / zero.size), f"seed={SEED}"
     kept = y != 0
-    np.testing.assert_allclose(y[kept], x.numpy()[kept] / 0.6, rtol=1e-6)
+    np.testing.assert_allclose(y[kept], x.numpy()[kept] / 0.6, rtol=1e-6, atol=1e-6)
     assert layer.eval()(x) is x
 
 
@@ -89,7 +89,7 @@ def test_alpha_dropout_keeps_mean_and_variance(name):
     alpha, p = 1.7580993408473766, 0.3
     a = 1 / np.sqrt((alpha**2 * p + 1) * (1 - p))
     kept = np.isclose(y, a * x + alpha * a * p, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(y[~kept], alpha * a * (p - 1), rtol=1e-6)
+    np.testing.assert_allclose(y[~kept], alpha * a * (p - 1), rtol=1e-6, atol=1e-6)
     # the dropped fraction's spread: FeatureAlphaDropout drops whole channels (200 * 50 draws)
     draws = x.size if name == "AlphaDropout" else 200 * 50
     assert abs((~kept).mean() - p) < 5 * np.sqrt(p * (1 - p) / draws), f"seed={SEED}"
