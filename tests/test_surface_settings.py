@@ -606,7 +606,9 @@ def test_func_utilities():
         y.mul_(2)
         return y + 1
 
-    np.testing.assert_allclose(fjax.func.functionalize(mutate)(fjax.tensor(data)).numpy(), 2 * data + 1, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        fjax.func.functionalize(mutate)(fjax.tensor(data)).numpy(), 2 * data + 1, rtol=1e-6, atol=1e-6
+    )
     with pytest.raises(RuntimeError, match="remove"):
         fjax.func.functionalize(mutate, remove="views")
     x = fjax.tensor(data)

@@ -168,7 +168,7 @@ def _spec(entry):
     statics = {
         k: v.default for k, v in inspect.signature(op.fn).parameters.items() if v.default is not inspect.Parameter.empty
     }
-    positions = {}
+    positions, lists = {}, {}  # parameter -> leaf position; list parameter -> its leaves' positions
     count = 0
 
     def walk(t, name):
@@ -178,7 +178,10 @@ def _spec(entry):
                 positions[name] = count
             count += 1
         elif type(t) is tuple and t and t[0] == "seq":
-            for e in t[2]:
+            for k, e in enumerate(t[2]):
+                if e is _LEAF and name is not None:
+                    lists.setdefault(name, []).append(count)
+                    positions[f"{name}[{k}]"] = count
                 walk(e, None)
         elif type(t) is tuple and t and t[0] == "c" and name is not None:
             statics[name] = t[1]
@@ -189,7 +192,9 @@ def _spec(entry):
         walk(t, k)
     spec = _Spec()
     spec.rows, spec.statics, spec.positions = rows, statics, positions
-    spec.names = {positions[p]: p for p in rows.params if p in positions}
+    params = rows.params(statics) if callable(rows.params) else rows.params
+    spec.names = {positions[p]: p for p in params if p in positions}
+    spec.names.update((i, p) for p in params for i in lists.get(p, ()))
     spec.batched = tuple(sorted(spec.names))
     pads = rows.pad(statics) if callable(rows.pad) else rows.pad or {}
     spec.pads = {positions[p]: v for p, v in pads.items() if p in positions}
@@ -363,6 +368,7 @@ def run(name, entry, leaves, differentiable, linear, padded):
     out = _run(name, masked, [_mask(n, size), *new], differentiable, linear)
     rest = int(np.prod(shapes[batched[0]][0][1:], dtype=np.int64))
     _stats["calls"] += 1
+    _stats["ops"][name] = _stats["ops"].get(name, 0) + 1
     _stats["real_elements"] += n * rest
     _stats["padded_elements"] += (size - n) * rest
     if spec.out and size != n:

@@ -115,7 +115,7 @@ def fusion_stats() -> dict:
     return {k: dict(v) if type(v) is dict else v for k, v in _fusion.items()}
 
 
-_buckets = {"calls": 0, "real_elements": 0, "padded_elements": 0, "pads": 0, "unpads": 0}
+_buckets = {"calls": 0, "real_elements": 0, "padded_elements": 0, "pads": 0, "unpads": 0, "ops": {}}
 
 
 def bucket_stats() -> dict:
@@ -124,13 +124,13 @@ def bucket_stats() -> dict:
     elements of their batched inputs that are real rows and that are padding: the waste is
     ``padded_elements / real_elements``), ``pads`` (real arrays padded to a bucket) and
     ``unpads`` (padded results whose real rows were copied out: read, or used by an op that is
-    not bucketed).
+    not bucketed), and ``ops`` (``{op name: calls}`` of those padded calls).
 
         >>> import fjax
         >>> sorted(fjax.profiler.bucket_stats())
-        ['calls', 'padded_elements', 'pads', 'real_elements', 'unpads']
+        ['calls', 'ops', 'padded_elements', 'pads', 'real_elements', 'unpads']
     """
-    return dict(_buckets)
+    return {k: dict(v) if type(v) is dict else v for k, v in _buckets.items()}
 
 
 def compile_time() -> float:

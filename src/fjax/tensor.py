@@ -214,6 +214,8 @@ class Tensor:
                 log_inplace(self, "_a")
             self._a = value
             return
+        if type(value) is Padded:  # a storage holds the real rows
+            value = value.force()
         g = self._geom
         if g is None:
             new = value
@@ -1208,7 +1210,10 @@ class Tensor:
             base._node, base._idx, base._requires_grad = new_base._node, new_base._idx, True
             self._derive(base)
         else:
-            self._write(result._meta)
+            value = result._meta
+            if type(value) is Padded and self._requires_grad and result._node is None:
+                value = value.force()  # its gradient keeps the real rows' history (a leaf's: its shape)
+            self._write(value)
             if result._node is not None:
                 self._node, self._idx, self._requires_grad = result._node, result._idx, True
         self._vc[0] += 1

@@ -226,7 +226,9 @@ def test_ddp_and_data_parallel_checks(world, torch_dist):
     assert list(dp.state_dict()) == list(tdp.state_dict()) and repr(dp).splitlines()[0] == "DataParallel("
     dp.load_state_dict({k: v.detach().numpy() for k, v in tdp.state_dict().items()})
     x = np.ones((4, 3), np.float32)
-    np.testing.assert_allclose(dp(fjax.tensor(x)).detach().numpy(), tdp(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        dp(fjax.tensor(x)).detach().numpy(), tdp(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6
+    )
 
 
 def _worker(out: str) -> None:

@@ -66,7 +66,9 @@ class Rows:
     on those inputs padded to a bucket size and keep the real rows (``fjax._bucket``).
 
     Attributes:
-        params: the parameters whose dim 0 is the batch.
+        params: the parameters whose dim 0 is the batch (a list parameter: each of its
+            tensors), or a function of the static arguments giving them (getitem: the index
+            tensors where they come first, else the input).
         broadcast: elementwise: an input of lower rank, or of size 1 at dim 0, is broadcast
             along the batch, not part of it.
         pad: ``{param: value}``, or a function of the static arguments giving that dict: what a
@@ -81,7 +83,7 @@ class Rows:
             (a loss reduced by its own ``'mean'``).
     """
 
-    params: tuple
+    params: tuple | Callable
     broadcast: bool = False
     pad: object = None
     reduce: str | None = None

@@ -230,7 +230,11 @@ def _dim_index(name, input, dim, index):
     return d, index.reshape(-1)
 
 
-@defop(static=("dim",), check=_checker("index_select", IndexOutOfRange))
+@defop(
+    static=("dim",),
+    check=_checker("index_select", IndexOutOfRange),
+    rows=Rows(("index",), when=lambda s, t: s["dim"] in (0, -len(t["input"][0])) and len(t["index"][0]) == 1),
+)
 def index_select(input, dim, index):
     """The entries at positions ``index`` (a 1-D integer tensor; repeats allowed) along ``dim``,
     in that order: the result has ``len(index)`` in place of that dim.
@@ -479,7 +483,32 @@ def _torch_get(x, entries):
     return y[tuple(advanced.get(d, slice(None)) for d in range(y.ndim))]
 
 
-@defop(static=("index",), linear=True)
+_ALL = ("slice", None, None, None)
+
+
+def _getitem_batch(statics) -> tuple:
+    """Where ``x[index]``'s rows come from (``Rows.params``): index tensors that come first,
+    followed by full slices (``x[rows]``, ``x[rows, cols]``, ``x[mask]``), give one row per
+    index row; a first full slice whose index tensors (if any) stay together and meet no int
+    (``x[:, 2:]``, ``x[:, idx]``) keeps the input's rows."""
+    index = statics["index"]
+    tensors = [k for k, e in enumerate(index) if type(e) is str and e.startswith("tensor:")]
+    if tensors and tensors == list(range(len(tensors))):
+        return ("arrays",) if all(e == _ALL or e is Ellipsis for e in index[len(tensors) :]) else ()
+    if not index or index[0] != _ALL or any(type(e) is str and not e.startswith("tensor:") for e in index):
+        return ()
+    if tensors and (tensors != list(range(tensors[0], tensors[-1] + 1)) or any(type(e) is int for e in index)):
+        return ()
+    return ("input",)
+
+
+def _same_rank_indices(statics, tensors) -> bool:
+    """Index tensors that give the rows have one rank (else they broadcast across the batch)."""
+    ranks = {len(shape) for name, (shape, _) in tensors.items() if name.startswith("arrays[")}
+    return _getitem_batch(statics) != ("arrays",) or len(ranks) == 1
+
+
+@defop(static=("index",), linear=True, rows=Rows(_getitem_batch, when=_same_rank_indices))
 def getitem(input, arrays, index):
     """The op behind ``tensor[index]``, with torch's indexing rules: ints and slices (steps included)
     give views, ``None`` adds a dim, ``...`` stands for the remaining dims, and integer or bool tensors select

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _checks
 from ._promote import result_type
-from ._registry import defop
+from ._registry import Rows, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -125,7 +125,30 @@ def unflatten(input, dim, sizes):
     return input.reshape(input.shape[:d] + sub + input.shape[d + 1 :])
 
 
-@defop(static=("dims",), linear=True)
+def _first_stays(*params, extra: int = 0):
+    """``Rows.when`` of a shape op whose ``params`` name dims (of ``ndim + extra``): dim 0 stays
+    where none names it. A dim out of range: False (the op raises its own error)."""
+
+    def when(statics, tensors) -> bool:
+        n = len(tensors["input"][0]) + extra
+        dims = [statics[p] for p in params if statics[p] is not None]
+        dims = [e for d in dims for e in (d if isinstance(d, (tuple, list)) else (d,))]
+        try:
+            return all(_wrap("", int(d), n) != 0 for d in dims)
+        except Exception:
+            return False
+
+    return when
+
+
+def _permute_keeps_first(statics, tensors) -> bool:
+    try:
+        return _wrap("", _ints("permute", statics["dims"])[0], len(tensors["input"][0])) == 0
+    except Exception:
+        return False
+
+
+@defop(static=("dims",), linear=True, rows=Rows(("input",), when=_permute_keeps_first))
 def permute(input, dims):
     """Reorder the dims: dim ``i`` of the result is dim ``dims[i]`` of ``input``. ``dims`` names every
     dim exactly once (negative dims count from the end).
@@ -145,7 +168,12 @@ def permute(input, dims):
     return jnp.transpose(input, axes)
 
 
-@defop(static=("dim0", "dim1"), linear=True, aliases=("swapdims",))
+@defop(
+    static=("dim0", "dim1"),
+    linear=True,
+    aliases=("swapdims",),
+    rows=Rows(("input",), when=_first_stays("dim0", "dim1")),
+)
 def transpose(input, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (negative dims count from the end); the other dims stay where
     they are. The result shares storage with ``input``.
@@ -221,7 +249,7 @@ def movedim(input, source, destination):
     )
 
 
-@defop(static=("dim",), linear=True)
+@defop(static=("dim",), linear=True, rows=Rows(("input",), when=_first_stays("dim")))
 def squeeze(input, dim=None):
     """Remove dims of size 1: all of them when ``dim`` is None, otherwise those listed in ``dim`` (an int
     or a tuple). As in torch, a listed dim whose size is not 1 is kept, without an error.
@@ -244,7 +272,7 @@ def squeeze(input, dim=None):
     return jnp.squeeze(input, tuple(a for a in axes if input.ndim and input.shape[a] == 1))
 
 
-@defop(static=("dim",), linear=True)
+@defop(static=("dim",), linear=True, rows=Rows(("input",), when=_first_stays("dim", extra=1)))
 def unsqueeze(input, dim):
     """Insert a dim of size 1 at position ``dim``, which ranges over ``-input.dim() - 1 ..
     input.dim()``: -1 appends a trailing dim.
