@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _lazy
 from ..errors import OpError
 from ._registry import defop
 
@@ -55,8 +56,21 @@ def _eager(fn):
 
 
 def _take_leading(a, n):
-    """The first ``n`` entries of ``a`` along dim 0 (no copy when ``n`` is all of them)."""
-    return a if a.shape[0] == n else jax.lax.slice_in_dim(a, 0, n, axis=0)
+    """The first ``n`` entries of ``a`` along dim 0 (no copy when ``n`` is all of them). On the
+    CPU a numpy copy: a count that changes every call compiles nothing."""
+    if a.shape[0] == n:
+        return a
+    if not isinstance(a, jax.core.Tracer) and _lazy.on_cpu(a):
+        return _lazy.like(np.array(np.asarray(a)[:n]), a)
+    return jax.lax.slice_in_dim(a, 0, n, axis=0)
+
+
+def _columns(a) -> tuple:
+    """The columns of 2-d ``a`` (on the CPU through numpy, as ``_take_leading``)."""
+    if not isinstance(a, jax.core.Tracer) and _lazy.on_cpu(a):
+        h = np.asarray(a)
+        return tuple(_lazy.like(np.ascontiguousarray(h[:, d]), a) for d in range(h.shape[1]))
+    return tuple(a[:, d] for d in range(a.shape[1]))
 
 
 # ----------------------------------------------------------------------------- nonzero
@@ -107,7 +121,7 @@ def nonzero(input, *, as_tuple=False):
         return coords
     if input.ndim == 0:
         return (jnp.zeros(coords.shape[0], jnp.int64),)
-    return tuple(coords[:, d] for d in range(input.ndim))
+    return _columns(coords)
 
 
 @defop(static=("size", "fill_value"), differentiable=False)
