@@ -95,6 +95,12 @@ ELEMENTWISE = Rows(("input", "other"), broadcast=True)
 """Rows of an elementwise op of ``input`` (and ``other``): every row is its own."""
 
 
+def batch_of(spatial: int) -> Rows:
+    """Rows of a convolution or pooling over ``spatial`` dims: a batched input's samples
+    (``(N, C, *spatial)``; an unbatched one's dim 0 is its channels)."""
+    return Rows(("input",), when=lambda s, t: len(t["input"][0]) == spatial + 2)
+
+
 def _named_tuple(name: str, fields: tuple) -> type:
     """torch's ``torch.return_types.<name>``: a tuple whose items also have names."""
     cls = collections.namedtuple(name, fields, module="fjax.return_types")

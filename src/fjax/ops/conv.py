@@ -8,7 +8,7 @@ from jax import lax
 
 from . import _checks
 from ._promote import promote
-from ._registry import defop
+from ._registry import batch_of, defop
 
 _SPEC = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
 
@@ -84,7 +84,7 @@ def _conv(name, nd, input, weight, bias, stride, padding, dilation, groups):
     return out[0] if unbatched else out
 
 
-@defop(static=("stride", "padding", "dilation", "groups"), method=False)
+@defop(static=("stride", "padding", "dilation", "groups"), method=False, rows=batch_of(1))
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution (cross-correlation, as in torch: the kernel is not flipped) of an
     ``(N, C_in, L)`` or unbatched ``(C_in, L)`` input with a ``(C_out, C_in / groups, k)`` weight.
@@ -115,7 +115,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@defop(static=("stride", "padding", "dilation", "groups"), method=False)
+@defop(static=("stride", "padding", "dilation", "groups"), method=False, rows=batch_of(2))
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution (cross-correlation) of an ``(N, C_in, H, W)`` or ``(C_in, H, W)`` input
     with a ``(C_out, C_in / groups, kh, kw)`` weight, plus an optional ``(C_out,)`` bias.
@@ -145,7 +145,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-@defop(static=("stride", "padding", "dilation", "groups"), method=False)
+@defop(static=("stride", "padding", "dilation", "groups"), method=False, rows=batch_of(3))
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-d convolution (cross-correlation) of an ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``
     input with a ``(C_out, C_in / groups, kd, kh, kw)`` weight, plus an optional ``(C_out,)`` bias.
@@ -214,7 +214,7 @@ def _conv_transpose(name, nd, input, weight, bias, stride, padding, output_paddi
 _TRANSPOSE_STATIC = ("stride", "padding", "output_padding", "groups", "dilation")
 
 
-@defop(static=_TRANSPOSE_STATIC, method=False)
+@defop(static=_TRANSPOSE_STATIC, method=False, rows=batch_of(1))
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 1-d convolution (the gradient of ``conv1d`` with respect to its input), of an
     ``(N, C_in, L)`` or ``(C_in, L)`` input with a ``(C_in, C_out / groups, k)`` weight.
@@ -256,7 +256,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     )
 
 
-@defop(static=_TRANSPOSE_STATIC, method=False)
+@defop(static=_TRANSPOSE_STATIC, method=False, rows=batch_of(2))
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 2-d convolution (the gradient of ``conv2d`` with respect to its input), of an
     ``(N, C_in, H, W)`` or ``(C_in, H, W)`` input with a ``(C_in, C_out / groups, kh, kw)`` weight.
@@ -300,7 +300,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     )
 
 
-@defop(static=_TRANSPOSE_STATIC, method=False)
+@defop(static=_TRANSPOSE_STATIC, method=False, rows=batch_of(3))
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 3-d convolution (the gradient of ``conv3d`` with respect to its input), of an
     ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` input with a ``(C_in, C_out / groups, kd, kh, kw)``

@@ -14,7 +14,7 @@ from jax import lax
 from ..errors import IndexOutOfRange
 from . import _checks
 from ._promote import promote, to_float
-from ._registry import defop
+from ._registry import batch_of, defop
 from .conv import _batched, _tup
 from .indexing import _check_range
 
@@ -119,7 +119,7 @@ def _lowest(dtype):
 _MAX_STATIC = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
 
 
-@defop(static=_MAX_STATIC, method=False)
+@defop(static=_MAX_STATIC, method=False, rows=batch_of(1))
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Maximum over sliding windows of an ``(N, C, L)`` or ``(C, L)`` input.
 
@@ -149,7 +149,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-@defop(static=_MAX_STATIC, method=False)
+@defop(static=_MAX_STATIC, method=False, rows=batch_of(2))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Maximum over sliding ``kh x kw`` windows of an ``(N, C, H, W)`` or ``(C, H, W)`` input.
 
@@ -176,7 +176,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-@defop(static=_MAX_STATIC, method=False)
+@defop(static=_MAX_STATIC, method=False, rows=batch_of(3))
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Maximum over sliding ``kd x kh x kw`` windows of an ``(N, C, D, H, W)`` or ``(C, D, H, W)``
     input; ``stride`` defaults to ``kernel_size``, and ``return_indices=True`` adds int64 argmax
@@ -240,7 +240,7 @@ def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, count_in
 _AVG_STATIC = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
 
 
-@defop(static=_AVG_STATIC, method=False)
+@defop(static=_AVG_STATIC, method=False, rows=batch_of(1))
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """Mean over sliding windows of an ``(N, C, L)`` or ``(C, L)`` input (integer input is
     averaged in float).
@@ -267,7 +267,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
-@defop(static=_AVG_STATIC + ("divisor_override",), method=False)
+@defop(static=_AVG_STATIC + ("divisor_override",), method=False, rows=batch_of(2))
 def avg_pool2d(
     input,
     kernel_size,
@@ -313,7 +313,7 @@ def avg_pool2d(
     )
 
 
-@defop(static=_AVG_STATIC + ("divisor_override",), method=False)
+@defop(static=_AVG_STATIC + ("divisor_override",), method=False, rows=batch_of(3))
 def avg_pool3d(
     input,
     kernel_size,
@@ -380,7 +380,7 @@ def _adaptive_avg(name, nd, input, output_size):
     return x[0] if unbatched else x
 
 
-@defop(static=("output_size",), method=False)
+@defop(static=("output_size",), method=False, rows=batch_of(1))
 def adaptive_avg_pool1d(input, output_size):
     """Mean over ``output_size`` windows that tile an ``(N, C, L)`` or ``(C, L)`` input.
 
@@ -399,7 +399,7 @@ def adaptive_avg_pool1d(input, output_size):
     return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
 
 
-@defop(static=("output_size",), method=False)
+@defop(static=("output_size",), method=False, rows=batch_of(2))
 def adaptive_avg_pool2d(input, output_size):
     """Mean over adaptive windows giving an ``(N, C, *output_size)`` result from any
     ``(N, C, H, W)`` or ``(C, H, W)`` input; an int means a square output, and ``None`` in
@@ -419,7 +419,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
 
 
-@defop(static=("output_size",), method=False)
+@defop(static=("output_size",), method=False, rows=batch_of(3))
 def adaptive_avg_pool3d(input, output_size):
     """Mean over adaptive windows giving an ``(N, C, *output_size)`` result from an
     ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input; ``None`` in ``output_size`` keeps that size.
@@ -445,7 +445,7 @@ def _adaptive_max(name, nd, input, output_size, return_indices):
     return (out, idx) if return_indices else out
 
 
-@defop(static=("output_size", "return_indices"), method=False)
+@defop(static=("output_size", "return_indices"), method=False, rows=batch_of(1))
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Maximum over ``output_size`` windows that tile an ``(N, C, L)`` or ``(C, L)`` input (the
     windows of ``adaptive_avg_pool1d``); ``return_indices=True`` also returns int64 argmax
@@ -465,7 +465,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
-@defop(static=("output_size", "return_indices"), method=False)
+@defop(static=("output_size", "return_indices"), method=False, rows=batch_of(2))
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Maximum over adaptive windows giving an ``(N, C, *output_size)`` result from an
     ``(N, C, H, W)`` or ``(C, H, W)`` input; ``None`` in ``output_size`` keeps that size, and
@@ -485,7 +485,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-@defop(static=("output_size", "return_indices"), method=False)
+@defop(static=("output_size", "return_indices"), method=False, rows=batch_of(3))
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Maximum over adaptive windows giving an ``(N, C, *output_size)`` result from an
     ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input; ``None`` in ``output_size`` keeps that size, and

@@ -80,7 +80,30 @@ def view(input, shape):
     return reshape(input, shape)
 
 
-@defop(static=("start_dim", "end_dim"), linear=True)
+def _first_stays(*params, extra: int = 0):
+    """``Rows.when`` of a shape op whose ``params`` name dims (of ``ndim + extra``): dim 0 stays
+    where none names it. A dim out of range: False (the op raises its own error)."""
+
+    def when(statics, tensors) -> bool:
+        n = len(tensors["input"][0]) + extra
+        dims = [statics[p] for p in params if statics[p] is not None]
+        dims = [e for d in dims for e in (d if isinstance(d, (tuple, list)) else (d,))]
+        try:
+            return all(_wrap("", int(d), n) != 0 for d in dims)
+        except Exception:
+            return False
+
+    return when
+
+
+def _permute_keeps_first(statics, tensors) -> bool:
+    try:
+        return _wrap("", _ints("permute", statics["dims"])[0], len(tensors["input"][0])) == 0
+    except Exception:
+        return False
+
+
+@defop(static=("start_dim", "end_dim"), linear=True, rows=Rows(("input",), when=_first_stays("start_dim")))
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim`` through ``end_dim`` (both included; negative dims count from the end)
     into one. A 0-d input becomes a 1-D tensor of one element.
@@ -123,29 +146,6 @@ def unflatten(input, dim, sizes):
     if sub is None:
         raise ValueError("unflatten: sizes must be non-empty")
     return input.reshape(input.shape[:d] + sub + input.shape[d + 1 :])
-
-
-def _first_stays(*params, extra: int = 0):
-    """``Rows.when`` of a shape op whose ``params`` name dims (of ``ndim + extra``): dim 0 stays
-    where none names it. A dim out of range: False (the op raises its own error)."""
-
-    def when(statics, tensors) -> bool:
-        n = len(tensors["input"][0]) + extra
-        dims = [statics[p] for p in params if statics[p] is not None]
-        dims = [e for d in dims for e in (d if isinstance(d, (tuple, list)) else (d,))]
-        try:
-            return all(_wrap("", int(d), n) != 0 for d in dims)
-        except Exception:
-            return False
-
-    return when
-
-
-def _permute_keeps_first(statics, tensors) -> bool:
-    try:
-        return _wrap("", _ints("permute", statics["dims"])[0], len(tensors["input"][0])) == 0
-    except Exception:
-        return False
 
 
 @defop(static=("dims",), linear=True, rows=Rows(("input",), when=_permute_keeps_first))
