@@ -27,7 +27,7 @@ def test_is_grads_batched_matches_torch(create_graph):
     )
     for g, t in zip(got, want):
         assert tuple(g.shape) == tuple(t.shape) == (6, *t.shape[1:])
-        np.testing.assert_allclose(g.numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g.numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-5)  # float32 sums of terms near 1
     if create_graph:  # the batched gradients are differentiable further
         (h,) = fjax.autograd.grad(got[0].square().sum(), w)
         (th,) = torch.autograd.grad(want[0].square().sum(), tw)
