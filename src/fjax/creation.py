@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import dtypes as _dt
+from ._tracing import trace_state
 from .device import MetaArray
 from .device import device as _device
 from .errors import OpError
@@ -188,7 +189,15 @@ def _filled(op, size, value, dtype, device, requires_grad, placement=None, sbp=N
     if _is_meta_device(device):  # no values: nothing is allocated
         return _global(op, _place(MetaArray(size, dt), None, requires_grad), placement, sbp, device)
     device = _check_global_device(op, device, placement)
-    return _global(op, _place(jnp.full(size, value, dt), device, requires_grad), placement, sbp, device)
+    return _global(op, _place(_full(size, value, dt, device), device, requires_grad), placement, sbp, device)
+
+
+def _full(size, value, dt, device):
+    """``jnp.full``; in eager, for an array that lands on the CPU, a transfer of numpy's (a size
+    that changes every step, ``torch.ones(len(idx))``, compiles nothing)."""
+    if trace_state.depth or (_device(device).type if device is not None else jax.default_backend()) != "cpu":
+        return jnp.full(size, value, dt)
+    return jax.device_put(np.full(size, value, dt))
 
 
 @size_keyword
