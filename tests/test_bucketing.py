@@ -102,8 +102,31 @@ for _k, _size in _SPATIAL.items():  # a CNN on a batch of images: convolutions a
     )
 
 
+RANDOM = {"dropout"}  # no torch numbers to match: checked by what the result must satisfy
+
+
 def test_every_op_with_rows_has_a_case():
-    assert {name for name, op in OPS.items() if op.rows is not None} == set(CASES)
+    assert {name for name, op in OPS.items() if op.rows is not None} == set(CASES) | RANDOM
+
+
+def test_padded_dropout_keeps_or_scales_each_real_element():
+    """Dropout on a bucket draws its mask at the bucket's shape: each real element is zeroed or
+    scaled by 1/(1-p), about p of them zeroed, and the gradient is the same mask."""
+    fjax.manual_seed(int(RNG.integers(1 << 30)))
+    for n in (40, 50, 60, 70, 90):
+        data = _x(n, 64) + 3.0  # no zeros of its own
+        x = fjax.tensor(data, requires_grad=True)
+        before = fjax.profiler.bucket_stats()["ops"].get("dropout", 0)
+        y = F.dropout(x * 1.0, p=0.3)
+        y.sum().backward()
+        out = y.detach().numpy()
+        assert out.shape == (n, 64)
+        kept = out != 0
+        np.testing.assert_allclose(out[kept], data[kept] / 0.7, rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), kept / 0.7, rtol=1e-6)
+        assert abs(1 - kept.mean() - 0.3) < 0.05
+        if n >= 70:
+            assert fjax.profiler.bucket_stats()["ops"].get("dropout", 0) > before, f"dropout did not pad at n={n}"
 
 
 NO_GRAD = {"cross_entropy": {2}}  # torch: class weights take no gradient

@@ -233,7 +233,7 @@ def forget() -> None:
     """Forget the sizes every op met: no op pads until its batch changes again (tests call this
     between tests, so whether an op pads never depends on what ran before)."""
     for entry in _noted:
-        entry.sizes, entry.bucketing = None, False
+        entry.sizes, entry.bucketing, entry.last = None, False, None
     _noted.clear()
 
 
@@ -263,6 +263,10 @@ def note(entry, arrays) -> None:
         spec = entry.spec = _spec(entry)
     if spec is False:
         return
+    first = getattr(arrays[spec.batched[0]], "shape", ())
+    if not first or first[0] == entry.last:
+        return  # the batch size of its last call: nothing new (a fixed-shape loop stops here)
+    entry.last = first[0]
     found = _family(spec, arrays)
     if found is None:
         return

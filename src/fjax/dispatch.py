@@ -152,7 +152,20 @@ class _Entry:
     VJP kernels; for an op that declares rows (``OpDef.rows``), what bucketing knows of it
     (``fjax._bucket``: the sizes its batch met, whether it pads, its padded kernel)."""
 
-    __slots__ = ("op", "args_t", "kwargs_t", "pure", "jit", "vjps", "rows", "bucketing", "sizes", "spec", "masked")
+    __slots__ = (
+        "op",
+        "args_t",
+        "kwargs_t",
+        "pure",
+        "jit",
+        "vjps",
+        "rows",
+        "bucketing",
+        "sizes",
+        "spec",
+        "masked",
+        "last",
+    )
     takes_padded = False  # True for a padded kernel: its inputs' Padded arrays are taken as they are
 
     def __init__(self, op: OpDef, args_t, kwargs_t):
@@ -169,7 +182,7 @@ class _Entry:
         self.jit = _jit(pure) if op.jit else pure
         self.vjps = {}
         self.rows = op.rows if op.jit else None
-        self.bucketing, self.sizes, self.spec, self.masked = False, None, None, None
+        self.bucketing, self.sizes, self.spec, self.masked, self.last = False, None, None, None, None
 
     def with_static(self, name, value) -> "_Entry":
         """This entry with static argument ``name`` set to ``value``."""

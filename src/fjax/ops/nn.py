@@ -537,7 +537,7 @@ def _dropout_key(key):
     raise TypeError(f"dropout: expected a PRNG key or an integer seed, got {key.dtype}{key.shape}")
 
 
-@defop(static=("training",), method=False)
+@defop(static=("training",), method=False, rows=Rows(("input",)))  # padded: a mask drawn at the bucket's shape
 def dropout(input, key, p=0.5, training=True):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``: torch's
     ``input * noise`` with ``noise`` a Bernoulli(1 - p) mask divided by ``1 - p``.
