@@ -73,6 +73,16 @@ CASES = {
     "permute": (lambda n: [_x(n, 3, 4)], lambda L, x: x.permute(0, 2, 1) @ x),
     "squeeze": (lambda n: [_x(n, 1, 4)], lambda L, x: L.relu(x).squeeze(1) + L.tanh(x).squeeze()),
     "flatten": (lambda n: [_x(n, 2, 3)], lambda L, x: L.flatten(x, 1) * 2),
+    "rms_norm": (lambda n: [_x(n, 3, 6), _x(6)], lambda L, x, w: L.nn.functional.rms_norm(x, (6,), w, eps=1e-6)),
+    "group_norm": (
+        lambda n: [_x(n, 4, 5), _x(4), _x(4)],
+        lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b),
+    ),
+    "instance_norm": (lambda n: [_x(n, 3, 7)], lambda L, x: L.nn.functional.instance_norm(x)),
+    "batch_norm": (  # eval: the running statistics
+        lambda n: [_x(n, 3, 4), _x(3), _x(3) ** 2 + 0.5, _x(3), _x(3)],
+        lambda L, x, m, v, w, b: L.nn.functional.batch_norm(x, m.detach(), v.detach(), w, b, training=False),
+    ),
 }
 _SPATIAL = {1: (7,), 2: (5, 6), 3: (4, 3, 5)}
 for _k, _size in _SPATIAL.items():  # a CNN on a batch of images: convolutions and pooling over the samples
@@ -129,7 +139,7 @@ def test_padded_dropout_keeps_or_scales_each_real_element():
             assert fjax.profiler.bucket_stats()["ops"].get("dropout", 0) > before, f"dropout did not pad at n={n}"
 
 
-NO_GRAD = {"cross_entropy": {2}}  # torch: class weights take no gradient
+NO_GRAD = {"cross_entropy": {2}, "batch_norm": {1, 2}}  # class weights, running statistics: no gradient
 
 
 def _run(lib, fn, arrays, no_grad=()):

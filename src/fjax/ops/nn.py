@@ -33,7 +33,7 @@ def _as_shape(shape):
 
 
 _LAYER_NORM_ROWS = Rows(("input",), when=lambda s, t: len(t["input"][0]) > len(_as_shape(s["normalized_shape"])))
-"""layer_norm's rows are its own where dim 0 is not normalized."""
+"""layer_norm's (and rms_norm's) rows are their own where dim 0 is not normalized."""
 
 
 @defop(static=("normalized_shape",), method=False, rows=_LAYER_NORM_ROWS)
@@ -68,7 +68,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _affine(_normalize(input, axes, eps), weight, bias, shape)
 
 
-@defop(static=("normalized_shape", "eps"), method=False)
+@defop(static=("normalized_shape", "eps"), method=False, rows=_LAYER_NORM_ROWS)
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """RMS normalization: ``x / sqrt(mean(x**2) + eps) * weight`` over the trailing
     ``normalized_shape`` dims (no centering, no bias).
@@ -164,7 +164,7 @@ def _channel_shape(name, input):
     return (input.shape[1],) + (1,) * (input.ndim - 2)
 
 
-@defop(static=("num_groups",), method=False)
+@defop(static=("num_groups",), method=False, rows=Rows(("input",), when=lambda s, t: len(t["input"][0]) >= 2))
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization of ``(N, C, ...)`` input: the ``C`` channels of each sample are split
     into ``num_groups`` groups, and each group is standardized over its channels and positions.
@@ -205,7 +205,7 @@ def _running(x, running_mean, running_var, eps, shape):
     return (x - mean) * jax.lax.rsqrt(var + jnp.asarray(eps, x.dtype))
 
 
-@defop(static=("use_input_stats",), method=False)
+@defop(static=("use_input_stats",), method=False, rows=Rows(("input",), when=lambda s, t: len(t["input"][0]) >= 3))
 def instance_norm(
     input,
     running_mean=None,
@@ -240,7 +240,8 @@ def instance_norm(
     return _affine(out, weight, bias, shape)
 
 
-@defop(static=("training",), method=False)
+# per sample with the running statistics (eval); a training batch's statistics span the rows
+@defop(static=("training",), method=False, rows=Rows(("input",), when=lambda s, t: not s["training"]))
 def batch_norm(
     input,
     running_mean,
