@@ -79,9 +79,12 @@ CASES = {
         lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b),
     ),
     "instance_norm": (lambda n: [_x(n, 3, 7)], lambda L, x: L.nn.functional.instance_norm(x)),
-    "batch_norm": (  # eval: the running statistics
+    "batch_norm": (  # training: the real rows' statistics; eval: the running ones
         lambda n: [_x(n, 3, 4), _x(3), _x(3) ** 2 + 0.5, _x(3), _x(3)],
-        lambda L, x, m, v, w, b: L.nn.functional.batch_norm(x, m.detach(), v.detach(), w, b, training=False),
+        lambda L, x, m, v, w, b: (
+            L.nn.functional.batch_norm(x, None, None, w, b, training=True)
+            + L.nn.functional.batch_norm(x, m.detach(), v.detach(), w, b, training=False)
+        ),
     ),
 }
 _SPATIAL = {1: (7,), 2: (5, 6), 3: (4, 3, 5)}
@@ -328,3 +331,39 @@ def test_a_padded_result_written_in_place_into_a_leaf():
         for f, t in zip(*results):
             np.testing.assert_allclose(f, t, rtol=1e-5, atol=1e-6, err_msg=f"n={n}")
     assert fjax.profiler.bucket_stats()["ops"].get("sub", 0) > 0
+
+
+def test_a_cnn_with_batch_norm_on_changing_batches_matches_torch():
+    """Conv, BatchNorm (training: statistics and running buffers of the real rows), ReLU, pooling,
+    Linear, on batches of changing size: torch's losses, weights and running statistics, and
+    the batch norm pads."""
+    torch.manual_seed(int(RNG.integers(1 << 30)))
+
+    def build(nn):
+        return nn.Sequential(
+            nn.Conv2d(2, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(2),
+            nn.Flatten(),
+            nn.Linear(16, 3),
+        )
+
+    t = build(torch.nn)
+    f = build(fjax.nn)
+    f.load_state_dict({k: fjax.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    f_opt, t_opt = fjax.optim.SGD(f.parameters(), lr=0.1), torch.optim.SGD(t.parameters(), lr=0.1)
+    before = fjax.profiler.bucket_stats()["ops"].get("batch_norm", 0)
+    for n in (6, 9, 13, 10, 21, 17, 30):
+        x, y = _x(n, 2, 5, 5), RNG.integers(0, 3, n)
+        losses = []
+        for lib, model, opt in ((fjax, f, f_opt), (torch, t, t_opt)):
+            loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5, err_msg=f"n={n}")
+    assert fjax.profiler.bucket_stats()["ops"].get("batch_norm", 0) > before
+    for (name, p), q in zip(f.state_dict().items(), t.state_dict().values()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)

@@ -421,9 +421,10 @@ def _mask(n, size):
 
 def _masked_entry(entry, spec):
     """The kernel ``entry`` runs padded: ``(valid, *arrays)``, ``valid`` the real rows."""
-    pure = entry.pure
+    base = entry
     if spec.reduce is not None:  # the op per row ('none'), its real rows reduced here
-        pure = entry.with_static(spec.rows.reduce, "none").pure
+        base = entry.with_static(spec.rows.reduce, "none")
+    pure, masked_op = base.pure, spec.rows.masked
     pads, reduce, out_rows = dict(spec.pads), spec.reduce, spec.out
 
     def masked(valid, *arrays):
@@ -437,7 +438,7 @@ def _masked_entry(entry, spec):
             a = arrays[i]
             if jnp.ndim(a) and a.shape[0] == size:
                 arrays[i] = jnp.where(rows_mask(a), a, jnp.asarray(v, a.dtype))
-        out = pure(*arrays)
+        out = base.calling(masked_op, valid=valid)(*arrays) if masked_op else pure(*arrays)
         if reduce is not None:
             total = jnp.sum(jnp.where(rows_mask(out), out, jnp.zeros((), out.dtype)))
             if reduce == "mean":

@@ -169,20 +169,25 @@ class _Entry:
     takes_padded = False  # True for a padded kernel: its inputs' Padded arrays are taken as they are
 
     def __init__(self, op: OpDef, args_t, kwargs_t):
-        fn = op.fn
+        self.op, self.args_t, self.kwargs_t = op, args_t, kwargs_t
+        pure = self.pure = self.calling(op.fn)
+        self.jit = _jit(pure) if op.jit else pure
+        self.vjps = {}
+        self.rows = op.rows if op.jit else None
+        self.bucketing, self.sizes, self.spec, self.masked, self.last = False, None, None, None, None
+
+    def calling(self, fn, **extra):
+        """``fn`` as a function of this entry's leaves: called with the op's arguments rebuilt
+        from the template (and ``extra`` keywords)."""
+        args_t, kwargs_t = self.args_t, self.kwargs_t
 
         def pure(*arrays):
             it = iter(arrays)
             args = [_rebuild(t, it) for t in args_t]
             kwargs = {k: _rebuild(t, it) for k, t in kwargs_t}
-            return fn(*args, **kwargs)
+            return fn(*args, **kwargs, **extra)
 
-        self.op, self.args_t, self.kwargs_t = op, args_t, kwargs_t
-        self.pure = pure
-        self.jit = _jit(pure) if op.jit else pure
-        self.vjps = {}
-        self.rows = op.rows if op.jit else None
-        self.bucketing, self.sizes, self.spec, self.masked, self.last = False, None, None, None, None
+        return pure
 
     def with_static(self, name, value) -> "_Entry":
         """This entry with static argument ``name`` set to ``value``."""

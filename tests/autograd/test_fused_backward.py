@@ -187,3 +187,22 @@ def test_by_default_every_backward_is_fused_and_history_does_not_change_bits():
             np.testing.assert_array_equal(a, b)
     finally:
         fjax.config.eager_fusion, engine._FUSE_AFTER = saved
+
+
+def test_a_structure_at_many_shape_combinations_runs_node_by_node(monkeypatch):
+    """Two batches whose sizes vary apart (routed experts) give one structure many shape
+    signatures: past ``_SHAPES_MAX`` a new one walks node by node (no compile of the whole
+    backward per combination), and the gradients stay torch's."""
+    monkeypatch.setattr(engine, "_SHAPES_MAX", 2)
+    rng = np.random.default_rng()
+    w0 = rng.standard_normal((5, 3)).astype(np.float32)
+    fw, tw = fjax.tensor(w0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    before = fjax.profiler.fusion_stats()["unfused"].get("shapes vary", 0)
+    for a, b in [(4, 4), (4, 6), (6, 4), (6, 6), (4, 4)]:
+        xa, xb = rng.standard_normal((a, 5)).astype(np.float32), rng.standard_normal((b, 5)).astype(np.float32)
+        for lib, w in ((fjax, fw), (torch, tw)):
+            w.grad = None
+            ((lib.tensor(xa) @ w).tanh().sum() + (lib.tensor(xb) @ w).square().sum()).backward()
+        np.testing.assert_allclose(fw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"{(a, b)}")
+    if fjax.config.eager_fusion:
+        assert fjax.profiler.fusion_stats()["unfused"].get("shapes vary", 0) - before == 2

@@ -271,6 +271,12 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
 
 _FUSED: OrderedDict = OrderedDict()  # tape structure -> times seen (int), jitted program, or False
 _FUSED_MAX = 64
+# a structure's program compiles per shape signature (its nodes' output shapes): one per bucket
+# for a bucketed batch, but one per *combination* of buckets where several batches vary apart
+# (a mixture of experts' per-expert rows). Past this many signatures, a new one runs node by
+# node: each node's VJP kernel is compiled per its own shapes, whatever the others' are.
+_SHAPES: dict = {}  # structure -> the shape signatures its program ran at
+_SHAPES_MAX = int(os.environ.get("FJAX_FUSED_SHAPES_MAX", "8"))
 # how many times a structure runs node by node before it is fused. 0: every backward is fused, so
 # its bits never depend on what ran before (a first, unfused run would round differently), and a
 # new structure compiles one program instead of one kernel per node (fewer compiles in all)
@@ -304,7 +310,7 @@ def _fused_backward(order, pending, wanted, retain_graph):
                 seeds.append(c)
     leaves: list = []
     leaf_pos: dict = {}
-    steps, flat, done = [], [], []
+    steps, flat, done, avals = [], [], [], []
     for i, node in enumerate(order):
         r = reached[i]
         if not r:
@@ -341,6 +347,7 @@ def _fused_backward(order, pending, wanted, retain_graph):
         steps.append((i, treedef, len(vleaves), node.multi, tuple(sorted(r)), zeros, tuple(wiring), wants))
         flat.extend(vleaves)
         done.append(node)
+        avals.append(tuple(node.out_avals) if node.multi else node.out_avals)
     key = (tuple(seed_refs), tuple(steps), len(leaves))
     program = _FUSED.get(key, 0)
     if type(program) is int:
@@ -351,13 +358,22 @@ def _fused_backward(order, pending, wanted, retain_graph):
             stats["compiles"] += 1
         _FUSED[key] = program
         if len(_FUSED) > _FUSED_MAX:
-            _FUSED.popitem(last=False)
+            _SHAPES.pop(_FUSED.popitem(last=False)[0], None)
     with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
         _FUSED.move_to_end(key)
     if not callable(program):
         why = "first sight" if program is not False else "not traceable"
         stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
         return None
+    shapes = (tuple(avals), tuple(tuple(leaf.shape) for leaf in leaves))
+    seen = _SHAPES.get(key)
+    if seen is None:
+        seen = _SHAPES[key] = set()
+    if shapes not in seen:
+        if len(seen) >= _SHAPES_MAX:
+            stats["unfused"]["shapes vary"] = stats["unfused"].get("shapes vary", 0) + 1
+            return None
+        seen.add(shapes)
     try:
         leaf_out, found_out = _lazy.call(program, len(seeds), [*seeds, *flat])
     except Exception:  # a VJP JAX cannot trace into a bigger program: node by node from now on

@@ -17,6 +17,8 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from .. import _bucket, _lazy
+from .._lazy import Padded
 from ..autograd.grad_mode import no_grad
 from ..creation import arange as _arange
 from ..creation import empty_like as _empty_like
@@ -1129,7 +1131,13 @@ def _update_running(op: str, stats, input: Tensor, running_mean: Tensor, running
     if isinstance(momentum, Tensor):  # BatchNorm's cumulative average: 1 / num_batches_tracked
         momentum = momentum._data
     with no_grad():
-        mean, var = stats(input._data, running_mean._data, running_var._data, momentum)
+        a = input._meta
+        if type(a) is Padded and stats is _batch_stats:  # a bucketed batch: its real rows, in the bucket
+            padded = _lazy.real(a.array)
+            valid = _bucket._mask(a.shape[0], padded.shape[0])
+            mean, var = stats(padded, running_mean._data, running_var._data, momentum, valid)
+        else:
+            mean, var = stats(input._data, running_mean._data, running_var._data, momentum)
         running_mean._set_(Tensor._wrap(mean), op)
         running_var._set_(Tensor._wrap(var), op)
 

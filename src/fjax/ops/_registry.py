@@ -81,6 +81,9 @@ class Rows:
             False where this call's dim 0 is not a batch (softmax over dim 0, a 1-d input).
         out: a function of the static arguments: False where the result has no batch dim
             (a loss reduced by its own ``'mean'``).
+        masked: the op on a padded batch where it reduces over the rows (a training batch's
+            statistics): called as the op, plus the keyword ``valid`` (a bool mask of the real
+            rows), it leaves the padding rows out.
     """
 
     params: tuple | Callable
@@ -89,6 +92,7 @@ class Rows:
     reduce: str | None = None
     when: Callable | None = None
     out: Callable | None = None
+    masked: Callable | None = None
 
 
 ELEMENTWISE = Rows(("input", "other"), broadcast=True)

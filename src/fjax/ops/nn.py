@@ -240,8 +240,30 @@ def instance_norm(
     return _affine(out, weight, bias, shape)
 
 
-# per sample with the running statistics (eval); a training batch's statistics span the rows
-@defop(static=("training",), method=False, rows=Rows(("input",), when=lambda s, t: not s["training"]))
+def _batch_norm_of_real_rows(
+    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5, *, valid
+):
+    """``batch_norm`` on a padded batch (``Rows.masked``): a training batch's statistics over
+    the ``valid`` rows only."""
+    if not training:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    input, weight, bias = promote(input, weight, bias)
+    shape = _channel_shape("batch_norm", input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    keep = valid.reshape((-1,) + (1,) * (input.ndim - 1))
+    count = (jnp.sum(valid) * math.prod(input.shape[2:])).astype(input.dtype)
+    zero = jnp.zeros((), input.dtype)
+    mean = jnp.sum(jnp.where(keep, input, zero), axis=axes, keepdims=True) / count
+    var = jnp.sum(jnp.where(keep, jnp.square(input - mean), zero), axis=axes, keepdims=True) / count
+    out = (input - mean) * jax.lax.rsqrt(var + jnp.asarray(eps, input.dtype))
+    return _affine(out, weight, bias, shape)
+
+
+@defop(
+    static=("training",),
+    method=False,
+    rows=Rows(("input",), when=lambda s, t: len(t["input"][0]) >= 2, masked=_batch_norm_of_real_rows),
+)
 def batch_norm(
     input,
     running_mean,
@@ -325,7 +347,7 @@ def native_dropout_backward(grad_output, mask, scale):
     return grad_output * mask.astype(grad_output.dtype) * jnp.asarray(scale, grad_output.dtype)
 
 
-def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
+def batch_norm_stats(input, running_mean, running_var, momentum=0.1, valid=None):
     """The running statistics torch's batch_norm stores after a training step.
 
     ``new = (1 - momentum) * running + momentum * batch``, with the unbiased batch variance.
@@ -336,6 +358,7 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
         running_mean: the ``(C,)`` running mean.
         running_var: the ``(C,)`` running variance.
         momentum: the update factor (default 0.1).
+        valid: a bool mask of the real rows of a padded batch (``fjax._bucket``), or None.
 
     Returns:
         ``(new_running_mean, new_running_var)`` in the dtypes of the running buffers.
@@ -352,9 +375,17 @@ def batch_norm_stats(input, running_mean, running_var, momentum=0.1):
         raise NotImplementedError("batch_norm_stats: momentum=None (cumulative average)")
     x = jax.lax.stop_gradient(input)
     axes = (0,) + tuple(range(2, x.ndim))
-    n = x.size // x.shape[1]
-    mean = jnp.mean(x, axis=axes)
-    var = jnp.var(x, axis=axes) * (n / (n - 1))
+    if valid is None:
+        n = x.size // x.shape[1]
+        mean = jnp.mean(x, axis=axes)
+        var = jnp.var(x, axis=axes) * (n / (n - 1))
+    else:  # a padded batch (fjax._bucket): the real rows only
+        keep = valid.reshape((-1,) + (1,) * (x.ndim - 1))
+        n = (jnp.sum(valid) * math.prod(x.shape[2:])).astype(x.dtype)
+        zero = jnp.zeros((), x.dtype)
+        mean = jnp.sum(jnp.where(keep, x, zero), axis=axes) / n
+        centered = jnp.where(keep, jnp.square(x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))), zero)
+        var = jnp.sum(centered, axis=axes) / (n - 1)
     new_mean = (1 - momentum) * running_mean + momentum * mean.astype(running_mean.dtype)
     new_var = (1 - momentum) * running_var + momentum * var.astype(running_var.dtype)
     return new_mean, new_var
