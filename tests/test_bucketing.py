@@ -73,6 +73,9 @@ CASES = {
     "permute": (lambda n: [_x(n, 3, 4)], lambda L, x: x.permute(0, 2, 1) @ x),
     "squeeze": (lambda n: [_x(n, 1, 4)], lambda L, x: L.relu(x).squeeze(1) + L.tanh(x).squeeze()),
     "flatten": (lambda n: [_x(n, 2, 3)], lambda L, x: L.flatten(x, 1) * 2),
+    # per row, or a total over the batch (padding rows left out)
+    "sum": (lambda n: [_x(n, 5)], lambda L, x: x.sum(-1) + x.sum() + x.sum((1,), keepdim=True).sum(1)),
+    "mean": (lambda n: [_x(n, 3, 4)], lambda L, x: x.mean(1, keepdim=True) * x.mean() + x.mean((), keepdim=True)),
     "rms_norm": (lambda n: [_x(n, 3, 6), _x(6)], lambda L, x, w: L.nn.functional.rms_norm(x, (6,), w, eps=1e-6)),
     "group_norm": (
         lambda n: [_x(n, 4, 5), _x(4), _x(4)],
@@ -87,6 +90,27 @@ CASES = {
         ),
     ),
 }
+for _name in ("square", "abs", "reciprocal", "sign", "sin", "cos", "erf", "expm1"):
+    CASES[_name] = (lambda n: [_x(n, 5) + 0.1], lambda L, x, name=_name: getattr(L, name)(x))
+for _name in ("sqrt", "rsqrt", "log", "log1p"):  # a positive domain
+    CASES[_name] = (lambda n: [np.abs(_x(n, 5)) + 0.5], lambda L, x, name=_name: getattr(L, name)(x))
+for _name in ("relu6", "mish", "hardswish", "hardsigmoid", "selu", "logsigmoid", "hardtanh", "celu"):
+    CASES[_name] = (lambda n: [3 * _x(n, 5)], lambda L, x, name=_name: getattr(L.nn.functional, name)(x))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # a bool result, as a factor
+    CASES[_name] = (
+        lambda n: [_x(n, 5), np.round(_x(n, 1))],
+        lambda L, x, y, name=_name: getattr(L, name)(L.round(x), y) * x,
+    )
+CASES.update(
+    {
+        "pow": (lambda n: [np.abs(_x(n, 5)) + 0.5, _x(5)], lambda L, x, e: x**e + x**2 + L.pow(2.0, x)),
+        "maximum": (lambda n: [_x(n, 5), _x(n, 5)], lambda L, x, y: L.maximum(x, y)),
+        "minimum": (lambda n: [_x(n, 5), _x(1, 5)], lambda L, x, y: L.minimum(x, y)),
+        "clamp": (lambda n: [_x(n, 5), _x(5) - 1], lambda L, x, lo: L.clamp(x, lo, lo + 1.5) + x.clamp(min=-0.5)),
+        "where": (lambda n: [_x(n, 5), _x(n, 5)], lambda L, x, y: L.where(x > 0, x, y) + L.where(y < 0, 1.0, y)),
+        "masked_fill": (lambda n: [_x(n, 5)], lambda L, x: x.masked_fill(x < 0, -2.0) * x),
+    }
+)
 _SPATIAL = {1: (7,), 2: (5, 6), 3: (4, 3, 5)}
 for _k, _size in _SPATIAL.items():  # a CNN on a batch of images: convolutions and pooling over the samples
     CASES[f"conv{_k}d"] = (
@@ -142,7 +166,8 @@ def test_padded_dropout_keeps_or_scales_each_real_element():
             assert fjax.profiler.bucket_stats()["ops"].get("dropout", 0) > before, f"dropout did not pad at n={n}"
 
 
-NO_GRAD = {"cross_entropy": {2}, "batch_norm": {1, 2}}  # class weights, running statistics: no gradient
+# class weights, running statistics, what a comparison reads: no gradient
+NO_GRAD = {"cross_entropy": {2}, "batch_norm": {1, 2}, **{c: {1} for c in ("eq", "ne", "lt", "le", "gt", "ge")}}
 
 
 def _run(lib, fn, arrays, no_grad=()):

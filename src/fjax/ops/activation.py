@@ -41,7 +41,7 @@ def relu(input):
     return jnp.where(input <= 0, jnp.where(input < 0, zero, jax.lax.stop_gradient(input)), input)
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def relu6(input):
     """ReLU capped at 6: ``min(max(input, 0), 6)`` elementwise.
 
@@ -103,7 +103,7 @@ def elu(input, alpha=1.0):
     return _elu(input, alpha)
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def selu(input):
     """Scaled ELU: ``scale * elu(input, alpha)`` with the fixed self-normalizing constants
     ``alpha ~ 1.6733`` and ``scale ~ 1.0507``.
@@ -124,7 +124,7 @@ def _check_celu(input, alpha=1.0):
         raise _checks.OpError("celu: ZeroDivisionError: alpha cannot be 0 for CELU, got alpha=0")
 
 
-@defop(method=False, check=_check_celu)
+@defop(method=False, check=_check_celu, rows=ELEMENTWISE)
 def celu(input, alpha=1.0):
     """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
@@ -181,7 +181,7 @@ def silu(input):
     return jax.nn.silu(to_float(input))
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def mish(input):
     """Mish: ``input * tanh(softplus(input))`` elementwise.
 
@@ -242,7 +242,7 @@ def _check_hardtanh(input, min_val=-1.0, max_val=1.0):
         raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val={min_val}, max_val={max_val}")
 
 
-@defop(method=False, check=_check_hardtanh)
+@defop(method=False, check=_check_hardtanh, rows=ELEMENTWISE)
 def hardtanh(input, min_val=-1.0, max_val=1.0):
     """Clamp to ``[min_val, max_val]`` (default ``[-1, 1]``).
 
@@ -264,7 +264,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0):
     return _clip(to_float(input), min_val, max_val)
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def hardsigmoid(input):
     """Piecewise-linear sigmoid: ``relu6(x + 3) / 6``, so 0 below -3 and 1 above 3.
 
@@ -280,7 +280,7 @@ def hardsigmoid(input):
     return _clip(input + 3, 0, 6) / 6
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def hardswish(input):
     """Hard swish: ``x * relu6(x + 3) / 6``, i.e. ``x * hardsigmoid(x)``.
 
@@ -296,7 +296,7 @@ def hardswish(input):
     return input * _clip(input + 3, 0, 6) / 6
 
 
-@defop(method=False)
+@defop(method=False, rows=ELEMENTWISE)
 def logsigmoid(input):
     """``log(sigmoid(input))`` elementwise, computed without underflow for large negative inputs.
 

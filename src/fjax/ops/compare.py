@@ -7,10 +7,10 @@ import jax.numpy as jnp
 
 from . import _promote
 from ._promote import promote, result_type
-from ._registry import defop
+from ._registry import ELEMENTWISE, Rows, defop
 
 
-@defop(differentiable=False)
+@defop(differentiable=False, rows=ELEMENTWISE)
 def eq(input, other):
     """Elementwise ``input == other`` as a bool tensor.
 
@@ -29,7 +29,7 @@ def eq(input, other):
     return input == other
 
 
-@defop(differentiable=False, aliases=("not_equal",))
+@defop(differentiable=False, aliases=("not_equal",), rows=ELEMENTWISE)
 def ne(input, other):
     """Elementwise ``input != other`` as a bool tensor.
 
@@ -48,7 +48,7 @@ def ne(input, other):
     return input != other
 
 
-@defop(differentiable=False, aliases=("less",))
+@defop(differentiable=False, aliases=("less",), rows=ELEMENTWISE)
 def lt(input, other):
     """Elementwise ``input < other`` as a bool tensor.
 
@@ -68,7 +68,7 @@ def lt(input, other):
     return input < other
 
 
-@defop(differentiable=False, aliases=("less_equal",))
+@defop(differentiable=False, aliases=("less_equal",), rows=ELEMENTWISE)
 def le(input, other):
     """Elementwise ``input <= other`` as a bool tensor.
 
@@ -87,7 +87,7 @@ def le(input, other):
     return input <= other
 
 
-@defop(differentiable=False, aliases=("greater",))
+@defop(differentiable=False, aliases=("greater",), rows=ELEMENTWISE)
 def gt(input, other):
     """Elementwise ``input > other`` as a bool tensor.
 
@@ -106,7 +106,7 @@ def gt(input, other):
     return input > other
 
 
-@defop(differentiable=False, aliases=("greater_equal",))
+@defop(differentiable=False, aliases=("greater_equal",), rows=ELEMENTWISE)
 def ge(input, other):
     """Elementwise ``input >= other`` as a bool tensor.
 
@@ -400,7 +400,11 @@ def bitwise_not(input):
     return jnp.invert(*_integral("bitwise_not", input))
 
 
-@defop(method=False, keyword_aliases={"x": "input", "y": "other"})
+@defop(
+    method=False,
+    keyword_aliases={"x": "input", "y": "other"},
+    rows=Rows(("condition", "input", "other"), broadcast=True),
+)
 def where(condition, input, other):
     """Elementwise choice: ``input`` where ``condition`` is True, ``other`` where it is False.
 

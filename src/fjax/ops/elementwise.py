@@ -10,7 +10,7 @@ from jax import lax
 from ..errors import OpError
 from . import _promote
 from ._promote import promote, result_type, to_float
-from ._registry import ELEMENTWISE, defop
+from ._registry import ELEMENTWISE, Rows, defop
 
 
 def _scale(op, other, alpha):
@@ -335,7 +335,7 @@ def _int_pow(x, e):
     return jnp.where(e < 0, negative, acc)
 
 
-@defop(check=_check_pow)
+@defop(check=_check_pow, rows=Rows(("input", "exponent"), broadcast=True))
 def pow(input, exponent):
     """Elementwise ``input ** exponent``.
 
@@ -394,7 +394,7 @@ def _abs_jvp(primals, tangents):
     return jnp.abs(x), jnp.sign(x) * t  # torch: the gradient at 0 is 0, not 1
 
 
-@defop(aliases=("absolute",))
+@defop(aliases=("absolute",), rows=ELEMENTWISE)
 def abs(input):
     """Elementwise absolute value ``|input|``, in the input's dtype.
 
@@ -411,7 +411,7 @@ def abs(input):
     return _abs(input)
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def sign(input):
     """Elementwise sign: -1 for negative, 0 for zero, 1 for positive values, in the input's dtype.
 
@@ -429,7 +429,7 @@ def sign(input):
     return (input > 0).astype(input.dtype) - (input < 0).astype(input.dtype)
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def square(input):
     """Elementwise ``input * input``; integer tensors stay integer.
 
@@ -443,7 +443,7 @@ def square(input):
     return input * input
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def reciprocal(input):
     """Elementwise ``1 / input``.
 
@@ -607,7 +607,7 @@ def _clamp(x, lo, hi):
     return out
 
 
-@defop(aliases=("clip",))
+@defop(aliases=("clip",), rows=Rows(("input", "min", "max"), broadcast=True))
 def clamp(input, min=None, max=None):
     """Limit every element to the range ``[min, max]``; ``clip`` is the same op under another name.
 
@@ -663,7 +663,7 @@ def clamp_max(input, max):
     return _clamp(input, None, max)
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def maximum(input, other):
     """Elementwise maximum of two broadcastable tensors, in their promoted dtype.
 
@@ -683,7 +683,7 @@ def maximum(input, other):
     return jnp.maximum(input, other)
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def minimum(input, other):
     """Elementwise minimum of two broadcastable tensors, in their promoted dtype.
 

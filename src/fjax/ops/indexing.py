@@ -324,7 +324,7 @@ def index_fill(input, dim, index, value):
     return out.reshape(input.shape)
 
 
-@defop()
+@defop(rows=Rows(("input", "mask", "value"), broadcast=True))
 def masked_fill(input, mask, value):
     """A copy of ``input`` with ``value`` wherever the bool ``mask`` is True; ``mask`` broadcasts
     to ``input``'s shape, and ``value`` (a scalar or a 0-d tensor) takes ``input``'s dtype. A common use:

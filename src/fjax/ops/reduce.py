@@ -17,7 +17,7 @@ from jax import lax
 
 from . import _checks
 from ._promote import DEFAULT_INT, result_type
-from ._registry import defop
+from ._registry import Rows, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -78,7 +78,41 @@ def _select(x, idx, axis, keepdim):
 # ----------------------------------------------------------------------------- sums and means
 
 
-@defop("sum", static=("dim", "keepdim", "dtype"))
+def _total_or_per_row(statics, tensors) -> bool:
+    """``Rows.when`` of sum and mean: over every dim (a total: padding rows masked out), or over
+    dims that leave dim 0 (each row its own); not over dim 0 and some others."""
+    dim = statics["dim"]
+    if dim is None or dim == ():
+        return True
+    try:
+        return 0 not in _dims("", dim, len(tensors["input"][0]))
+    except Exception:
+        return False
+
+
+def _rows_of_a_total(masked):
+    return Rows(("input",), when=_total_or_per_row, out=lambda s: s["dim"] not in (None, ()), masked=masked)
+
+
+def _real_rows(input, valid):
+    """``input`` with its padding rows zeroed (``valid``: the real rows of a bucket)."""
+    keep = valid.reshape((-1,) + (1,) * (input.ndim - 1))
+    return jnp.where(keep, input, jnp.zeros((), input.dtype))
+
+
+def _sum_of_real_rows(input, dim=None, keepdim=False, *, dtype=None, valid):
+    return sum_(_real_rows(input, valid), dim, keepdim, dtype=dtype)
+
+
+def _mean_of_real_rows(input, dim=None, keepdim=False, *, dtype=None, valid):
+    if dim not in (None, ()):
+        return mean(input, dim, keepdim, dtype=dtype)
+    total = sum_(_real_rows(input, valid), dim, keepdim, dtype=dtype or _mean_dtype(input))
+    count = jnp.sum(valid) * math.prod(input.shape[1:])
+    return total / count.astype(total.dtype)
+
+
+@defop("sum", static=("dim", "keepdim", "dtype"), rows=_rows_of_a_total(_sum_of_real_rows))
 def sum_(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of the elements over ``dim`` (an int or a tuple of ints; all dims when None); the reduced
     dims are dropped unless ``keepdim``. As in torch, bool and integer inputs accumulate and return int64
@@ -116,7 +150,14 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return jnp.nansum(input.astype(_sum_dtype(input, dtype)), axis=axes, keepdims=keepdim)
 
 
-@defop(static=("dim", "keepdim", "dtype"))
+def _mean_dtype(input, dtype=None):
+    dtype = _as_dtype(dtype) or np.dtype(input.dtype)
+    if not jnp.issubdtype(dtype, jnp.inexact):
+        raise TypeError(f"mean: expected a floating point input or dtype, got {dtype}")
+    return dtype
+
+
+@defop(static=("dim", "keepdim", "dtype"), rows=_rows_of_a_total(_mean_of_real_rows))
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean over ``dim`` (all dims when None); ``keepdim`` keeps the reduced dims as size 1.
     The input must be floating point or complex, or ``dtype`` must name such a type: an integer tensor
@@ -133,9 +174,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         >>> fjax.tensor([1, 2]).mean(dtype=fjax.float32)
         tensor(1.5000, dtype=fjax.float32)
     """
-    dtype = _as_dtype(dtype) or np.dtype(input.dtype)
-    if not jnp.issubdtype(dtype, jnp.inexact):
-        raise TypeError(f"mean: expected a floating point input or dtype, got {dtype}")
+    dtype = _mean_dtype(input, dtype)
     axes = _dims("mean", dim, input.ndim)
     return jnp.mean(input.astype(dtype), axis=axes, keepdims=keepdim)
 

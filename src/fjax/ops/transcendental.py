@@ -29,7 +29,7 @@ def exp2(input):
     return jnp.exp2(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def expm1(input):
     """Elementwise ``exp(input) - 1``, computed without the cancellation that subtracting 1 causes near 0.
 
@@ -45,7 +45,7 @@ def expm1(input):
     return jnp.expm1(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def log(input):
     """Elementwise natural logarithm.
 
@@ -92,7 +92,7 @@ def log10(input):
     return jnp.log10(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def log1p(input):
     """Elementwise ``log(1 + input)``, accurate for ``input`` near 0 where ``1 + input`` would round.
 
@@ -108,7 +108,7 @@ def log1p(input):
     return jnp.log1p(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def sqrt(input):
     """Elementwise square root.
 
@@ -125,7 +125,7 @@ def sqrt(input):
     return jnp.sqrt(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def rsqrt(input):
     """Elementwise reciprocal square root ``1 / sqrt(input)``.
 
@@ -140,7 +140,7 @@ def rsqrt(input):
     return lax.rsqrt(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def sin(input):
     """Elementwise sine of an angle in radians.
 
@@ -155,7 +155,7 @@ def sin(input):
     return jnp.sin(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def cos(input):
     """Elementwise cosine of an angle in radians.
 
@@ -321,7 +321,7 @@ def atanh(input):
     return jnp.arctanh(to_float(input))
 
 
-@defop()
+@defop(rows=ELEMENTWISE)
 def erf(input):
     """Elementwise Gauss error function ``2 / sqrt(pi) * integral of exp(-t**2) from 0 to input``.
 
