@@ -100,8 +100,9 @@ def fusion_stats() -> dict:
     as one fused program), ``compiles`` (fused programs built) and ``unfused`` (backward passes
     run node by node, counted by why: ``"hooks"``, ``"custom Function"``, ``"eager node"``,
     ``"not traceable"``, ``"first sight"`` where ``FJAX_EAGER_FUSION_AFTER`` makes fusion wait
-    for a structure to repeat, and ``"shapes vary"`` for a structure whose program already
-    compiled for ``FJAX_FUSED_SHAPES_MAX`` (8) shape signatures: routed experts' buckets). For
+    for a structure to repeat, and ``"shapes vary"`` for a new combination of known shapes of a
+    structure whose program already compiled for ``FJAX_FUSED_SHAPES_MAX`` (8) of them: routed
+    experts' buckets). For
     the forward (``fjax._lazy``): ``segment_hits`` (recorded op sequences run as one program),
     ``segment_compiles`` (such programs built), ``segments_replayed`` (sequences seen for the
     first time, run op by op) and ``ops_fused`` (ops that ran inside segment programs).

@@ -273,9 +273,11 @@ _FUSED: OrderedDict = OrderedDict()  # tape structure -> times seen (int), jitte
 _FUSED_MAX = 64
 # a structure's program compiles per shape signature (its nodes' output shapes): one per bucket
 # for a bucketed batch, but one per *combination* of buckets where several batches vary apart
-# (a mixture of experts' per-expert rows). Past this many signatures, a new one runs node by
-# node: each node's VJP kernel is compiled per its own shapes, whatever the others' are.
-_SHAPES: dict = {}  # structure -> the shape signatures its program ran at
+# (a mixture of experts' per-expert rows). Past this many signatures, a new one whose every
+# node's shape came before (a new combination of known buckets) runs node by node: each node's
+# VJP kernel is compiled per its own shapes, whatever the others' are. A signature with a new
+# shape (a sequence length never seen) still compiles one program, not a kernel per node.
+_SHAPES: dict = {}  # structure less shapes -> (its programs' keys, each node's shapes seen)
 _SHAPES_MAX = int(os.environ.get("FJAX_FUSED_SHAPES_MAX", "8"))
 # how many times a structure runs node by node before it is fused. 0: every backward is fused, so
 # its bits never depend on what ran before (a first, unfused run would round differently), and a
@@ -310,7 +312,7 @@ def _fused_backward(order, pending, wanted, retain_graph):
                 seeds.append(c)
     leaves: list = []
     leaf_pos: dict = {}
-    steps, flat, done, avals = [], [], [], []
+    steps, flat, done, avals, names = [], [], [], [], []
     for i, node in enumerate(order):
         r = reached[i]
         if not r:
@@ -348,9 +350,23 @@ def _fused_backward(order, pending, wanted, retain_graph):
         flat.extend(vleaves)
         done.append(node)
         avals.append(tuple(node.out_avals) if node.multi else node.out_avals)
+        names.append((node.name, tuple(wiring)))
     key = (tuple(seed_refs), tuple(steps), len(leaves))
     program = _FUSED.get(key, 0)
     if type(program) is int:
+        # (a VJP's pytree definition holds its shapes: a structure's key differs per shape signature)
+        family = (tuple(seed_refs), tuple(names), len(leaves))
+        seen = _SHAPES.get(family)
+        if seen is None:
+            if len(_SHAPES) >= 4 * _FUSED_MAX:
+                _SHAPES.clear()
+            seen = _SHAPES[family] = (set(), [set() for _ in avals])
+        if len(seen[0]) >= _SHAPES_MAX and all(a in known for a, known in zip(avals, seen[1])):
+            stats["unfused"]["shapes vary"] = stats["unfused"].get("shapes vary", 0) + 1
+            return None
+        seen[0].add(key)
+        for a, known in zip(avals, seen[1]):
+            known.add(a)
         if program < _FUSE_AFTER:
             program += 1
         else:
@@ -358,22 +374,13 @@ def _fused_backward(order, pending, wanted, retain_graph):
             stats["compiles"] += 1
         _FUSED[key] = program
         if len(_FUSED) > _FUSED_MAX:
-            _SHAPES.pop(_FUSED.popitem(last=False)[0], None)
+            _FUSED.popitem(last=False)
     with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
         _FUSED.move_to_end(key)
     if not callable(program):
         why = "first sight" if program is not False else "not traceable"
         stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
         return None
-    shapes = (tuple(avals), tuple(tuple(leaf.shape) for leaf in leaves))
-    seen = _SHAPES.get(key)
-    if seen is None:
-        seen = _SHAPES[key] = set()
-    if shapes not in seen:
-        if len(seen) >= _SHAPES_MAX:
-            stats["unfused"]["shapes vary"] = stats["unfused"].get("shapes vary", 0) + 1
-            return None
-        seen.add(shapes)
     try:
         leaf_out, found_out = _lazy.call(program, len(seeds), [*seeds, *flat])
     except Exception:  # a VJP JAX cannot trace into a bigger program: node by node from now on
