@@ -300,7 +300,15 @@ def full(
         tensor([0.5000, 0.5000], dtype=fjax.float32)
     """
     if dtype is None:
-        dtype = _dt.bool if isinstance(fill_value, bool) else _dt.int64 if isinstance(fill_value, int) else None
+        dtype = (
+            _dt.bool
+            if isinstance(fill_value, bool)
+            else _dt.int64
+            if isinstance(fill_value, int)
+            else _py_kind("c")
+            if isinstance(fill_value, complex)
+            else None
+        )
     _check_layout("full", layout)
     return _filled("full", (size,), fill_value, dtype, device, requires_grad, placement, sbp)
 
