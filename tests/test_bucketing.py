@@ -73,6 +73,9 @@ CASES = {
     "permute": (lambda n: [_x(n, 3, 4)], lambda L, x: x.permute(0, 2, 1) @ x),
     "squeeze": (lambda n: [_x(n, 1, 4)], lambda L, x: L.relu(x).squeeze(1) + L.tanh(x).squeeze()),
     "flatten": (lambda n: [_x(n, 2, 3)], lambda L, x: L.flatten(x, 1) * 2),
+    # a shape that names the batch size (a padded input: its bucket's kernel)
+    "reshape": (lambda n: [_x(n, 6)], lambda L, x: L.tanh(x).reshape(x.shape[0], 2, 3) * 2),
+    "view": (lambda n: [_x(n, 2, 3)], lambda L, x: L.tanh(x).view(x.shape[0], -1).view(x.shape[0], 3, 2)),
     # per row, or a total over the batch (padding rows left out)
     "sum": (lambda n: [_x(n, 5)], lambda L, x: x.sum(-1) + x.sum() + x.sum((1,), keepdim=True).sum(1)),
     "mean": (lambda n: [_x(n, 3, 4)], lambda L, x: x.mean(1, keepdim=True) * x.mean() + x.mean((), keepdim=True)),

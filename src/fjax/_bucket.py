@@ -362,9 +362,10 @@ def run(name, entry, leaves, differentiable, linear, padded):
                 new[i] = _padded_input(x, size)
         elif type(a) is Padded:
             materialize(x)  # not batched here: its real rows
-    masked = entry.masked
+    kernel = entry if rows.resize is None else _resized(entry, rows.resize(spec.statics, n, size))
+    masked = kernel.masked
     if masked is None:
-        masked = entry.masked = _masked_entry(entry, spec)
+        masked = kernel.masked = _masked_entry(kernel, spec)
     if padded:  # met a padded batch: this family pads from now on (a bucket-sized batch too)
         found = _family(spec, [getattr(x, "_meta", x) for x in leaves])
         if found is not None:
@@ -383,6 +384,24 @@ def run(name, entry, leaves, differentiable, linear, padded):
                 if o._node is not None:
                     o._node.padded = True
     return out
+
+
+_resized_entries: dict = {}  # (entry, changes) -> its bucket's entry; (op, templates) -> entry
+
+
+def _resized(entry, changes: dict):
+    """``entry`` with the static arguments ``changes`` (``Rows.resize``: a shape naming the bucket
+    size): one entry, and so one kernel, per bucket however many real sizes map to it."""
+    key = (entry, tuple(changes.items()))
+    found = _resized_entries.get(key)
+    if found is None:
+        if len(_resized_entries) >= 4096:
+            _resized_entries.clear()
+        for name, value in changes.items():
+            entry = entry.with_static(name, value)
+        found = _resized_entries.setdefault((entry.op.name, entry.args_t, entry.kwargs_t), entry)
+        _resized_entries[key] = found
+    return found
 
 
 @jax.custom_vjp

@@ -84,6 +84,9 @@ class Rows:
         masked: the op on a padded batch where it reduces over the rows (a training batch's
             statistics): called as the op, plus the keyword ``valid`` (a bool mask of the real
             rows), it leaves the padding rows out.
+        resize: a function of (static arguments, real batch size, bucket size) giving the static
+            arguments that name the batch size, rewritten for the bucket (``reshape``'s shape);
+            such an op pads only a batch that comes padded (each size is its own entry).
     """
 
     params: tuple | Callable
@@ -93,6 +96,7 @@ class Rows:
     when: Callable | None = None
     out: Callable | None = None
     masked: Callable | None = None
+    resize: Callable | None = None
 
 
 ELEMENTWISE = Rows(("input", "other"), broadcast=True)

@@ -35,7 +35,25 @@ def _ints(name: str, seq) -> tuple:
 # ----------------------------------------------------------------------------- reshaping
 
 
-@defop(static=("shape",), linear=True)
+def _keeps_batch(statics, tensors) -> bool:
+    """``Rows.when`` of reshape and view: the new shape starts with the batch size itself
+    (``x.view(x.size(0), -1)``, ``x.reshape(B, T, heads, d)``)."""
+    shape, old = statics["shape"], tensors["input"][0]
+    try:
+        shape = _ints("reshape", shape)
+    except Exception:
+        return False
+    return bool(shape) and bool(old) and shape[0] == old[0] and -1 not in shape[:1]
+
+
+def _bucket_shape(statics, n, size) -> dict:
+    return {"shape": (size, *_ints("reshape", statics["shape"])[1:])}
+
+
+_RESHAPE_ROWS = Rows(("input",), when=_keeps_batch, resize=_bucket_shape)
+
+
+@defop(static=("shape",), linear=True, rows=_RESHAPE_ROWS)
 def reshape(input, shape):
     """The same elements, in row-major order, with a new ``shape``; one entry may be -1, inferred from
     the element count, which must not change. As in torch, the result shares storage with ``input`` when the
@@ -57,7 +75,7 @@ def reshape(input, shape):
         raise ValueError(f"reshape: shape {list(shape)} is invalid for input of shape {input.shape}") from None
 
 
-@defop(static=("shape",), linear=True)
+@defop(static=("shape",), linear=True, rows=_RESHAPE_ROWS)
 def view(input, shape):
     """``Tensor.view(*shape)``: the same elements with a new ``shape`` (one entry may be -1), sharing
     storage with ``input``, so a write through one shows in the other. Viewing as another dtype is not
