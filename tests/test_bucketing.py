@@ -114,6 +114,35 @@ CASES.update(
         "masked_fill": (lambda n: [_x(n, 5)], lambda L, x: x.masked_fill(x < 0, -2.0) * x),
     }
 )
+CASES.update(  # within each row: reductions, scans, sorts, concatenations and splits along another dim
+    {
+        "argmax": (lambda n: [_x(n, 5)], lambda L, x: x * L.argmax(x, 1, keepdim=True)),
+        "argmin": (lambda n: [_x(n, 5)], lambda L, x: x * x.argmin(-1).unsqueeze(1)),
+        "max": (lambda n: [_x(n, 5)], lambda L, x: x.max(1).values + x.max(-1, keepdim=True)[1].squeeze(1)),
+        "min": (lambda n: [_x(n, 5)], lambda L, x: x.min(1)[0] * 2),
+        "amax": (lambda n: [_x(n, 3, 4)], lambda L, x: L.amax(x, (1, 2))),
+        "amin": (lambda n: [_x(n, 3, 4)], lambda L, x: L.amin(x, -1)),
+        "logsumexp": (lambda n: [_x(n, 5)], lambda L, x: L.logsumexp(x, 1)),
+        "cumsum": (lambda n: [_x(n, 5)], lambda L, x: L.cumsum(x, 1)),
+        "cumprod": (lambda n: [_x(n, 5)], lambda L, x: L.cumprod(x, -1)),
+        "var": (lambda n: [_x(n, 5)], lambda L, x: L.var(x, 1)),
+        "std": (lambda n: [_x(n, 5)], lambda L, x: L.std(x, -1, keepdim=True)),
+        "topk": (lambda n: [_x(n, 6)], lambda L, x: x.topk(2, dim=1).values * 3),
+        "_cast": (lambda n: [_x(n, 5)], lambda L, x: (x > 0).float() * x + x.double().float()),
+        "one_hot": (
+            lambda n: [RNG.integers(0, 4, n), _x(n, 4)],
+            lambda L, i, x: L.nn.functional.one_hot(i, 4) * x,
+        ),
+        "cat": (lambda n: [_x(n, 2), _x(n, 3)], lambda L, x, y: L.cat([L.tanh(x), y], dim=1)),
+        "stack": (lambda n: [_x(n, 2), _x(n, 2)], lambda L, x, y: L.stack([L.tanh(x), y], dim=-1)),
+        "split": (lambda n: [_x(n, 6)], lambda L, x: L.tanh(x).split([2, 4], 1)[1] * 2),
+        "chunk": (lambda n: [_x(n, 6)], lambda L, x: L.tanh(x).chunk(3, dim=1)[2] * 2),
+        "gather": (
+            lambda n: [_x(n, 5), RNG.integers(0, 5, (n, 3))],
+            lambda L, x, i: L.gather(L.tanh(x), 1, i),
+        ),
+    }
+)
 _SPATIAL = {1: (7,), 2: (5, 6), 3: (4, 3, 5)}
 for _k, _size in _SPATIAL.items():  # a CNN on a batch of images: convolutions and pooling over the samples
     CASES[f"conv{_k}d"] = (

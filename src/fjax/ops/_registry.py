@@ -103,6 +103,20 @@ ELEMENTWISE = Rows(("input", "other"), broadcast=True)
 """Rows of an elementwise op of ``input`` (and ``other``): every row is its own."""
 
 
+def along(dim: str = "dim", params: tuple = ("input",), extra: int = 0) -> Rows:
+    """Rows of an op along static ``dim`` of the first of ``params`` (``ndim + extra`` dims: a
+    new dim for ``stack``): each row its own where ``dim`` is given and is not 0 (a reduction,
+    scan, sort or concatenation within each row)."""
+
+    def when(statics, tensors) -> bool:
+        d = statics.get(dim)
+        dims = (d,) if type(d) is int else tuple(d) if isinstance(d, (tuple, list)) else ()
+        n = len(tensors.get(params[0], tensors.get(f"{params[0]}[0]", ((),)))[0]) + extra
+        return bool(dims) and all(type(e) is int and -n <= e < n and e % n != 0 for e in dims)
+
+    return Rows(params, when=when)
+
+
 def batch_of(spatial: int) -> Rows:
     """Rows of a convolution or pooling over ``spatial`` dims: a batched input's samples
     (``(N, C, *spatial)``; an unbatched one's dim 0 is its channels)."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop
+from ._registry import Rows, defop
 
 
-@defop(static=("dtype",), method=False, linear=True)
+@defop(static=("dtype",), method=False, linear=True, rows=Rows(("input",)))
 def _cast(input, dtype):
     """``input`` converted to ``dtype`` (float to int truncates toward zero, as torch)."""
     return input.astype(dtype)

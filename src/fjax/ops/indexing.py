@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import IndexOutOfRange
 from . import _checks
-from ._registry import Rows, defop
+from ._registry import Rows, along, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -143,7 +143,7 @@ def _coords(index, dim):
     )
 
 
-@defop(static=("dim", "sparse_grad"), check=_checker("gather", IndexOutOfRange))
+@defop(static=("dim", "sparse_grad"), check=_checker("gather", IndexOutOfRange), rows=along(params=("input", "index")))
 def gather(input, dim, index, *, sparse_grad=False):
     """Pick values along ``dim`` by ``index``: for dim 1, ``out[i][j] = input[i][index[i][j]]``, and
     likewise for other dims. ``index`` is an integer tensor with as many dims as ``input`` and no larger

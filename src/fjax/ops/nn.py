@@ -533,7 +533,7 @@ def _check_one_hot(tensor, num_classes=-1):
         raise IndexOutOfRange(f"one_hot: Class values must be smaller than num_classes ({num_classes}).")
 
 
-@defop(static=("num_classes",), differentiable=False, method=False, check=_check_one_hot)
+@defop(static=("num_classes",), differentiable=False, method=False, check=_check_one_hot, rows=Rows(("tensor",)))
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding of the integer ``tensor`` along a new last dim of size
     ``num_classes``.

@@ -17,7 +17,7 @@ from jax import lax
 
 from . import _checks
 from ._promote import DEFAULT_INT, result_type
-from ._registry import Rows, defop
+from ._registry import Rows, along, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -224,7 +224,7 @@ def _correction(name, dim, unbiased, correction):
     return dim, correction
 
 
-@defop(static=("dim", "unbiased", "keepdim", "correction"))
+@defop(static=("dim", "unbiased", "keepdim", "correction"), rows=along())
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` (all dims when None): the sum of squared deviations from the mean divided by
     ``N - correction``. The default ``correction=1`` is the unbiased (Bessel) estimate; ``correction=0``
@@ -246,7 +246,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return jnp.var(input, axis=_dims("var", dim, input.ndim), ddof=ddof, keepdims=keepdim)
 
 
-@defop(static=("dim", "unbiased", "keepdim", "correction"))
+@defop(static=("dim", "unbiased", "keepdim", "correction"), rows=along())
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim``: the square root of ``var`` with the same ``correction`` /
     ``unbiased`` rule (by default the divisor is ``N - 1``).
@@ -300,7 +300,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (jnp.std(input, axis=axes, ddof=ddof, keepdims=keepdim), jnp.mean(input, axis=axes, keepdims=keepdim))
 
 
-@defop(static=("dim", "keepdim"))
+@defop(static=("dim", "keepdim"), rows=along())
 def logsumexp(input, dim=None, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably by factoring out the maximum, so large
     inputs give a finite result where the naive formula overflows. Integer inputs are computed in float32.
@@ -387,7 +387,7 @@ def _extreme(name, fn, argfn, input, dim, keepdim):
     return _select(input, idx, axis, keepdim)
 
 
-@defop("max", static=("dim", "keepdim"), returns=("values", "indices"))
+@defop("max", static=("dim", "keepdim"), returns=("values", "indices"), rows=along())
 def max_(input, dim=None, keepdim=False):
     """``max(input)`` is the largest element, a 0-d tensor (tied maxima share the gradient).
     ``max(input, dim, keepdim=False)`` returns the tuple ``(values, indices)`` of the maxima along ``dim``
@@ -408,7 +408,7 @@ def max_(input, dim=None, keepdim=False):
     return _extreme("max", jnp.max, jnp.argmax, input, dim, keepdim)
 
 
-@defop("min", static=("dim", "keepdim"), returns=("values", "indices"))
+@defop("min", static=("dim", "keepdim"), returns=("values", "indices"), rows=along())
 def min_(input, dim=None, keepdim=False):
     """``min(input)`` is the smallest element, a 0-d tensor; ``min(input, dim, keepdim=False)`` returns
     the tuple ``(values, indices)`` of the minima along ``dim`` and their positions; ``min(input, other)``
@@ -425,7 +425,7 @@ def min_(input, dim=None, keepdim=False):
     return _extreme("min", jnp.min, jnp.argmin, input, dim, keepdim)
 
 
-@defop(static=("dim", "keepdim"))
+@defop(static=("dim", "keepdim"), rows=along())
 def amax(input, dim=(), keepdim=False):
     """Maximum over ``dim`` (an int or a tuple; all dims by default), values only. Unlike
     ``max(input, dim)``, the gradient is split evenly among elements that tie for the maximum.
@@ -443,7 +443,7 @@ def amax(input, dim=(), keepdim=False):
     return jnp.max(input, axis=_dims("amax", dim, input.ndim), keepdims=keepdim)
 
 
-@defop(static=("dim", "keepdim"))
+@defop(static=("dim", "keepdim"), rows=along())
 def amin(input, dim=(), keepdim=False):
     """Minimum over ``dim`` (an int or a tuple; all dims by default), values only; tied elements share
     the gradient evenly.
@@ -490,7 +490,7 @@ def _arg(name, fn, input, dim, keepdim):
     return fn(input, axis=axis, keepdims=keepdim).astype(DEFAULT_INT)
 
 
-@defop(static=("dim", "keepdim"), differentiable=False)
+@defop(static=("dim", "keepdim"), differentiable=False, rows=along())
 def argmax(input, dim=None, keepdim=False):
     """Position of the maximum along ``dim``, as int64. With ``dim=None`` the input is flattened and a
     single index into the flattened tensor comes back. When several elements tie, the first one's index is
@@ -509,7 +509,7 @@ def argmax(input, dim=None, keepdim=False):
     return _arg("argmax", jnp.argmax, input, dim, keepdim)
 
 
-@defop(static=("dim", "keepdim"), differentiable=False)
+@defop(static=("dim", "keepdim"), differentiable=False, rows=along())
 def argmin(input, dim=None, keepdim=False):
     """Position of the minimum along ``dim``, as int64; with ``dim=None``, an index into the flattened
     input. When several elements tie, the first one's index is returned.
@@ -644,7 +644,7 @@ def count_nonzero(input, dim=None):
 # ----------------------------------------------------------------------------- scans
 
 
-@defop(static=("dim", "dtype"))
+@defop(static=("dim", "dtype"), rows=along())
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``: element ``i`` is the sum of elements ``0..i``. Bool and integer
     inputs accumulate in int64 unless ``dtype`` is given, as in torch.
@@ -664,7 +664,7 @@ def cumsum(input, dim, *, dtype=None):
     return x if axis is None else jnp.cumsum(x, axis=axis)
 
 
-@defop(static=("dim", "dtype"))
+@defop(static=("dim", "dtype"), rows=along())
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``: element ``i`` is the product of elements ``0..i``. Bool and
     integer inputs accumulate in int64 unless ``dtype`` is given.
@@ -797,7 +797,7 @@ def msort(input):
     return input if input.ndim == 0 else jnp.sort(input, axis=0)
 
 
-@defop(static=("k", "dim", "largest", "sorted"), returns=("values", "indices"))
+@defop(static=("k", "dim", "largest", "sorted"), returns=("values", "indices"), rows=along())
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest elements along ``dim`` (default the last), or the ``k`` smallest with
     ``largest=False``, as the tuple ``(values, indices)``. The results always come sorted, largest first

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _checks
 from ._promote import result_type
-from ._registry import Rows, defop
+from ._registry import Rows, along, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -458,7 +458,7 @@ def _common(name, tensors):
     return [jnp.asarray(t, dt) for t in tensors]
 
 
-@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"})
+@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"}, rows=along(params=("tensors",)))
 def cat(tensors, dim=0):
     """Concatenate ``tensors`` along the existing dim ``dim``; their shapes must agree in every other dim.
     Mixed dtypes promote to a common one, and 1-D empty tensors are skipped, as in torch.
@@ -510,7 +510,7 @@ def concatenate(tensors, axis=0, *, dim=None):
     return cat(tensors, axis if dim is None else dim)
 
 
-@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"})
+@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"}, rows=along(params=("tensors",), extra=1))
 def stack(tensors, dim=0):
     """Join equal-shaped ``tensors`` along a new dim inserted at ``dim``, so the result has one more dim
     than each input; mixed dtypes promote.
@@ -584,7 +584,7 @@ def _split_at(input, sizes, d):
     return tuple(lax.slice_in_dim(input, a, b, axis=d) for a, b in zip(offsets[:-1], offsets[1:]))
 
 
-@defop(static=("split_size_or_sections", "dim"), linear=True)
+@defop(static=("split_size_or_sections", "dim"), linear=True, rows=along(params=("tensor",)))
 def split(tensor, split_size_or_sections, dim=0):
     """Split ``tensor`` along ``dim``: into chunks of ``split_size_or_sections`` elements (the last may be
     smaller) when it is an int, or into pieces of the listed sizes, which must add up to the dim's size.
@@ -612,7 +612,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _split_at(tensor, sizes, d)
 
 
-@defop(static=("chunks", "dim"), linear=True)
+@defop(static=("chunks", "dim"), linear=True, rows=along())
 def chunk(input, chunks, dim=0):
     """Split along ``dim`` into at most ``chunks`` pieces of ``ceil(n / chunks)`` elements (the last may
     be smaller). As in torch, this can give fewer than ``chunks`` pieces; ``tensor_split`` gives exactly that
