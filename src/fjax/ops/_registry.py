@@ -103,16 +103,22 @@ ELEMENTWISE = Rows(("input", "other"), broadcast=True)
 """Rows of an elementwise op of ``input`` (and ``other``): every row is its own."""
 
 
-def along(dim: str = "dim", params: tuple = ("input",), extra: int = 0) -> Rows:
-    """Rows of an op along static ``dim`` of the first of ``params`` (``ndim + extra`` dims: a
-    new dim for ``stack``): each row its own where ``dim`` is given and is not 0 (a reduction,
-    scan, sort or concatenation within each row)."""
+def along(*dims: str, params: tuple = ("input",), extra: int = 0, none: bool = False) -> Rows:
+    """Rows of an op along the static dims named by ``dims`` (default ``"dim"``) of the first of
+    ``params`` (``ndim + extra`` dims: a new dim for ``stack`` and ``unsqueeze``): each row its
+    own where every such dim is given and is not 0 (a reduction, scan, sort, concatenation or
+    transpose within each row). ``none``: a dim left None keeps the rows too (``squeeze``)."""
+    dims = dims or ("dim",)
 
     def when(statics, tensors) -> bool:
-        d = statics.get(dim)
-        dims = (d,) if type(d) is int else tuple(d) if isinstance(d, (tuple, list)) else ()
         n = len(tensors.get(params[0], tensors.get(f"{params[0]}[0]", ((),)))[0]) + extra
-        return bool(dims) and all(type(e) is int and -n <= e < n and e % n != 0 for e in dims)
+        named = []
+        for name in dims:
+            d = statics.get(name)
+            if d is None and not none:
+                return False
+            named += () if d is None else (d,) if type(d) is int else tuple(d) if isinstance(d, (tuple, list)) else (d,)
+        return all(type(e) is int and -n <= e < n and e % n != 0 for e in named)
 
     return Rows(params, when=when)
 

@@ -98,22 +98,6 @@ def view(input, shape):
     return reshape(input, shape)
 
 
-def _first_stays(*params, extra: int = 0):
-    """``Rows.when`` of a shape op whose ``params`` name dims (of ``ndim + extra``): dim 0 stays
-    where none names it. A dim out of range: False (the op raises its own error)."""
-
-    def when(statics, tensors) -> bool:
-        n = len(tensors["input"][0]) + extra
-        dims = [statics[p] for p in params if statics[p] is not None]
-        dims = [e for d in dims for e in (d if isinstance(d, (tuple, list)) else (d,))]
-        try:
-            return all(_wrap("", int(d), n) != 0 for d in dims)
-        except Exception:
-            return False
-
-    return when
-
-
 def _permute_keeps_first(statics, tensors) -> bool:
     try:
         return _wrap("", _ints("permute", statics["dims"])[0], len(tensors["input"][0])) == 0
@@ -121,7 +105,7 @@ def _permute_keeps_first(statics, tensors) -> bool:
         return False
 
 
-@defop(static=("start_dim", "end_dim"), linear=True, rows=Rows(("input",), when=_first_stays("start_dim")))
+@defop(static=("start_dim", "end_dim"), linear=True, rows=along("start_dim"))
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim`` through ``end_dim`` (both included; negative dims count from the end)
     into one. A 0-d input becomes a 1-D tensor of one element.
@@ -190,7 +174,7 @@ def permute(input, dims):
     static=("dim0", "dim1"),
     linear=True,
     aliases=("swapdims",),
-    rows=Rows(("input",), when=_first_stays("dim0", "dim1")),
+    rows=along("dim0", "dim1"),
 )
 def transpose(input, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (negative dims count from the end); the other dims stay where
@@ -267,7 +251,7 @@ def movedim(input, source, destination):
     )
 
 
-@defop(static=("dim",), linear=True, rows=Rows(("input",), when=_first_stays("dim")))
+@defop(static=("dim",), linear=True, rows=along(none=True))
 def squeeze(input, dim=None):
     """Remove dims of size 1: all of them when ``dim`` is None, otherwise those listed in ``dim`` (an int
     or a tuple). As in torch, a listed dim whose size is not 1 is kept, without an error.
@@ -290,7 +274,7 @@ def squeeze(input, dim=None):
     return jnp.squeeze(input, tuple(a for a in axes if input.ndim and input.shape[a] == 1))
 
 
-@defop(static=("dim",), linear=True, rows=Rows(("input",), when=_first_stays("dim", extra=1)))
+@defop(static=("dim",), linear=True, rows=along(extra=1))
 def unsqueeze(input, dim):
     """Insert a dim of size 1 at position ``dim``, which ranges over ``-input.dim() - 1 ..
     input.dim()``: -1 appends a trailing dim.
