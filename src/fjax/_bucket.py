@@ -231,13 +231,10 @@ _noted: list = []  # the entries whose sizes are being counted
 
 def forget() -> None:
     """Forget the sizes every op met: no op pads until its batch changes again (tests call this
-    between tests, so whether an op pads never depends on what ran before). Eager fusion's known
-    signatures go too: a call recorded at one of them is not counted (its size was, when it
-    first ran)."""
+    between tests, so whether an op pads never depends on what ran before)."""
     for entry in _noted:
         entry.sizes, entry.bucketing, entry.last = None, False, None
     _noted.clear()
-    _lazy._seen.clear()
 
 
 def _family(spec, arrays):

@@ -186,7 +186,9 @@ def test_per_group_clipping_matches_torch_clip_grad_norm(norm_type, explicit):
             torch.nn.utils.clip_grad_norm_(tp[:2], 0.3, norm_type)
             with pytest.warns(UserWarning, match="no 'clip_grad_max_norm'"):  # the second group
                 f_opt.clip_grad()
-            assert_params_close([p.grad for p in fp], [p.grad for p in tp], f"seed={problem.seed} grads {i}")
+            assert_params_close(  # gradients at parameters 4 steps apart from torch's: their scale
+                [p.grad for p in fp], [p.grad for p in tp], f"seed={problem.seed} grads {i}", rtol=1e-4, atol=1e-5
+            )
         f_opt.step()
         t_opt.step()
         assert_params_close(fp, tp, f"seed={problem.seed} step={i}", rtol=1e-4, atol=1e-5)

@@ -18,7 +18,6 @@ import jax
 import jax.numpy as jnp
 
 from .. import _bucket, _lazy
-from .._lazy import Padded
 from ..autograd.grad_mode import no_grad
 from ..creation import arange as _arange
 from ..creation import empty_like as _empty_like
@@ -1132,7 +1131,7 @@ def _update_running(op: str, stats, input: Tensor, running_mean: Tensor, running
         momentum = momentum._data
     with no_grad():
         a = input._meta
-        if type(a) is Padded and stats is _batch_stats:  # a bucketed batch: its real rows, in the bucket
+        if type(a) is _lazy.Padded and stats is _batch_stats:  # a bucketed batch: its real rows, in the bucket
             padded = _lazy.real(a.array)
             valid = _bucket._mask(a.shape[0], padded.shape[0])
             mean, var = stats(padded, running_mean._data, running_var._data, momentum, valid)
