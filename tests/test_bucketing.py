@@ -248,6 +248,19 @@ def _mlp_pair(seed):
     return f, t
 
 
+def _train_step_both(pairs, x, y, n):
+    """One cross-entropy training step of each (library, model, optimizer) on ``x``, ``y``: their
+    losses agree."""
+    losses = []
+    for lib, model, opt in pairs:
+        loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5, err_msg=f"n={n}")
+
+
 def test_variable_batch_training_matches_torch_and_compiles_per_bucket():
     """A training loop whose batch changes every step: torch's losses and weights at every step;
     once each bucket ran, new sizes compile nothing."""
@@ -255,15 +268,7 @@ def test_variable_batch_training_matches_torch_and_compiles_per_bucket():
     f_opt, t_opt = fjax.optim.Adam(f.parameters(), lr=1e-2), torch.optim.Adam(t.parameters(), lr=1e-2)
 
     def step(n):
-        x, y = _x(n, 6), RNG.integers(0, 4, n)
-        losses = []
-        for lib, model, opt in ((fjax, f, f_opt), (torch, t, t_opt)):
-            loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5, err_msg=f"n={n}")
+        _train_step_both(((fjax, f, f_opt), (torch, t, t_opt)), _x(n, 6), RNG.integers(0, 4, n), n)
 
     # three steps unpadded, then each bucket from 12 to 48 four times: its kernels compile at the
     # first sight, its fused forward at the second or third (eager fusion compiles a sequence seen
@@ -419,15 +424,7 @@ def test_a_cnn_with_batch_norm_on_changing_batches_matches_torch():
     f_opt, t_opt = fjax.optim.SGD(f.parameters(), lr=0.1), torch.optim.SGD(t.parameters(), lr=0.1)
     before = fjax.profiler.bucket_stats()["ops"].get("batch_norm", 0)
     for n in (6, 9, 13, 10, 21, 17, 30):
-        x, y = _x(n, 2, 5, 5), RNG.integers(0, 3, n)
-        losses = []
-        for lib, model, opt in ((fjax, f, f_opt), (torch, t, t_opt)):
-            loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5, err_msg=f"n={n}")
+        _train_step_both(((fjax, f, f_opt), (torch, t, t_opt)), _x(n, 2, 5, 5), RNG.integers(0, 3, n), n)
     assert fjax.profiler.bucket_stats()["ops"].get("batch_norm", 0) > before
     for (name, p), q in zip(f.state_dict().items(), t.state_dict().values()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
