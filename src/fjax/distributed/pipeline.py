@@ -214,6 +214,7 @@ def pipeline_loss(
     mesh,
     axis: str = "pipe",
     schedule: str = "1f1b",
+    branch_free: bool | None = None,
 ):
     """The mean over micro-batches of ``loss_fn(loss_params, blocks(x[m]), target[m])``, pipelined.
 
@@ -231,6 +232,15 @@ def pipeline_loss(
         mesh: a ``jax.sharding.Mesh`` with the pipe axis.
         axis: the pipe axis name.
         schedule: "1f1b" (default), "gpipe" or "gpipe_table".
+        branch_free: run every table tick as the same program on every stage (one forward and
+            vector-Jacobian product, its parts kept by masks) instead of a ``lax.switch`` per
+            stage. Default: on when the mesh has another axis of size > 1, whose collectives
+            (data- or tensor-parallel shardings propagated by XLA) must run on every device
+            alike; a collective inside one stage's branch waits for the others forever.
+
+    Other mesh axes stay automatic (``shard_map`` is manual over ``axis`` only): place ``params``
+    with a tensor-parallel ``NamedSharding`` and ``x``'s micro-batch dim over a data axis, and
+    XLA keeps them sharded inside each stage (DP x TP x PP is one program).
 
     Example:
         >>> import jax, jax.numpy as jnp, numpy as np
@@ -246,7 +256,9 @@ def pipeline_loss(
     if schedule == "gpipe":
         return _gpipe_loss(block_fn, params, x, loss_fn, loss_params, target, mesh, axis, S, M)
     sched = Schedule.make(schedule, S, M)
-    return _table_loss(block_fn, loss_fn, mesh, axis, sched)(params, x, loss_params, target)
+    if branch_free is None:
+        branch_free = any(n != axis and size > 1 for n, size in mesh.shape.items())
+    return _table_loss(block_fn, loss_fn, mesh, axis, sched, branch_free)(params, x, loss_params, target)
 
 
 def _gpipe_loss(block_fn, params, x, loss_fn, loss_params, target, mesh, axis, S, M):
@@ -272,8 +284,15 @@ def _gpipe_forward(block_fn, params, x, mesh, axis, S, M):
         _, ys = jax.lax.scan(tick, jnp.zeros_like(xs[0]), jnp.arange(T))
         return ys[S - 1 :][None]
 
-    outs = jax.shard_map(run, mesh=mesh, in_specs=(P(axis), P()), out_specs=P(axis), check_vma=False)(params, x)
+    outs = _manual_over(axis, run, mesh, (P(axis), P()), P(axis))(params, x)
     return outs[S - 1]
+
+
+def _manual_over(axis, fn, mesh, in_specs, out_specs):
+    """``shard_map`` manual over the pipe axis only: the other axes (data, tensor) stay XLA's."""
+    return jax.shard_map(
+        fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, axis_names=frozenset({axis}), check_vma=False
+    )
 
 
 def _scaled(tree, g):
@@ -286,8 +305,14 @@ def _zero_cotangent(a):
     return np.zeros(a.shape, jax.dtypes.float0)
 
 
-def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule):
-    """The table executor wrapped as a custom_vjp: the forward computes loss and gradients."""
+def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule, branch_free: bool = False):
+    """The table executor wrapped as a custom_vjp: the forward computes loss and gradients.
+
+    ``branch_free``: each tick every stage runs one ``jax.vjp`` of (stage, loss head) on its
+    input (the stage's forward output and the backward's gradients come from that one call) and
+    masks keep what its action needs, so every device runs the same collectives in the same
+    order (GSPMD's collectives of the other axes span all stages: inside a ``lax.switch`` where
+    stages take different branches they would deadlock)."""
     S, M, K, KG = sched.stages, sched.microbatches, sched.stash, sched.grad_slots
     stage = _stage_fn(block_fn)
     forward_perm = [(i, i + 1) for i in range(S - 1)]
@@ -334,9 +359,35 @@ def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule):
             c, loss, dh = backward_with(with_loss, lambda c, m, out: jnp.ones_like(out), c, m)
             return dict(c, loss=c["loss"] + loss), zero_h, False, dh, True
 
+        def uniform(c, op, m):
+            is_f, is_b, is_last = op == FORWARD, op >= BACKWARD, op == BACKWARD_LAST
+            h = jnp.where(is_f & (s == 0), xs[m], c["stash"][m % K])
+
+            def both(p_, lp_, h_):
+                y = stage(p_, h_)
+                return y, loss_fn(lp_, y, tgt[m]) / M
+
+            (y, loss), vjp = jax.vjp(both, p, lp, h)
+            seed_y = jnp.where(is_b & ~is_last, c["ginbox"][m % KG].astype(y.dtype), 0)
+            dp, dlp, dh = vjp((seed_y, jnp.where(is_last, 1, 0).astype(loss.dtype)))
+            keep = lambda acc, d: acc + jnp.where(is_b, d, 0)  # noqa: E731
+            stash = c["stash"]
+            c = dict(
+                c,
+                stash=stash.at[m % K].set(jnp.where(is_f, h, stash[m % K])),
+                dp=jax.tree.map(keep, c["dp"], dp),
+                dlp=jax.tree.map(keep, c["dlp"], dlp),
+                dx=c["dx"].at[m].add(jnp.where(is_b & (s == 0), dh, 0)),
+                loss=c["loss"] + jnp.where(is_last, loss, 0),
+            )
+            return c, y, is_f, dh, is_b
+
         def tick(c, row):
             op, m = row[0][s], row[1][s]
-            c, act, act_ok, grad, grad_ok = jax.lax.switch(op, (idle, forward, backward, backward_last), c, m)
+            if branch_free:
+                c, act, act_ok, grad, grad_ok = uniform(c, op, m)
+            else:
+                c, act, act_ok, grad, grad_ok = jax.lax.switch(op, (idle, forward, backward, backward_last), c, m)
             # neighbours exchange what this tick produced; receivers file it under its micro-batch
             act_in, act_m, act_ok = jax.lax.ppermute((act, m, act_ok), axis, forward_perm)
             grad_in, grad_m, grad_ok = jax.lax.ppermute((grad, m, grad_ok), axis, backward_perm)
@@ -359,7 +410,7 @@ def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule):
         return first, c["dp"]
 
     specs = (P(axis), P(), P(), P())
-    program = jax.shard_map(run, mesh=mesh, in_specs=specs, out_specs=(P(axis), P(axis)), check_vma=False)
+    program = _manual_over(axis, run, mesh, specs, (P(axis), P(axis)))
 
     def loss_and_grads(params, x, loss_params, target):
         (loss, dlp, dx), dp = program(params, x, loss_params, target)
