@@ -20,6 +20,13 @@ stage ``s`` holds layers ``s*L/S .. (s+1)*L/S - 1``. Everything runs as ONE SPMD
   gradients (``jax.grad`` through it works). A backward recomputes its stage's forward from the
   stashed input (``jax.vjp``): memory is S stage inputs, not M stages of residuals.
 - ``"gpipe_table"``: GPipe's order run by the 1F1B machinery (a check that both executors agree).
+- ``"interleaved"`` (Megatron's interleaved 1F1B, praxis's circular pipeline): ``V`` chunks of
+  layers per device (chunk ``c`` on device ``c % S``), activations going round the pipe axis's
+  ring ``V`` times; bubble (S-1)/(V M + S-1) at the memory of Megatron's longer warm-up.
+- On a mesh with other axes (data, tensor) the stages are ``shard_map``-manual over the pipe
+  axis only, so their shardings stay XLA's (DP x TP x PP is one program), and the table runs
+  branch-free (every stage the same ops each tick, masked): collectives XLA adds inside one
+  stage's branch would wait forever for the stages on the others.
 
 Entry points: ``pipeline_loss`` (pure JAX), ``PipelineStack`` (an nn.Module wrapping a stack of
 identical fjax blocks: GPipe inside eager code or an nn.Graph on a mesh with a pipe axis).
@@ -38,14 +45,15 @@ from jax.sharding import PartitionSpec as P
 from ..errors import OpError
 
 IDLE, FORWARD, BACKWARD, BACKWARD_LAST = 0, 1, 2, 3
-SCHEDULES = ("gpipe", "1f1b", "gpipe_table")
+SCHEDULES = ("gpipe", "1f1b", "gpipe_table", "interleaved")
 
 
 @dataclass(frozen=True)
 class Schedule:
     """A pipeline schedule: ``ops[t, s]`` (IDLE, FORWARD, BACKWARD, BACKWARD_LAST) of micro-batch
-    ``micro[t, s]`` on stage ``s`` at tick ``t``; ``stash``/``grad_slots``: ring-buffer sizes the
-    executor needs (found by replaying the table).
+    ``micro[t, s]`` on device ``s`` at tick ``t``, for its chunk ``virtual[t, s]`` (the device's
+    ``v``-th group of layers, global chunk ``v * S + s``; always 0 unless interleaved);
+    ``stash``/``grad_slots``: ring-buffer sizes the executor needs (found by replaying the table).
 
     Example:
         >>> s = Schedule.make("1f1b", stages=4, microbatches=8)
@@ -60,83 +68,127 @@ class Schedule:
     micro: np.ndarray
     stash: int
     grad_slots: int
+    virtual: np.ndarray | None = None
+    virtual_stages: int = 1
 
     @classmethod
-    def make(cls, name: str, stages: int, microbatches: int) -> Schedule:
-        """Build the table of ``name`` ("gpipe", "1f1b" or "gpipe_table") by a greedy simulation
-        (backward first for 1F1B with ``S - s`` micro-batches in flight on stage ``s``; forward
-        first and no limit for GPipe), then check it.
+    def make(cls, name: str, stages: int, microbatches: int, virtual_stages: int | None = None) -> Schedule:
+        """Build the table of ``name`` by a greedy simulation, then check it.
+
+        - ``"gpipe"``/``"gpipe_table"``: forward first, no limit on micro-batches in flight;
+        - ``"1f1b"``: backward first, at most ``S - s`` micro-batches in flight on stage ``s``;
+        - ``"interleaved"`` (Megatron's interleaved 1F1B): each device holds ``V`` chunks of layers
+          (chunk ``c`` on device ``c % S``), a micro-batch goes round the devices ``V`` times;
+          forwards in groups of ``S`` micro-batches chunk by chunk, backwards the same with the
+          chunks reversed; forward first while fewer than Megatron's warm-up plus one,
+          ``2 (S - s - 1) + (V - 1) S + 1`` chunk inputs, are in flight, then one forward, one
+          backward. Its bubble is ``(S-1)/(V M + S-1)`` ticks of a chunk (1/V of a stage).
 
         Args:
-            name: the schedule.
+            name: the schedule, one of ``SCHEDULES``.
             stages: S, the size of the pipe axis.
-            microbatches: M.
+            microbatches: M (a multiple of S when interleaved, as Megatron requires).
+            virtual_stages: V, chunks per device (interleaved only; default 2).
 
         Example:
             >>> Schedule.make("gpipe", stages=2, microbatches=2).ops.tolist()
             [[1, 0], [1, 1], [0, 1], [0, 3], [2, 3], [2, 0]]
+            >>> Schedule.make("interleaved", stages=2, microbatches=2).bubble_fraction()
+            0.2
         """
         if name not in SCHEDULES:
             raise OpError(f"pipeline: unknown schedule {name!r}; expected one of {SCHEDULES}")
         S, M = int(stages), int(microbatches)
         if S < 1 or M < 1:
             raise OpError(f"pipeline: stages and microbatches must be >= 1, got stages={S}, microbatches={M}")
-        one_f_one_b = name == "1f1b"
-        f_time = np.full((S, M), -1)
-        b_time = np.full((S, M), -1)
+        interleaved = name == "interleaved"
+        V = (2 if virtual_stages is None else int(virtual_stages)) if interleaved else 1
+        if not interleaved and virtual_stages not in (None, 1):
+            raise OpError(f"pipeline: schedule {name!r} has one chunk per stage, got virtual_stages={virtual_stages}")
+        if V < 1:
+            raise OpError(f"pipeline: virtual_stages must be >= 1, got {V}")
+        if interleaved and M % S:
+            raise OpError(
+                f"pipeline: the interleaved schedule runs micro-batches in groups of the {S} stages; "
+                f"microbatches={M} is not a multiple of {S}"
+            )
+        C = S * V
+        groups = [range(g, min(g + S, M)) for g in range(0, M, S)] if interleaved else [range(M)]
+        forward_order = [(v, m) for g in groups for v in range(V) for m in g]
+        backward_order = [(v, m) for g in groups for v in reversed(range(V)) for m in g]
+        backward_first = name == "1f1b"
+
+        def limit(s):
+            if interleaved:
+                return 2 * (S - s - 1) + (V - 1) * S + 1
+            return S - s if backward_first else C * M
+
+        f_time = np.full((C, M), -1)
+        b_time = np.full((C, M), -1)
         f_done, b_done = [0] * S, [0] * S
         rows = []
         t = 0
-        while min(b_done) < M:
-            row_ops, row_mic = [IDLE] * S, [0] * S
+        while min(b_done) < C * M // S:
+            row_ops, row_mic, row_v = [IDLE] * S, [0] * S, [0] * S
             for s in range(S):
-                mb, mf = b_done[s], f_done[s]
-                can_b = mb < M and 0 <= f_time[s, mb] < t and (s == S - 1 or 0 <= b_time[s + 1, mb] < t)
-                limit = S - s if one_f_one_b else M
-                can_f = mf < M and (s == 0 or 0 <= f_time[s - 1, mf] < t) and mf - mb < limit
-                if not one_f_one_b and can_f:
-                    can_b = False
-                if can_b:
-                    row_ops[s], row_mic[s] = (BACKWARD_LAST if s == S - 1 else BACKWARD), mb
-                    b_time[s, mb], b_done[s] = t, mb + 1
+                can_f = can_b = False
+                if b_done[s] < len(backward_order):
+                    vb, mb = backward_order[b_done[s]]
+                    c = vb * S + s
+                    can_b = 0 <= f_time[c, mb] < t and (c == C - 1 or 0 <= b_time[c + 1, mb] < t)
+                if f_done[s] < len(forward_order) and f_done[s] - b_done[s] < limit(s):
+                    vf, mf = forward_order[f_done[s]]
+                    c = vf * S + s
+                    can_f = c == 0 or 0 <= f_time[c - 1, mf] < t
+                if can_b and (backward_first or not can_f):
+                    c = vb * S + s
+                    row_ops[s], row_mic[s], row_v[s] = (BACKWARD_LAST if c == C - 1 else BACKWARD), mb, vb
+                    b_time[c, mb], b_done[s] = t, b_done[s] + 1
                 elif can_f:
-                    row_ops[s], row_mic[s] = FORWARD, mf
-                    f_time[s, mf], f_done[s] = t, mf + 1
-            rows.append((row_ops, row_mic))
+                    row_ops[s], row_mic[s], row_v[s] = FORWARD, mf, vf
+                    f_time[vf * S + s, mf], f_done[s] = t, f_done[s] + 1
+            rows.append((row_ops, row_mic, row_v))
             t += 1
-            if t > 4 * (M + S) + 8:
+            if t > 4 * (V * M + C) + 8:
                 raise OpError(f"pipeline: schedule {name!r} deadlocked with stages={S}, microbatches={M}")
         ops = np.array([r[0] for r in rows], np.int32)
         micro = np.array([r[1] for r in rows], np.int32)
-        # the stash slot of micro-batch m on stage s is written at the end of its arrival tick (the
-        # previous stage's forward; stage 0: its own) and read last by its backward
+        virtual = np.array([r[2] for r in rows], np.int32)
+        # the stash slot of micro-batch m for chunk c is written at the end of its arrival tick (the
+        # previous chunk's forward; chunk 0: its own) and read last by its backward
         arrive = np.concatenate([f_time[:1], f_time[:-1]], axis=0)
         stash = _ring_size(arrive, b_time)
-        grad_slots = _ring_size(b_time[1:], b_time[:-1]) if S > 1 else 1
-        schedule = cls(name, S, M, ops, micro, stash, grad_slots)
+        grad_slots = _ring_size(b_time[1:], b_time[:-1]) if C > 1 else 1
+        schedule = cls(name, S, M, ops, micro, stash, grad_slots, virtual, V)
         schedule.check()
         return schedule
 
     def check(self) -> None:
-        """Replay the table: each micro-batch runs forward then backward once per stage, after its
-        neighbours' (raises OpError naming the tick, stage and micro-batch otherwise)."""
-        S, M = self.stages, self.microbatches
-        f, b = np.full((S, M), -1), np.full((S, M), -1)
+        """Replay the table: each micro-batch runs forward then backward once per chunk of layers,
+        after its neighbours' (raises OpError naming the tick, stage and micro-batch otherwise)."""
+        S, M, V = self.stages, self.microbatches, self.virtual_stages
+        virtual = np.zeros_like(self.ops) if self.virtual is None else self.virtual
+        C = S * V
+        f, b = np.full((C, M), -1), np.full((C, M), -1)
         for t, s in zip(*np.nonzero(self.ops)):
-            m, op = self.micro[t, s], self.ops[t, s]
+            m, op, c = self.micro[t, s], self.ops[t, s], virtual[t, s] * S + s
             table = f if op == FORWARD else b
-            if table[s, m] >= 0:
+            if table[c, m] >= 0:
                 raise OpError(f"pipeline schedule {self.name}: stage {s} runs micro-batch {m} twice (tick {t})")
-            table[s, m] = t
-        for s in range(S):
+            if (op == BACKWARD_LAST) != (op >= BACKWARD and c == C - 1):
+                raise OpError(f"pipeline schedule {self.name}: tick {t}, stage {s}: the loss belongs to the last chunk")
+            table[c, m] = t
+        for c in range(C):
             for m in range(M):
-                deps = [f[s, m] < b[s, m]]
-                if s:
-                    deps.append(f[s - 1, m] < f[s, m])
-                if s < S - 1:
-                    deps.append(b[s + 1, m] < b[s, m])
-                if min(f[s, m], b[s, m]) < 0 or not all(deps):
-                    raise OpError(f"pipeline schedule {self.name}: stage {s}, micro-batch {m} runs out of order")
+                deps = [f[c, m] < b[c, m]]
+                if c:
+                    deps.append(f[c - 1, m] < f[c, m])
+                if c < C - 1:
+                    deps.append(b[c + 1, m] < b[c, m])
+                if min(f[c, m], b[c, m]) < 0 or not all(deps):
+                    raise OpError(
+                        f"pipeline schedule {self.name}: stage {c % S} (chunk {c}), micro-batch {m} runs out of order"
+                    )
 
     @property
     def ticks(self) -> int:
@@ -145,11 +197,13 @@ class Schedule:
 
     def bubble_fraction(self) -> float:
         """The fraction of (tick, stage) slots with no forward or backward, counting a backward as
-        one slot (theory for GPipe and 1F1B with equal forward and backward: (S-1)/(M+S-1))."""
+        one slot (theory for GPipe and 1F1B with equal forward and backward: (S-1)/(M+S-1); a slot
+        of the interleaved schedule is one chunk, 1/V of a stage's layers)."""
         return float((self.ops == IDLE).mean())
 
     def peak_in_flight(self) -> int:
-        """The most micro-batches any stage has run forward and not yet backward."""
+        """The most micro-batches any stage has run forward and not yet backward (interleaved: chunk
+        inputs, each 1/V of a stage's activations)."""
         live = np.cumsum(self.ops == FORWARD, axis=0) - np.cumsum(self.ops >= BACKWARD, axis=0)
         return int(live.max())
 
@@ -181,7 +235,7 @@ def _stage_fn(block_fn):
     return stage
 
 
-def _check_args(params, x, mesh, axis, target):
+def _check_args(params, x, mesh, axis, target, virtual_stages=1):
     if axis not in mesh.axis_names:
         raise OpError(f"pipeline_loss: the mesh has axes {tuple(mesh.axis_names)}, no pipe axis {axis!r}")
     S = mesh.shape[axis]
@@ -194,6 +248,11 @@ def _check_args(params, x, mesh, axis, target):
     (L,) = layers
     if L < S or L % S:
         raise OpError(f"pipeline_loss: {L} stacked layers cannot split over {S} stages of axis {axis!r}")
+    if L % (S * virtual_stages):
+        raise OpError(
+            f"pipeline_loss: {L} stacked layers cannot split into {virtual_stages} chunks on each of the {S} stages "
+            f"of axis {axis!r} ({S * virtual_stages} chunks)"
+        )
     M = np.shape(x)[0]
     if np.shape(target)[:1] != (M,):
         raise OpError(
@@ -215,6 +274,7 @@ def pipeline_loss(
     axis: str = "pipe",
     schedule: str = "1f1b",
     branch_free: bool | None = None,
+    virtual_stages: int | None = None,
 ):
     """The mean over micro-batches of ``loss_fn(loss_params, blocks(x[m]), target[m])``, pipelined.
 
@@ -231,12 +291,14 @@ def pipeline_loss(
         target: shape ``(M, ...)``, one entry per micro-batch.
         mesh: a ``jax.sharding.Mesh`` with the pipe axis.
         axis: the pipe axis name.
-        schedule: "1f1b" (default), "gpipe" or "gpipe_table".
+        schedule: "1f1b" (default), "gpipe", "gpipe_table" or "interleaved".
         branch_free: run every table tick as the same program on every stage (one forward and
             vector-Jacobian product, its parts kept by masks) instead of a ``lax.switch`` per
             stage. Default: on when the mesh has another axis of size > 1, whose collectives
             (data- or tensor-parallel shardings propagated by XLA) must run on every device
             alike; a collective inside one stage's branch waits for the others forever.
+        virtual_stages: V, chunks of layers per device for "interleaved" (default 2; ``L`` must
+            split into ``S * V`` chunks, chunk ``c`` on device ``c % S``).
 
     Other mesh axes stay automatic (``shard_map`` is manual over ``axis`` only): place ``params``
     with a tensor-parallel ``NamedSharding`` and ``x``'s micro-batch dim over a data axis, and
@@ -252,10 +314,13 @@ def pipeline_loss(
         >>> round(float(loss), 4)
         0.0076
     """
-    S, M = _check_args(params, x, mesh, axis, target)
+    if schedule not in SCHEDULES:
+        raise OpError(f"pipeline_loss: unknown schedule {schedule!r}; expected one of {SCHEDULES}")
+    V = (2 if virtual_stages is None else int(virtual_stages)) if schedule == "interleaved" else 1
+    S, M = _check_args(params, x, mesh, axis, target, V)
     if schedule == "gpipe":
         return _gpipe_loss(block_fn, params, x, loss_fn, loss_params, target, mesh, axis, S, M)
-    sched = Schedule.make(schedule, S, M)
+    sched = Schedule.make(schedule, S, M, virtual_stages)
     if branch_free is None:
         branch_free = any(n != axis and size > 1 for n, size in mesh.shape.items())
     return _table_loss(block_fn, loss_fn, mesh, axis, sched, branch_free)(params, x, loss_params, target)
@@ -308,112 +373,144 @@ def _zero_cotangent(a):
 def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule, branch_free: bool = False):
     """The table executor wrapped as a custom_vjp: the forward computes loss and gradients.
 
+    Device ``s`` holds chunks ``s, s + S, ...`` (``V`` of them; one unless interleaved): the
+    stacked layers are reordered so that the pipe axis's split gives each device its chunks, and
+    the gradients are put back in layer order. With ``V > 1`` activations go round the devices
+    (device ``S - 1`` sends chunk ``v``'s output to device 0's chunk ``v + 1``, gradients the other way).
+
     ``branch_free``: each tick every stage runs one ``jax.vjp`` of (stage, loss head) on its
     input (the stage's forward output and the backward's gradients come from that one call) and
     masks keep what its action needs, so every device runs the same collectives in the same
     order (GSPMD's collectives of the other axes span all stages: inside a ``lax.switch`` where
     stages take different branches they would deadlock)."""
     S, M, K, KG = sched.stages, sched.microbatches, sched.stash, sched.grad_slots
+    V = sched.virtual_stages
+    C = S * V
     stage = _stage_fn(block_fn)
-    forward_perm = [(i, i + 1) for i in range(S - 1)]
-    backward_perm = [(i + 1, i) for i in range(S - 1)]
-    ops, micro = jnp.asarray(sched.ops), jnp.asarray(sched.micro)
-
-    def loss_dtype(p, lp, h, t):
-        return jax.eval_shape(lambda: loss_fn(lp, stage(p, h), t)).dtype
+    if V == 1:
+        forward_perm = [(i, i + 1) for i in range(S - 1)]
+        backward_perm = [(i + 1, i) for i in range(S - 1)]
+    else:  # a ring: the last device feeds device 0's next chunk
+        forward_perm = [(i, (i + 1) % S) for i in range(S)]
+        backward_perm = [((i + 1) % S, i) for i in range(S)]
+    virtual = np.zeros_like(sched.ops) if sched.virtual is None else sched.virtual
+    ops, micro, chunk = jnp.asarray(sched.ops), jnp.asarray(sched.micro), jnp.asarray(virtual)
 
     def run(p, xs, lp, tgt):
         s = jax.lax.axis_index(axis)
+        p = jax.tree.map(lambda a: a.reshape((V, a.shape[0] // V) + a.shape[1:]), p)  # (V, layers/chunk, ...)
         zero_h = jnp.zeros_like(xs[0])
 
-        def idle(c, m):
+        def at(v):
+            return jax.tree.map(lambda a: a[v], p)
+
+        def add_at(acc, v, d):
+            return jax.tree.map(lambda a, g: a.at[v].add(g), acc, d)
+
+        def first(v):  # this device runs chunk 0 (its input is x)
+            return (s == 0) & (v == 0)
+
+        def idle(c, m, v):
             return c, zero_h, False, zero_h, False
 
-        def forward(c, m):
-            h = jnp.where(s == 0, xs[m], c["stash"][m % K])
-            c = dict(c, stash=c["stash"].at[m % K].set(h))
-            return c, stage(p, h), True, zero_h, False
+        def forward(c, m, v):
+            h = jnp.where(first(v), xs[m], c["stash"][v, m % K])
+            c = dict(c, stash=c["stash"].at[v, m % K].set(h))
+            return c, stage(at(v), h), v * S + s < C - 1, zero_h, False
 
-        def backward_with(fn, seed, c, m):
-            h = c["stash"][m % K]
-            out, vjp = jax.vjp(fn, p, lp, h)
+        def backward_with(fn, seed, c, m, v):
+            h = c["stash"][v, m % K]
+            out, vjp = jax.vjp(fn, at(v), lp, h)
             dp, dlp, dh = vjp(seed(c, m, out))
             c = dict(
                 c,
-                dp=jax.tree.map(jnp.add, c["dp"], dp),
+                dp=add_at(c["dp"], v, dp),
                 dlp=jax.tree.map(jnp.add, c["dlp"], dlp),
-                dx=c["dx"].at[m].add(jnp.where(s == 0, dh, 0)),
+                dx=c["dx"].at[m].add(jnp.where(first(v), dh, 0)),
             )
             return c, out, dh
 
-        def backward(c, m):
+        def backward(c, m, v):
             c, _, dh = backward_with(
-                lambda p_, lp_, h_: stage(p_, h_), lambda c, m, out: c["ginbox"][m % KG].astype(out.dtype), c, m
+                lambda p_, lp_, h_: stage(p_, h_), lambda c, m, out: c["ginbox"][v, m % KG].astype(out.dtype), c, m, v
             )
-            return c, zero_h, False, dh, True
+            return c, zero_h, False, dh, ~first(v)
 
-        def backward_last(c, m):
+        def backward_last(c, m, v):
             def with_loss(p_, lp_, h_):
                 return loss_fn(lp_, stage(p_, h_), tgt[m]) / M
 
-            c, loss, dh = backward_with(with_loss, lambda c, m, out: jnp.ones_like(out), c, m)
-            return dict(c, loss=c["loss"] + loss), zero_h, False, dh, True
+            c, loss, dh = backward_with(with_loss, lambda c, m, out: jnp.ones_like(out), c, m, v)
+            return dict(c, loss=c["loss"] + loss), zero_h, False, dh, ~first(v)
 
-        def uniform(c, op, m):
+        def uniform(c, op, m, v):
             is_f, is_b, is_last = op == FORWARD, op >= BACKWARD, op == BACKWARD_LAST
-            h = jnp.where(is_f & (s == 0), xs[m], c["stash"][m % K])
+            h = jnp.where(is_f & first(v), xs[m], c["stash"][v, m % K])
 
             def both(p_, lp_, h_):
                 y = stage(p_, h_)
                 return y, loss_fn(lp_, y, tgt[m]) / M
 
-            (y, loss), vjp = jax.vjp(both, p, lp, h)
-            seed_y = jnp.where(is_b & ~is_last, c["ginbox"][m % KG].astype(y.dtype), 0)
+            (y, loss), vjp = jax.vjp(both, at(v), lp, h)
+            seed_y = jnp.where(is_b & ~is_last, c["ginbox"][v, m % KG].astype(y.dtype), 0)
             dp, dlp, dh = vjp((seed_y, jnp.where(is_last, 1, 0).astype(loss.dtype)))
-            keep = lambda acc, d: acc + jnp.where(is_b, d, 0)  # noqa: E731
+            keep = lambda d: jnp.where(is_b, d, 0)  # noqa: E731
             stash = c["stash"]
             c = dict(
                 c,
-                stash=stash.at[m % K].set(jnp.where(is_f, h, stash[m % K])),
-                dp=jax.tree.map(keep, c["dp"], dp),
-                dlp=jax.tree.map(keep, c["dlp"], dlp),
-                dx=c["dx"].at[m].add(jnp.where(is_b & (s == 0), dh, 0)),
+                stash=stash.at[v, m % K].set(jnp.where(is_f, h, stash[v, m % K])),
+                dp=add_at(c["dp"], v, jax.tree.map(keep, dp)),
+                dlp=jax.tree.map(lambda a, d: a + keep(d), c["dlp"], dlp),
+                dx=c["dx"].at[m].add(jnp.where(is_b & first(v), dh, 0)),
                 loss=c["loss"] + jnp.where(is_last, loss, 0),
             )
-            return c, y, is_f, dh, is_b
+            return c, y, is_f & (v * S + s < C - 1), dh, is_b & ~first(v)
 
         def tick(c, row):
-            op, m = row[0][s], row[1][s]
+            op, m, v = row[0][s], row[1][s], row[2][s]
             if branch_free:
-                c, act, act_ok, grad, grad_ok = uniform(c, op, m)
+                c, act, act_ok, grad, grad_ok = uniform(c, op, m, v)
             else:
-                c, act, act_ok, grad, grad_ok = jax.lax.switch(op, (idle, forward, backward, backward_last), c, m)
-            # neighbours exchange what this tick produced; receivers file it under its micro-batch
-            act_in, act_m, act_ok = jax.lax.ppermute((act, m, act_ok), axis, forward_perm)
-            grad_in, grad_m, grad_ok = jax.lax.ppermute((grad, m, grad_ok), axis, backward_perm)
+                branches = (idle, forward, backward, backward_last)
+                c, act, act_ok, grad, grad_ok = jax.lax.switch(op, branches, c, m, v)
+            # neighbours exchange what this tick produced; receivers file it under its chunk and
+            # micro-batch (device 0 receives the last device's chunk v as its chunk v + 1)
+            act_in, act_m, act_v, act_ok = jax.lax.ppermute((act, m, v, act_ok), axis, forward_perm)
+            grad_in, grad_m, grad_v, grad_ok = jax.lax.ppermute((grad, m, v, grad_ok), axis, backward_perm)
+            act_v = act_v + (s == 0).astype(act_v.dtype) if V > 1 else act_v
+            grad_v = grad_v - (s == S - 1).astype(grad_v.dtype) if V > 1 else grad_v
+            act_v, grad_v = jnp.clip(act_v, 0, V - 1), jnp.clip(grad_v, 0, V - 1)
             stash = c["stash"]
-            stash = stash.at[act_m % K].set(jnp.where(act_ok, act_in, stash[act_m % K]))
+            slot = stash[act_v, act_m % K]
+            stash = stash.at[act_v, act_m % K].set(jnp.where(act_ok, act_in, slot))
             ginbox = c["ginbox"]
-            ginbox = ginbox.at[grad_m % KG].set(jnp.where(grad_ok, grad_in, ginbox[grad_m % KG]))
+            slot = ginbox[grad_v, grad_m % KG]
+            ginbox = ginbox.at[grad_v, grad_m % KG].set(jnp.where(grad_ok, grad_in, slot))
             return dict(c, stash=stash, ginbox=ginbox), None
 
         init = {
-            "stash": jnp.zeros((K,) + xs.shape[1:], xs.dtype),
-            "ginbox": jnp.zeros((KG,) + xs.shape[1:], xs.dtype),
+            "stash": jnp.zeros((V, K) + xs.shape[1:], xs.dtype),
+            "ginbox": jnp.zeros((V, KG) + xs.shape[1:], xs.dtype),
             "dp": jax.tree.map(jnp.zeros_like, p),
             "dlp": jax.tree.map(jnp.zeros_like, lp),
             "dx": jnp.zeros_like(xs),
-            "loss": jnp.zeros((), loss_dtype(p, lp, xs[0], tgt[0])),
+            "loss": jnp.zeros((), jax.eval_shape(lambda: loss_fn(lp, stage(at(0), xs[0]), tgt[0])).dtype),
         }
-        c, _ = jax.lax.scan(tick, init, (ops, micro))
-        first = jax.tree.map(lambda a: a[None], (c["loss"], c["dlp"], c["dx"]))
-        return first, c["dp"]
+        c, _ = jax.lax.scan(tick, init, (ops, micro, chunk))
+        first_out = jax.tree.map(lambda a: a[None], (c["loss"], c["dlp"], c["dx"]))
+        return first_out, jax.tree.map(lambda a: a.reshape((-1,) + a.shape[2:]), c["dp"])
 
     specs = (P(axis), P(), P(), P())
     program = _manual_over(axis, run, mesh, specs, (P(axis), P(axis)))
 
     def loss_and_grads(params, x, loss_params, target):
+        if V > 1:  # device s's chunks s, s + S, ... contiguous, so that the pipe axis's split gives them
+            L = jax.tree.leaves(params)[0].shape[0]
+            order = np.arange(L).reshape(V, S, L // C).transpose(1, 0, 2).ravel()
+            params = jax.tree.map(lambda a: a[order], params)
         (loss, dlp, dx), dp = program(params, x, loss_params, target)
+        if V > 1:
+            dp = jax.tree.map(lambda a: a[np.argsort(order)], dp)
         return loss[S - 1], (dp, dx[0], jax.tree.map(lambda a: a[S - 1], dlp))
 
     @jax.custom_vjp
@@ -600,18 +697,22 @@ def get_layer_placement(
     return placement(device_type, ranks.tolist())
 
 
-def theory_bubble(stages: int, microbatches: int) -> float:
-    """GPipe's and 1F1B's idle fraction (S-1)/(M+S-1) with equal forward and backward times.
+def theory_bubble(stages: int, microbatches: int, virtual_stages: int = 1) -> float:
+    """GPipe's and 1F1B's idle fraction (S-1)/(M+S-1) with equal forward and backward times;
+    with ``V`` chunks per device (interleaved) (S-1)/(V M + S-1).
 
     Args:
         stages: S.
         microbatches: M.
+        virtual_stages: V.
 
     Example:
         >>> theory_bubble(4, 8)
         0.2727272727272727
+        >>> round(theory_bubble(4, 8, virtual_stages=2), 4)
+        0.1579
     """
-    return (stages - 1) / (microbatches + stages - 1)
+    return (stages - 1) / (virtual_stages * microbatches + stages - 1)
 
 
 __all__ = ["SCHEDULES", "Schedule", "get_layer_placement", "pipeline_loss", "stacked", "theory_bubble"]

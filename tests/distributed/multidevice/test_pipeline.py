@@ -109,8 +109,8 @@ def _pipelined(block, params, embed, head, tokens, target, stages, schedule):
 
 
 @functools.cache
-def _case(model):
-    problem = _problem(model)
+def _case(model, layers=4):
+    problem = _problem(model, layers)
     return problem, _one_device(*problem[:-1])
 
 
@@ -125,7 +125,8 @@ def _assert_close(got, want, seed):
 @pytest.mark.parametrize("stages", [2, 4])
 @pytest.mark.parametrize("model", list(MODELS))
 def test_pipeline_matches_one_device(model, stages, schedule):
-    problem, want = _case(model)
+    layers = 8 if schedule == "interleaved" and stages == 4 else 4  # interleaved: 2 chunks per stage
+    problem, want = _case(model, layers)
     got = _pipelined(*problem[:-1], stages, schedule)
     _assert_close(got, want, problem[-1])
 
@@ -146,9 +147,14 @@ def test_schedules_bubble_and_in_flight():
     for stages, micro in [(2, 4), (4, 4), (4, 8), (8, 16)]:
         for name in SCHEDULES:
             sched = Schedule.make(name, stages, micro)
-            assert sched.bubble_fraction() == pytest.approx(theory_bubble(stages, micro))
+            v = 2 if name == "interleaved" else 1
+            assert sched.bubble_fraction() == pytest.approx(theory_bubble(stages, micro, v)), (name, stages, micro)
         assert Schedule.make("1f1b", stages, micro).peak_in_flight() == min(stages, micro)
         assert Schedule.make("gpipe", stages, micro).peak_in_flight() == micro
+        for v in (2, 3):  # Megatron's warm-up plus one, in chunk inputs
+            sched = Schedule.make("interleaved", stages, micro, virtual_stages=v)
+            assert sched.peak_in_flight() == min(v * micro, 2 * (stages - 1) + (v - 1) * stages + 1)
+            assert sched.bubble_fraction() == pytest.approx(theory_bubble(stages, micro, v))
 
 
 def test_pipeline_bad_input():
@@ -163,3 +169,9 @@ def test_pipeline_bad_input():
         pipeline_loss(block, params, embed[tokens], lm_loss, head, target[:2], mesh=mesh)
     with pytest.raises(OpError, match="unknown schedule 'zb'"):
         Schedule.make("zb", 2, 2)
+    with pytest.raises(OpError, match="microbatches=3 is not a multiple of 4"):
+        Schedule.make("interleaved", 4, 3)
+    with pytest.raises(OpError, match="'1f1b' has one chunk per stage, got virtual_stages=2"):
+        Schedule.make("1f1b", 2, 2, virtual_stages=2)
+    with pytest.raises(OpError, match=r"2 stacked layers cannot split into 2 chunks on each of the 2 stages"):
+        pipeline_loss(block, params, embed[tokens], lm_loss, head, target, mesh=mesh, schedule="interleaved")
