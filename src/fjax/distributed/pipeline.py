@@ -374,9 +374,10 @@ def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule, branch_free: boo
     """The table executor wrapped as a custom_vjp: the forward computes loss and gradients.
 
     Device ``s`` holds chunks ``s, s + S, ...`` (``V`` of them; one unless interleaved): the
-    stacked layers are reordered so that the pipe axis's split gives each device its chunks, and
-    the gradients are put back in layer order. With ``V > 1`` activations go round the devices
-    (device ``S - 1`` sends chunk ``v``'s output to device 0's chunk ``v + 1``, gradients the other way).
+    stacked layers are viewed as ``(V, S, layers per chunk)`` and the pipe axis splits dim 1
+    (interleaved, that is not a contiguous split of the layers: XLA moves them into place).
+    With ``V > 1`` activations go round the devices (device ``S - 1`` sends chunk ``v``'s output
+    to device 0's chunk ``v + 1``, gradients the other way).
 
     ``branch_free``: each tick every stage runs one ``jax.vjp`` of (stage, loss head) on its
     input (the stage's forward output and the backward's gradients come from that one call) and
@@ -398,7 +399,7 @@ def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule, branch_free: boo
 
     def run(p, xs, lp, tgt):
         s = jax.lax.axis_index(axis)
-        p = jax.tree.map(lambda a: a.reshape((V, a.shape[0] // V) + a.shape[1:]), p)  # (V, layers/chunk, ...)
+        p = jax.tree.map(lambda a: a[:, 0], p)  # (V, 1, layers per chunk, ...) -> this device's chunks
         zero_h = jnp.zeros_like(xs[0])
 
         def at(v):
@@ -498,19 +499,17 @@ def _table_loss(block_fn, loss_fn, mesh, axis, sched: Schedule, branch_free: boo
         }
         c, _ = jax.lax.scan(tick, init, (ops, micro, chunk))
         first_out = jax.tree.map(lambda a: a[None], (c["loss"], c["dlp"], c["dx"]))
-        return first_out, jax.tree.map(lambda a: a.reshape((-1,) + a.shape[2:]), c["dp"])
+        return first_out, jax.tree.map(lambda a: a[:, None], c["dp"])
 
-    specs = (P(axis), P(), P(), P())
-    program = _manual_over(axis, run, mesh, specs, (P(axis), P(axis)))
+    # layers as (V, S, layers per chunk): chunk v * S + s is [v, s], so the pipe axis on dim 1 gives
+    # device s its chunks (V = 1: the plain split of dim 0; a reshape, no data moves)
+    specs = (P(None, axis), P(), P(), P())
+    program = _manual_over(axis, run, mesh, specs, (P(axis), P(None, axis)))
 
     def loss_and_grads(params, x, loss_params, target):
-        if V > 1:  # device s's chunks s, s + S, ... contiguous, so that the pipe axis's split gives them
-            L = jax.tree.leaves(params)[0].shape[0]
-            order = np.arange(L).reshape(V, S, L // C).transpose(1, 0, 2).ravel()
-            params = jax.tree.map(lambda a: a[order], params)
-        (loss, dlp, dx), dp = program(params, x, loss_params, target)
-        if V > 1:
-            dp = jax.tree.map(lambda a: a[np.argsort(order)], dp)
+        chunked = jax.tree.map(lambda a: a.reshape((V, S, a.shape[0] // C) + a.shape[1:]), params)
+        (loss, dlp, dx), dp = program(chunked, x, loss_params, target)
+        dp = jax.tree.map(lambda g, a: g.reshape(a.shape), dp, params)
         return loss[S - 1], (dp, dx[0], jax.tree.map(lambda a: a[S - 1], dlp))
 
     @jax.custom_vjp
