@@ -37,7 +37,16 @@ def test_site_builds_with_warnings_as_errors(tmp_path):
         timeout=600,
     )
     assert proc.returncode == 0, f"the docs build failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
-    for page in ["index", "install", "quickstart", "architecture", "api/index", "guides/graph", "guides/asyncs"]:
+    for page in [
+        "index",
+        "install",
+        "quickstart",
+        "architecture",
+        "api/index",
+        "guides/graph",
+        "guides/asyncs",
+        "guides/pipeline",
+    ]:
         assert (tmp_path / f"{page}.html").is_file(), page
     nn_page = (tmp_path / "api" / "nn.html").read_text()
     assert 'id="fjax.nn.Linear"' in nn_page and "in_features" in nn_page

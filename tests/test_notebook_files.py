@@ -10,7 +10,7 @@ import pytest
 from .notebook_helper import NOTEBOOKS, images, outputs
 
 NAMES = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
-PLOTS = {"autodiff_research.ipynb": 5, "long_sequence_lstm.ipynb": 2, "sharding_mesh.ipynb": 2}
+PLOTS = {"autodiff_research.ipynb": 5, "long_sequence_lstm.ipynb": 2, "pipeline_3d.ipynb": 3, "sharding_mesh.ipynb": 2}
 
 
 def _run_module():
