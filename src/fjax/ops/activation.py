@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _checks
+from . import _checks, _saving
 from ._promote import promote, to_float
 from ._registry import ELEMENTWISE, Rows, defop
 
@@ -37,8 +37,12 @@ def relu(input):
         >>> fjax.tensor([-3, 5]).relu()
         tensor([0, 5], dtype=fjax.int64)
     """
-    zero = jnp.zeros((), input.dtype)
-    return jnp.where(input <= 0, jnp.where(input < 0, zero, jax.lax.stop_gradient(input)), input)
+
+    def f(x):
+        zero = jnp.zeros((), x.dtype)
+        return jnp.where(x <= 0, jnp.where(x < 0, zero, jax.lax.stop_gradient(x)), x)
+
+    return _saving.saves_result(f, _saving.relu_rule, input)  # the backward reads the result only, as torch's
 
 
 @defop(method=False, rows=ELEMENTWISE)
@@ -76,10 +80,12 @@ def leaky_relu(input, negative_slope=0.01):
 
 
 def _elu(x, alpha, scale=1.0, input_scale=1.0):
-    x = to_float(x)
-    # where, not minimum: at 0 torch takes the negative branch's slope (minimum would halve it)
-    neg = alpha * jnp.expm1(jnp.where(x > 0, 0, x) * input_scale)
-    return scale * jnp.where(x > 0, x, neg.astype(x.dtype))
+    def f(x, alpha, scale, input_scale):
+        # where, not minimum: at 0 torch takes the negative branch's slope (minimum would halve it)
+        neg = alpha * jnp.expm1(jnp.where(x > 0, 0, x) * input_scale)
+        return scale * jnp.where(x > 0, x, neg.astype(x.dtype))
+
+    return _saving.saves_inputs(f, to_float(x), alpha, scale, input_scale)
 
 
 @defop(method=False, rows=ELEMENTWISE)
@@ -163,7 +169,7 @@ def gelu(input, approximate="none"):
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return jax.nn.gelu(to_float(input), approximate=approximate == "tanh")
+    return _saving.saves_inputs(lambda x: jax.nn.gelu(x, approximate=approximate == "tanh"), to_float(input))
 
 
 @defop(method=False, rows=ELEMENTWISE)
@@ -178,7 +184,7 @@ def silu(input):
         >>> F.silu(fjax.tensor([-1.0, 0.0, 1.0]))
         tensor([-0.2689,  0.0000,  0.7311], dtype=fjax.float32)
     """
-    return jax.nn.silu(to_float(input))
+    return _saving.saves_inputs(jax.nn.silu, to_float(input))
 
 
 @defop(method=False, rows=ELEMENTWISE)
@@ -193,8 +199,7 @@ def mish(input):
         >>> F.mish(fjax.tensor([-1.0, 0.0, 1.0]))
         tensor([-0.3034,  0.0000,  0.8651], dtype=fjax.float32)
     """
-    input = to_float(input)
-    return input * jnp.tanh(jax.nn.softplus(input))
+    return _saving.saves_inputs(lambda x: x * jnp.tanh(jax.nn.softplus(x)), to_float(input))
 
 
 @defop(method=False, rows=ELEMENTWISE)
@@ -215,10 +220,13 @@ def softplus(input, beta=1.0, threshold=20.0):
         >>> F.softplus(fjax.tensor([1.0, 12.0]), beta=2.0, threshold=10.0)
         tensor([ 1.0635, 12.0000], dtype=fjax.float32)
     """
-    input = to_float(input)
-    bx = input * beta
-    soft = (jnp.logaddexp(bx, 0) / beta).astype(input.dtype)
-    return jnp.where(bx > threshold, input, soft)
+
+    def f(x, beta, threshold):
+        bx = x * beta
+        soft = (jnp.logaddexp(bx, 0) / beta).astype(x.dtype)
+        return jnp.where(bx > threshold, x, soft)
+
+    return _saving.saves_inputs(f, to_float(input), beta, threshold)
 
 
 @defop(method=False)
@@ -292,8 +300,7 @@ def hardswish(input):
         >>> F.hardswish(fjax.tensor([-1.0, 1.0, 4.0]))
         tensor([-0.3333,  0.6667,  4.0000], dtype=fjax.float32)
     """
-    input = to_float(input)
-    return input * _clip(input + 3, 0, 6) / 6
+    return _saving.saves_inputs(lambda x: x * _clip(x + 3, 0, 6) / 6, to_float(input))
 
 
 @defop(method=False, rows=ELEMENTWISE)
@@ -509,7 +516,8 @@ def softmax(input, dim=None, dtype=None):
         tensor([0.2689, 0.7311], dtype=fjax.float64)
     """
     input, dim = _softmax_input("softmax", input, dim, dtype)
-    return jax.nn.softmax(input, axis=dim if input.ndim else None)
+    axis = dim if input.ndim else None
+    return _saving.saves_result(lambda x: jax.nn.softmax(x, axis=axis), _saving.softmax_rule(axis), input)
 
 
 @defop(static=("dim", "dtype"), rows=_ROWS_BUT_DIM)
@@ -527,7 +535,8 @@ def log_softmax(input, dim=None, dtype=None):
         tensor(1., dtype=fjax.float32)
     """
     input, dim = _softmax_input("log_softmax", input, dim, dtype)
-    return jax.nn.log_softmax(input, axis=dim if input.ndim else None)
+    axis = dim if input.ndim else None
+    return _saving.saves_result(lambda x: jax.nn.log_softmax(x, axis=axis), _saving.log_softmax_rule(axis), input)
 
 
 @defop(static=("dim", "dtype"), method=False)

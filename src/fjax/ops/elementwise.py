@@ -8,7 +8,7 @@ import numpy as np
 from jax import lax
 
 from ..errors import OpError
-from . import _promote
+from . import _promote, _saving
 from ._promote import promote, result_type, to_float
 from ._registry import ELEMENTWISE, Rows, defop
 
@@ -476,7 +476,7 @@ def sigmoid(input):
         >>> F.sigmoid(fjax.tensor([-100.0, 100.0]))
         tensor([0., 1.], dtype=fjax.float32)
     """
-    return jax.nn.sigmoid(to_float(input))
+    return _saving.saves_result(jax.nn.sigmoid, _saving.sigmoid_rule, to_float(input))
 
 
 @defop()

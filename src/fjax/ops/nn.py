@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import IndexOutOfRange
-from . import _checks
+from . import _checks, _saving
 from ._promote import promote, to_float
 from ._registry import Rows, defop
 from .indexing import _check_range, _host
@@ -65,7 +65,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ValueError(f"layer_norm: input {input.shape} does not end with normalized_shape {shape}")
     input, weight, bias = promote(input, weight, bias)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
-    return _affine(_normalize(input, axes, eps), weight, bias, shape)
+    # the backward reads the inputs only (torch saves input, mean and rstd: the statistics are recomputed)
+    return _saving.saves_inputs(
+        lambda x, w, b, eps: _affine(_normalize(x, axes, eps), w, b, shape), input, weight, bias, eps
+    )
 
 
 @defop(static=("normalized_shape", "eps"), method=False, rows=_LAYER_NORM_ROWS)
@@ -594,7 +597,7 @@ def dropout(input, key, p=0.5, training=True):
     input = to_float(input)
     keep = jax.random.bernoulli(_dropout_key(key), 1.0 - p, input.shape)
     scale = jnp.where(p < 1, 1 / jnp.where(p < 1, 1 - p, 1), 0).astype(input.dtype)
-    return input * jnp.where(keep, scale, jnp.zeros((), input.dtype))
+    return _saving.scaled_mask(input, keep, scale)  # the backward reads the mask only, as torch's
 
 
 @defop(static=("dropout_p", "is_causal", "scale", "enable_gqa"), method=False)

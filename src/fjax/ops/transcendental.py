@@ -11,6 +11,7 @@ import numpy as np
 from jax import lax
 from jax.scipy import special
 
+from . import _saving
 from ._promote import promote, to_float
 from ._registry import ELEMENTWISE, defop
 
@@ -122,7 +123,7 @@ def sqrt(input):
         >>> fjax.sqrt(fjax.tensor([-1.0]))
         tensor([nan], dtype=fjax.float32)
     """
-    return jnp.sqrt(to_float(input))
+    return _saving.saves_result(jnp.sqrt, _saving.sqrt_rule, to_float(input))
 
 
 @defop(rows=ELEMENTWISE)
@@ -274,7 +275,7 @@ def tanh(input):
         >>> F.tanh(fjax.tensor([100]))
         tensor([1.], dtype=fjax.float32)
     """
-    return jnp.tanh(to_float(input))
+    return _saving.saves_result(jnp.tanh, _saving.tanh_rule, to_float(input))  # the backward reads the result
 
 
 @defop(aliases=("arcsinh",))
