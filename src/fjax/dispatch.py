@@ -33,7 +33,7 @@ from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state
 from .amp import _state as _amp
-from .autograd.engine import Node, _apply_vjp
+from .autograd.engine import Node, Unread, _apply_vjp
 from .autograd.grad_mode import _state as _grad_state
 from .device import MetaArray
 from .errors import OpError
@@ -239,11 +239,13 @@ def _vjp_of(pure, diff_idx):
 
 @jax.tree_util.register_pytree_node_class
 class _Residuals:
-    """A VJP as it leaves jit, minus the residuals that are the op's own inputs.
+    """A VJP as it leaves jit, minus the residuals that are the op's own inputs or outputs.
 
-    jit cannot return an input without copying it, so a VJP that saves ``x`` and ``w`` (as
-    matmul's does) would hold a second copy of each; instead those slots record which input
-    they are, and ``rebuild`` puts the caller's arrays back.
+    jit cannot return an input without copying it, nor one value twice without a second
+    buffer, so a VJP that saves ``x`` and ``w`` (as matmul's does) or its own result (as exp's,
+    tanh's and relu's do) would hold a copy of each; instead those slots record which input
+    (``src`` >= 0) or output (``src`` <= -2: output ``-2 - src``) they are, and ``rebuild``
+    puts the caller's arrays back (``src`` -1: a value jit returned, ``kept``).
     """
 
     def __init__(self, kept, treedef, src, saves):
@@ -257,9 +259,19 @@ class _Residuals:
     def tree_unflatten(cls, aux, kept):
         return cls(list(kept), *aux)
 
-    def rebuild(self, arrays):
+    @property
+    def reads_outputs(self) -> bool:
+        """Whether the backward reads the op's result (exp, tanh, relu)."""
+        return any(s <= -2 for s in self.src)
+
+    def rebuild(self, arrays, out=None):
         it = iter(self.kept)
-        return jax.tree_util.tree_unflatten(self.treedef, [arrays[s] if s >= 0 else next(it) for s in self.src])
+        if out is None:
+            return jax.tree_util.tree_unflatten(self.treedef, [arrays[s] if s >= 0 else next(it) for s in self.src])
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        return jax.tree_util.tree_unflatten(
+            self.treedef, [arrays[s] if s >= 0 else next(it) if s == -1 else outs[-2 - s] for s in self.src]
+        )
 
 
 def _vjp_without_inputs(pure, diff_idx):
@@ -269,14 +281,15 @@ def _vjp_without_inputs(pure, diff_idx):
         out, vjp = fwd(*arrays)
         leaves, treedef = jax.tree_util.tree_flatten(vjp)
         position = {id(a): i for i, a in enumerate(arrays)}
+        for k, o in enumerate(out if isinstance(out, (tuple, list)) else (out,)):
+            position.setdefault(id(o), -2 - k)
         src = tuple(position.get(id(leaf), -1) for leaf in leaves)
         # torch saves an op's inputs where its backward needs their values; JAX may save a
         # value computed from them instead (sin saves cos x): then count every input as saved.
         # Saved outputs (exp) and scalar constants (x * 2) read no input.
-        outs = {id(o) for o in (out if isinstance(out, (tuple, list)) else (out,))}
-        derived = any(i < 0 and id(x) not in outs and np.ndim(x) > 0 for x, i in zip(leaves, src))
+        derived = any(i == -1 and np.ndim(x) > 0 for x, i in zip(leaves, src))
         saves = None if derived else tuple(sorted({i for i in src if i >= 0}))
-        return out, _Residuals([x for x, i in zip(leaves, src) if i < 0], treedef, src, saves)
+        return out, _Residuals([x for x, i in zip(leaves, src) if i == -1], treedef, src, saves)
 
     return fwd_jit
 
@@ -582,12 +595,13 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             return _wrap_plain(result)
     out, vjp = result
     saved = None
+    residuals = vjp
     if isinstance(vjp, _Residuals):
         saved = vjp.saves
-        vjp = vjp.rebuild(arrays)
+        vjp = vjp.rebuild(arrays, out)
     eager = entry.jit is entry.pure
     if _grad_state.saved_hooks and not trace_state.depth:
-        vjp, eager = _hooked_vjp(entry, diff_idx, leaves, arrays, saved), True
+        vjp, eager = _hooked_vjp(entry, diff_idx, leaves, arrays, residuals, out), True
     node_out = _record(name, entry.jit, out, vjp, leaves, arrays, diff_idx, linear, eager, saved)
     if seg is not None:  # the flush swaps its pending residuals for arrays
         node = _node_of(node_out)
@@ -610,28 +624,50 @@ def _node_of(out):
     return None
 
 
-def _hooked_vjp(entry, diff_idx, leaves, arrays, saved):
-    """The VJP under ``autograd.graph.saved_tensors_hooks``: each input tensor the backward reads
-    goes through ``pack_hook`` now and is dropped; the backward unpacks it and rebuilds the VJP."""
+def _hooked_vjp(entry, diff_idx, leaves, arrays, residuals, out):
+    """The VJP under ``autograd.graph.saved_tensors_hooks``: each tensor the backward reads goes
+    through ``pack_hook`` now and is dropped; the backward unpacks it and rebuilds the VJP.
+
+    Where the op's VJP saves only inputs and outputs (matmul saves both inputs, exp its result),
+    those are what is packed, as torch packs an op's saved inputs and result, and the residuals
+    are rebuilt from the unpacked values; input tensors the backward does not read are not
+    kept. Where it saves values computed from the inputs (sin saves cos x), every input tensor
+    is packed and the backward runs the op's VJP kernel again on the unpacked inputs."""
     pack, unpack = _grad_state.saved_hooks[-1]
-    positions = range(len(leaves)) if saved is None else saved
-    packed = {i: pack(Tensor._wrap(arrays[i])) for i in positions if isinstance(leaves[i], Tensor)}
-    kept = [None if i in packed else a for i, a in enumerate(arrays)]
-    make = entry.vjp(diff_idx)
+    direct = isinstance(residuals, _Residuals) and residuals.saves is not None
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if direct:
+        slots = [(s, arrays[s]) for s in residuals.saves if isinstance(leaves[s], Tensor)]
+        slots += [(s, outs[-2 - s]) for s in sorted(set(residuals.src)) if s <= -2]
+    else:
+        slots = [(i, a) for i, a in enumerate(arrays) if isinstance(leaves[i], Tensor)]
+    packed = [(s, a.shape, a.dtype, pack(Tensor._wrap(a))) for s, a in slots]
+    # kept as they are: Python numbers and raw arrays (those the residuals hold, where direct)
+    kept = [
+        None if isinstance(x, Tensor) or (direct and i not in residuals.saves) else a
+        for i, (x, a) in enumerate(zip(leaves, arrays))
+    ]
 
     def vjp(ct):
-        values = list(kept)
-        for i, p in packed.items():
+        values, outputs = list(kept), {}
+        for s, shape, dtype, p in packed:
             t = unpack(p)
-            if not isinstance(t, Tensor) or tuple(t.shape) != tuple(arrays[i].shape):
+            if not isinstance(t, Tensor) or tuple(t.shape) != tuple(shape):
                 raise RuntimeError(
                     f"saved_tensors_hooks: unpack_hook must return the saved tensor's value, a Tensor of shape "
-                    f"{tuple(arrays[i].shape)}; got {t!r:.80}"
+                    f"{tuple(shape)}; got {t!r:.80}"
                 )
-            values[i] = t._data.astype(arrays[i].dtype)
-        _, real = make(*values)
-        if isinstance(real, _Residuals):
-            real = real.rebuild(values)
+            value = t._data.astype(dtype)
+            if s >= 0:
+                values[s] = value
+            else:
+                outputs[-2 - s] = value
+        if direct:
+            real = residuals.rebuild(values, [outputs.get(k) for k in range(max(outputs, default=-1) + 1)])
+        else:
+            new_out, real = entry.vjp(diff_idx)(*values)
+            if isinstance(real, _Residuals):
+                real = real.rebuild(values, new_out)
         return _apply_vjp(real, ct)
 
     return vjp
@@ -659,7 +695,8 @@ def _meta_run(name, entry, leaves, arrays, diff_idx=None):
 def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=None):
     """Record one tape node. Its version checks cover the inputs its VJP saved (``saved``: input
     positions, or None for all): torch raises where a saved tensor was modified in place, and
-    only there."""
+    only there. An input tensor that takes no gradient and that the VJP does not save is not
+    kept (``engine.Unread``): the node holds the residuals of its VJP and nothing else."""
     diff = set(diff_idx)
     inputs = []
     versions = None if linear else []
@@ -673,8 +710,10 @@ def _record(name, fn, out, vjp, leaves, arrays, diff_idx, linear, eager, saved=N
                     inputs.append(x._edge())
                 else:
                     inputs.append((node, x._idx))
-            else:
+            elif saved is None or i in saved or arrays[i].shape != x._meta.shape or type(arrays[i]) is MetaArray:
                 inputs.append(arrays[i])
+            else:  # a constant the backward does not read (c in x + c): not kept alive by the tape
+                inputs.append(Unread(x, arrays[i], i))
             if versions is not None and (saved is None or i in saved):
                 a = arrays[i]  # its shape and dtype name it in the error; the array is not kept
                 versions.append((x._vc, x._vc[0], (i, a.shape, a.dtype)))

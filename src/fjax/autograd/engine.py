@@ -6,7 +6,8 @@ entry per traced input of the call:
 
 - ``(parent_node, output_index)`` for an input produced by another recorded op,
 - the Tensor itself for a leaf that requires grad,
-- the raw value for an input that carries no gradient (a constant of this node).
+- the raw value for an input that carries no gradient (a constant of this node), or an
+  ``Unread`` (a weak reference) where the node's backward does not read it.
 
 Backward walks nodes outputs-first, calls each VJP through one cached jitted applier, sums
 cotangents per (node, output) and per leaf, and frees each node after use unless the graph is
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import weakref
 from collections import OrderedDict
 
 import jax
@@ -93,6 +95,33 @@ class Node:
 
 
 _profiler._APPLY_CODE = Node.apply.__code__
+
+
+class Unread:
+    """A node's input that takes no gradient and that its backward does not read (``c`` in
+    ``x + c``, where ``x`` requires grad): the node keeps a weak reference to the tensor, not
+    its value, so the value is freed once Python drops it, as torch frees it. Only
+    ``create_graph=True`` reads it again (it replays the forward): while the tensor lives
+    unmodified."""
+
+    __slots__ = ("ref", "version", "index", "shape", "dtype")
+
+    def __init__(self, tensor, array, index):
+        self.ref, self.version = weakref.ref(tensor), tensor._vc[0]
+        self.index, self.shape, self.dtype = index, tuple(array.shape), array.dtype
+
+    def value(self, node):
+        """The value recorded, for a replay of ``node``'s forward; RuntimeError once freed or modified."""
+        t = self.ref()
+        if t is None or t._vc[0] != self.version:
+            why = "has been freed" if t is None else "has been modified in place"
+            raise RuntimeError(
+                f"create_graph=True through {node!r}: its input #{self.index} (shape {list(self.shape)}), a "
+                f"tensor that does not require grad and that {node!r} does not save for backward, {why}; "
+                "replaying the forward to differentiate the backward needs its value: keep a reference to it, "
+                "unmodified, until the create_graph backward (as torch keeps it), or make it require grad"
+            )
+        return t._data
 
 
 def _zeros(aval):
@@ -514,7 +543,7 @@ def replay_program(roots, inputs):
                     leaves.append(x)
                 args.append(("arg", cut[id(x)]))
             else:
-                args.append(("const", x))
+                args.append(("const", x.value(node) if type(x) is Unread else x))
         plan.append((id(node), node.fn, args, node.multi))
     root_refs = []
     for t in roots:
