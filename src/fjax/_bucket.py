@@ -230,11 +230,15 @@ _noted: list = []  # the entries whose sizes are being counted
 
 
 def forget() -> None:
-    """Forget the sizes every op met: no op pads until its batch changes again (tests call this
-    between tests, so whether an op pads never depends on what ran before)."""
+    """Forget the sizes every op met: no op pads until its batch changes again (at
+    ``manual_seed``, through ``_lazy.restart``, and between tests, so whether an op pads never
+    depends on what ran before)."""
     for entry in _noted:
         entry.sizes, entry.bucketing, entry.last = None, False, None
     _noted.clear()
+
+
+_lazy.restarted.append(forget)
 
 
 def _family(spec, arrays):
@@ -254,7 +258,7 @@ def _family(spec, arrays):
 
 
 def note(entry, arrays) -> None:
-    """An op ran unpadded at a new input signature. Its batch pads from now on, for calls of this
+    """An op ran or was recorded unpadded. Its batch pads from now on, for calls of this
     family (``_family``), once new sizes of it came in three different steps (``_lazy.steps``):
     a batch that keeps changing, not the shapes one step meets (an optimizer's loop over
     parameters of several sizes)."""

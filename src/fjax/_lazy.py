@@ -1,21 +1,24 @@
 """Lazy eager fusion: eager ops whose kernels ran before are recorded, not run, and a recorded
 sequence that repeats runs as one XLA program.
 
-An op call at an input signature (kernel, input shapes/dtypes) seen once already knows its
-output shapes and dtypes, so it does not need to run to return: ``dispatch.run`` appends it to
-the thread's open ``Segment`` and returns tensors holding ``Pending`` values (shape, dtype, no
-data yet). Anything that needs the values — a host read (``item``, ``numpy``, ``print``), an
-op that is not recorded (a new signature, a non-jitted op, a trace), a write through a view,
-``backward`` — calls ``Pending.force``, which flushes the whole segment:
+An eager op call does not run its kernel: its output shapes and dtypes come from the kernel's
+trace (``shapes``: ``jax.eval_shape`` once per input signature, remembered), so
+``dispatch.run`` appends it to the thread's open ``Segment`` and returns tensors holding
+``Pending`` values (shape, dtype, no data yet). Anything that needs the values — a host read
+(``item``, ``numpy``, ``print``), an op that is not recorded (a non-jitted op, a trace, an input
+on other devices), a write through a view, ``backward`` — calls ``Pending.force``, which
+flushes the whole segment:
 
 - on a segment's first sight its ops run one by one, each the kernel eager mode would have run
-  (no compile: a one-off sequence costs what eager costs);
+  (no program compiles: a one-off sequence costs what eager costs);
 - from its second sight on, the segment (its ops, their wiring, the shapes of its inputs, which
   results are still referenced) is one ``jax.jit`` program: one XLA call per segment.
 
-Shape and dtype errors therefore still raise at the op's call (a new signature runs eagerly);
-only results still referenced when the segment flushes leave the program, so intermediates
-XLA fuses away are never materialized. Tape nodes recorded in a segment hold its ``Pending``
+Where a segment ends depends only on the program (its host reads), never on what ran before,
+and ``restart`` (at ``manual_seed``) forgets which segments were seen: a seeded rerun runs each
+segment the same way, so it gives the same bits. Shape and dtype errors raise at the op's call
+(the trace raises them); only results still referenced when the segment flushes leave the
+program, so intermediates XLA fuses away are never materialized. Tape nodes recorded in a segment hold its ``Pending``
 values as residuals; the flush swaps them for arrays. ``fjax.config.eager_fusion`` /
 ``FJAX_EAGER_FUSION=0`` turns this off with the fused backward. See docs/architecture.md,
 "Eager fusion".
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import threading
 from collections import OrderedDict
@@ -151,7 +155,13 @@ def real(a):
 
 
 _seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, weak_type)])
-_programs: OrderedDict = OrderedDict()  # segment key -> times seen (int) or its jitted program
+_programs: OrderedDict = OrderedDict()  # segment key -> its jitted program (an LRU)
+_sighted: set = set()  # segment keys run since the last restart(): a second sight runs the program
+_ran: set = set()  # signatures whose kernels ran on their own since the last restart()
+# a segment runs op by op at its first sight unless its kernels that never ran number at least
+# this share of its ops (repeated layers share kernels: one compile each, against every op's
+# code in a program)
+_FRESH_FUSE = float(os.environ.get("FJAX_FRESH_FUSE", "0.25"))
 
 
 def _aval(a):
@@ -183,6 +193,22 @@ def learn(sig, out) -> None:
     if len(_seen) >= _MAX_SEEN:
         _seen.clear()
     _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
+
+
+def shapes(sig, arrays):
+    """What ``sig``'s kernel returns on ``arrays`` (structure, shapes, dtypes), from a trace
+    (``jax.eval_shape``: nothing compiles or runs; jit reuses the trace when the kernel runs).
+    Raises the kernel's own shape or dtype error."""
+    known = _seen.get(sig)
+    if known is None:
+        avals = [
+            jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) if type(a) is Pending else a for a in arrays
+        ]
+        leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(sig[0], *avals))
+        if len(_seen) >= _MAX_SEEN:
+            _seen.clear()
+        known = _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
+    return known
 
 
 class Segment:
@@ -229,15 +255,25 @@ class Segment:
 
 def _execute(key, ops, outputs, ext):
     prog_key = (key, outputs)
-    prog = _programs.get(prog_key, 0)
-    if type(prog) is int:
-        if prog == 0:  # first sight: the ops one by one (each its jitted kernel), as eager ran them
-            _programs[prog_key] = 1
-            while len(_programs) > _MAX_PROGRAMS:
-                _programs.popitem(last=False)
+    if prog_key not in _sighted:
+        if len(_sighted) >= _MAX_SEEN:
+            _sighted.clear()
+        _sighted.add(prog_key)
+        # first sight: op by op, each its eager kernel, unless enough of those kernels never ran
+        # on their own (a first training step, a decode step at a new length): then compiling the
+        # segment's program costs less than compiling each kernel
+        fresh = {(fn, avals) for fn, _, avals in key} - _ran
+        if len(fresh) < _FRESH_FUSE * len(key):
+            if len(_ran) >= _MAX_SEEN:
+                _ran.clear()
+            _ran.update(fresh)
             _stats["segments_replayed"] += 1
             return _program(ops, outputs)(ext)
+    prog = _programs.get(prog_key)
+    if prog is None:
         prog = _programs[prog_key] = jax.jit(_program(ops, outputs))
+        while len(_programs) > _MAX_PROGRAMS:
+            _programs.popitem(last=False)
         _stats["segment_compiles"] += 1
     with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
         _programs.move_to_end(prog_key)
@@ -343,20 +379,29 @@ def call(program, n_seeds, arrays):
     sig = signature(fn, arrays)
     lazy = None
     if sig is not None:
-        known = _seen.get(sig)
-        if known is None and all(type(v) is tuple for v in sig[1]):  # (Python numbers: not here)
-            avals = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig[1]]
-            out = jax.eval_shape(fn, *avals)
-            leaves, treedef = jax.tree_util.tree_flatten(out)
-            known = _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
-        if known is not None:
-            lazy = record(sig, known, arrays)
+        lazy = record(sig, shapes(sig, arrays), arrays)
     if lazy is None:
         flush()
         return fn(*[real(a) for a in arrays])
     seg, out = lazy
     seg.flush()
     return jax.tree_util.tree_map(real, out)
+
+
+restarted: list = []  # what else forgets its history at restart() (bucketing, the fused backward)
+
+
+def restart() -> None:
+    """Run what is recorded and start the history that decides how things run afresh, so that
+    code run again from here runs exactly as it did the first time (``manual_seed`` calls this:
+    a seeded rerun gives the same bits). A segment's first sight since the last restart runs op
+    by op and later ones run its program, which may round differently in the last bit; compiled
+    programs stay cached."""
+    flush()
+    _sighted.clear()
+    _ran.clear()
+    for forget in restarted:
+        forget()
 
 
 def flush() -> None:

@@ -570,9 +570,14 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     if config.eager_fusion and not (trace_state.depth or _pstate.on) and entry.jit is not entry.pure:
         if not (grad and _grad_state.saved_hooks):
             sig = _lazy.signature(entry.vjp(diff_idx) if grad else entry.jit, arrays)
-            known = None if sig is None else _lazy._seen.get(sig)
-            if known is not None:
+            if sig is not None and not (config.log_compiles and sig not in _lazy._seen):  # (a compile logs at its call)
+                try:
+                    known = _lazy.shapes(sig, arrays)
+                except (TypeError, ValueError, IndexError) as err:
+                    raise _error(name, err, leaves) from None
                 lazy = _lazy.record(sig, known, arrays)  # (segment, pending result) or None
+                if lazy is not None and entry.rows is not None and config.bucketing:
+                    _bucket.note(entry, arrays)
     if lazy is not None:
         seg, result = lazy
         if not grad:
@@ -589,6 +594,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             raise _error(name, err, leaves) from None
         if sig is not None:
             _lazy.learn(sig, result)
+            _lazy._ran.add(sig)
         if entry.rows is not None and config.bucketing and not trace_state.depth:
             _bucket.note(entry, arrays)
         if not grad:

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _lazy
 from . import dtypes as _dt
 from .creation import (
     _check_global_device,
@@ -40,6 +41,9 @@ class _Stream:
 
     def __init__(self, key=None, counter=0, offset=0):
         self.key, self.counter, self.offset = key, counter, offset
+
+
+default_generator = None  # the Generator below, made once the class exists
 
 
 class Generator:
@@ -74,6 +78,8 @@ class Generator:
             >>> bool((fjax.rand(2, generator=g.manual_seed(0)) == a).all())
             True
         """
+        if self is default_generator:  # a seeded rerun runs as the first run did: the same bits
+            _lazy.restart()
         self._seed = int(seed)
         self._key = None  # made on first use: creating a key starts JAX's backend
         self._key_data = None  # (key, its raw data), for nn.Graph's compiled steps

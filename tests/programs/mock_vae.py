@@ -116,7 +116,7 @@ def main(steps=10, seed=0, argv=()):
             optimizer.step()
             losses.append(loss.item() / len(data))
             step += 1
-            if step == args.steps // 2:  # checkpoint, then go on from a fresh model and optimizer
+            if step == max(1, args.steps // 2):  # checkpoint, then go on from a fresh model and optimizer
                 state = {"step": step, "model": model.state_dict(), "optim": optimizer.state_dict()}
                 torch.save(state, checkpoint_path)
                 del model, optimizer

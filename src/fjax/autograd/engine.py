@@ -308,6 +308,7 @@ _FUSED_MAX = 64
 # shape (a sequence length never seen) still compiles one program, not a kernel per node.
 _SHAPES: dict = {}  # structure less shapes -> (its programs' keys, each node's shapes seen)
 _SHAPES_MAX = int(os.environ.get("FJAX_FUSED_SHAPES_MAX", "8"))
+_lazy.restarted.append(_SHAPES.clear)
 # how many times a structure runs node by node before it is fused. 0: every backward is fused, so
 # its bits never depend on what ran before (a first, unfused run would round differently), and a
 # new structure compiles one program instead of one kernel per node (fewer compiles in all)
@@ -381,21 +382,22 @@ def _fused_backward(order, pending, wanted, retain_graph):
         avals.append(tuple(node.out_avals) if node.multi else node.out_avals)
         names.append((node.name, tuple(wiring)))
     key = (tuple(seed_refs), tuple(steps), len(leaves))
-    program = _FUSED.get(key, 0)
-    if type(program) is int:
-        # (a VJP's pytree definition holds its shapes: a structure's key differs per shape signature)
-        family = (tuple(seed_refs), tuple(names), len(leaves))
-        seen = _SHAPES.get(family)
-        if seen is None:
-            if len(_SHAPES) >= 4 * _FUSED_MAX:
-                _SHAPES.clear()
-            seen = _SHAPES[family] = (set(), [set() for _ in avals])
+    # (a VJP's pytree definition holds its shapes: a structure's key differs per shape signature)
+    family = (tuple(seed_refs), tuple(names), len(leaves))
+    seen = _SHAPES.get(family)
+    if seen is None:
+        if len(_SHAPES) >= 4 * _FUSED_MAX:
+            _SHAPES.clear()
+        seen = _SHAPES[family] = (set(), [set() for _ in avals])
+    if key not in seen[0]:  # (counted since the last _lazy.restart, compiled or not: a rerun decides alike)
         if len(seen[0]) >= _SHAPES_MAX and all(a in known for a, known in zip(avals, seen[1])):
             stats["unfused"]["shapes vary"] = stats["unfused"].get("shapes vary", 0) + 1
             return None
         seen[0].add(key)
         for a, known in zip(avals, seen[1]):
             known.add(a)
+    program = _FUSED.get(key, 0)
+    if type(program) is int:
         if program < _FUSE_AFTER:
             program += 1
         else:
