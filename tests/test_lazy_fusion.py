@@ -241,3 +241,27 @@ def test_only_referenced_values_leave_the_program(fused):
         if step:
             assert len(new) == 1, [a.shape for a in new]  # h, not its 11 intermediates
         h.numpy()
+
+
+def test_a_first_sight_run_op_by_op_frees_each_value_after_its_last_use():
+    import gc
+
+    import jax
+    import jax.numpy as jnp
+
+    live = []
+
+    def step(a):
+        gc.collect()
+        live.append(len(jax.live_arrays()))
+        return jnp.tanh(a)
+
+    ops = [(step, (0,))] + [(step, (~k,)) for k in range(29)]  # a chain: op k reads op k-1's value
+    gc.collect()
+    before = len(jax.live_arrays())
+    (out,) = _lazy._replay(ops, (29,), [jnp.ones((64, 64))])
+    assert max(live) <= before + 2, live  # the input and the value being read, not the whole chain
+    v = np.float32(1.0)
+    for _ in range(30):
+        v = np.tanh(v)
+    np.testing.assert_allclose(np.asarray(out), np.full((64, 64), v), rtol=1e-6)

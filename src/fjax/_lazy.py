@@ -268,7 +268,7 @@ def _execute(key, ops, outputs, ext):
                 _ran.clear()
             _ran.update(fresh)
             _stats["segments_replayed"] += 1
-            return _program(ops, outputs)(ext)
+            return _replay(ops, outputs, ext)
     prog = _programs.get(prog_key)
     if prog is None:
         prog = _programs[prog_key] = jax.jit(_program(ops, outputs))
@@ -292,6 +292,32 @@ def _program(ops, outputs):
         return [slots[j] for j in outputs]
 
     return program
+
+
+def _replay(ops, outputs, ext):
+    """``_program(ops, outputs)(ext)`` op by op, dropping each value after its last use, as eager
+    would have freed it (a long first sight holds no more than eager did)."""
+    last = {}
+    for k, (_, refs) in enumerate(ops):
+        for r in refs:
+            if r < 0:
+                last[~r] = k
+    for j in outputs:
+        last[j] = len(ops)
+    dead = [[] for _ in ops]
+    for j, k in last.items():
+        if k < len(ops):
+            dead[k].append(j)
+    slots = []
+    for k, (fn, refs) in enumerate(ops):
+        start = len(slots)
+        slots.extend(jax.tree_util.tree_leaves(fn(*[ext[r] if r >= 0 else slots[~r] for r in refs])))
+        for j in range(start, len(slots)):
+            if j not in last:  # read by nothing
+                slots[j] = None
+        for j in dead[k]:
+            slots[j] = None
+    return [slots[j] for j in outputs]
 
 
 class _Local(threading.local):
