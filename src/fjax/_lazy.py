@@ -164,25 +164,30 @@ _ran: set = set()  # signatures whose kernels ran on their own since the last re
 _FRESH_FUSE = float(os.environ.get("FJAX_FRESH_FUSE", "0.25"))
 
 
-def _aval(a):
-    t = type(a)
-    if t is _ARRAY or t is Pending:
-        return (a.shape, a.dtype, a.weak_type)
-    if t in _SCALARS:
-        return t
-    return None
-
-
 def signature(fn, arrays):
     """The key of ``fn`` at these inputs, or None when one is not recordable (a tracer, a
     numpy or meta array, ...)."""
     avals = []
     for a in arrays:
-        v = _aval(a)
-        if v is None:
+        t = type(a)
+        if t is _ARRAY or t is Pending:
+            avals.append((a.shape, a.dtype, a.weak_type))
+        elif t in _SCALARS:
+            avals.append(t)
+        else:
             return None
-        avals.append(v)
     return (fn, tuple(avals))
+
+
+def _known(leaves, treedef):
+    """What ``_seen`` keeps of a kernel's result: its structure (None for a single array) and
+    each array's (shape, dtype, weak_type)."""
+    if len(_seen) >= _MAX_SEEN:
+        _seen.clear()
+    return (
+        None if jax.tree_util.treedef_is_leaf(treedef) else treedef,
+        [(x.shape, x.dtype, x.weak_type) for x in leaves],
+    )
 
 
 def learn(sig, out) -> None:
@@ -190,9 +195,7 @@ def learn(sig, out) -> None:
     leaves, treedef = jax.tree_util.tree_flatten(out)
     if any(type(x) is not _ARRAY for x in leaves):
         return
-    if len(_seen) >= _MAX_SEEN:
-        _seen.clear()
-    _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
+    _seen[sig] = _known(leaves, treedef)
 
 
 def shapes(sig, arrays):
@@ -205,9 +208,7 @@ def shapes(sig, arrays):
             jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) if type(a) is Pending else a for a in arrays
         ]
         leaves, treedef = jax.tree_util.tree_flatten(jax.eval_shape(sig[0], *avals))
-        if len(_seen) >= _MAX_SEEN:
-            _seen.clear()
-        known = _seen[sig] = (treedef, [(x.shape, x.dtype, x.weak_type) for x in leaves])
+        known = _seen[sig] = _known(leaves, treedef)
     return known
 
 
@@ -383,7 +384,7 @@ def record(sig, known, arrays):
         base = len(seg.pending)
         leaves = [Pending(s, d, w, seg, base + i, dev) for i, (s, d, w) in enumerate(avals)]
         seg.pending.extend(leaves)
-    return seg, jax.tree_util.tree_unflatten(treedef, leaves)
+    return seg, leaves[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, leaves)
 
 
 _open: set = set()  # segments not flushed yet, of every thread

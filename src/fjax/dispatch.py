@@ -738,9 +738,16 @@ def _wrap_outputs(out, node):
 
 
 def _wrap_one(arr, node, idx):
-    if node is not None and jax.numpy.issubdtype(arr.dtype, jax.numpy.inexact):
-        return Tensor._wrap(arr, node, idx)
+    if node is not None:
+        inexact = _INEXACT.get(arr.dtype)
+        if inexact is None:
+            inexact = _INEXACT[arr.dtype] = bool(jax.numpy.issubdtype(arr.dtype, jax.numpy.inexact))
+        if inexact:
+            return Tensor._wrap(arr, node, idx)
     return Tensor._wrap(arr)
+
+
+_INEXACT: dict = {}  # dtype -> whether it is floating or complex (what may carry a gradient)
 
 
 def call_pure(name: str, fn, leaves):
