@@ -1,12 +1,14 @@
-"""OneFlow's pipeline-parallelism tutorial (docs.oneflow.org, "Pipelining Parallelism"), unchanged
-but for ``import fjax as flow``: two stage modules moved with ``to_global`` to their placements,
-the activation moved between them with ``to_global``, ``set_stage`` in the graph and gradient
-accumulation over 2 micro-batches.
+"""A OneFlow-style pipeline script, run as OneFlow runs it: only the import says fjax.
+
+Two stages of a small classifier of 20-feature records: an encoder on rank 0 and a head on rank
+1. Each stage module is moved with ``to_global`` to its placement, the encoder's output goes to
+the head's placement with ``to_global``, the graph marks the stages with ``config.set_stage``
+and splits each batch into 3 micro-batches (``set_gradient_accumulation_steps``).
 
     python examples/oneflow_pipeline.py
 
-Without a GPU the script runs on virtual CPU devices (the two lines before the import set
-XLA_FLAGS, before JAX starts, unless you set it); "cuda" placements then name CPU devices.
+Without a GPU the script runs on virtual CPU devices (the lines before the import set XLA_FLAGS
+before JAX starts, unless you set it); "cuda" placements then name CPU devices.
 """
 
 import glob
@@ -15,88 +17,68 @@ import os
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "") and not glob.glob("/dev/nvidia[0-9]*"):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
 
-# ---- OneFlow's script from here on; only this import differs ("import oneflow as flow") ----
-import fjax as flow  # noqa: E402
+import fjax as flow  # noqa: E402  (a OneFlow user writes: import oneflow as flow)
 
-BROADCAST = [flow.sbp.broadcast]
-P0 = flow.placement("cuda", ranks=[0])
-P1 = flow.placement("cuda", ranks=[1])
+FEATURES, HIDDEN, CLASSES, BATCH, MICRO_BATCHES, STEPS = 20, 48, 5, 12, 3, 15
+REPLICATED = [flow.sbp.broadcast]
+FIRST = flow.placement("cuda", ranks=[0])
+SECOND = flow.placement("cuda", ranks=[1])
 
 
-class Stage0Module(flow.nn.Module):
+class Encoder(flow.nn.Module):
     def __init__(self):
         super().__init__()
-        self.flatten = flow.nn.Flatten()
-        self.linear0 = flow.nn.Linear(28 * 28, 512)
-        self.relu0 = flow.nn.ReLU()
+        self.proj = flow.nn.Linear(FEATURES, HIDDEN)
+        self.act = flow.nn.GELU()
 
-    def forward(self, x):
-        out = self.flatten(x)
-        out = self.linear0(out)
-        out = self.relu0(out)
-        return out
+    def forward(self, records):
+        return self.act(self.proj(records))
 
 
-class Stage1Module(flow.nn.Module):
+class Head(flow.nn.Module):
     def __init__(self):
         super().__init__()
-        self.linear1 = flow.nn.Linear(512, 512)
-        self.relu1 = flow.nn.ReLU()
-        self.linear2 = flow.nn.Linear(512, 10)
-        self.relu2 = flow.nn.ReLU()
+        self.hidden = flow.nn.Linear(HIDDEN, HIDDEN)
+        self.out = flow.nn.Linear(HIDDEN, CLASSES)
 
-    def forward(self, x):
-        out = self.linear1(x)
-        out = self.relu1(out)
-        out = self.linear2(out)
-        out = self.relu2(out)
-        return out
+    def forward(self, h):
+        return self.out(flow.tanh(self.hidden(h)))
 
 
-class PipelineModule(flow.nn.Module):
+class TwoStageClassifier(flow.nn.Module):
     def __init__(self):
         super().__init__()
-        self.m_stage0 = Stage0Module()
-        self.m_stage1 = Stage1Module()
+        self.encoder = Encoder().to_global(placement=FIRST, sbp=REPLICATED)
+        self.head = Head().to_global(placement=SECOND, sbp=REPLICATED)
 
-        self.m_stage0.to_global(placement=P0, sbp=BROADCAST)
-        self.m_stage1.to_global(placement=P1, sbp=BROADCAST)
-
-    def forward(self, x):
-        out_stage0 = self.m_stage0(x)
-        in_stage1 = out_stage0.to_global(placement=P1, sbp=BROADCAST)
-        out_stage1 = self.m_stage1(in_stage1)
-        return out_stage1
+    def forward(self, records):
+        h = self.encoder(records)
+        return self.head(h.to_global(placement=SECOND, sbp=REPLICATED))
 
 
-module_pipeline = PipelineModule()
-sgd = flow.optim.SGD(module_pipeline.parameters(), lr=0.001)
+model = TwoStageClassifier()
+optimizer = flow.optim.SGD(model.parameters(), lr=0.05)
 
 
-class PipelineGraph(flow.nn.Graph):
+class StagedTraining(flow.nn.Graph):
     def __init__(self):
         super().__init__()
-        self.module_pipeline = module_pipeline
-        self.module_pipeline.m_stage0.config.set_stage(stage_id=0, placement=P0)
-        self.module_pipeline.m_stage1.config.set_stage(stage_id=1, placement=P1)
-        self.loss_fn = flow.nn.CrossEntropyLoss()
-        self.config.set_gradient_accumulation_steps(2)
-        self.add_optimizer(sgd)
+        self.model = model
+        self.model.encoder.config.set_stage(stage_id=0, placement=FIRST)
+        self.model.head.config.set_stage(stage_id=1, placement=SECOND)
+        self.criterion = flow.nn.CrossEntropyLoss()
+        self.config.set_gradient_accumulation_steps(MICRO_BATCHES)
+        self.add_optimizer(optimizer)
 
-    def build(self, x, y):
-        out = self.module_pipeline(x)
-        loss = self.loss_fn(out, y)
+    def build(self, records, labels):
+        loss = self.criterion(self.model(records), labels)
         loss.backward()
         return loss
 
 
-graph_pipeline = PipelineGraph()
-
-x = flow.randn(16, 1, 28, 28)
-y = flow.randint(0, 10, (16,))
-x = x.to_global(P0, BROADCAST)
-y = y.to_global(P1, BROADCAST)
-
-for i in range(20):  # noqa: B007  (as OneFlow wrote it)
-    loss = graph_pipeline(x, y)
+step = StagedTraining()
+records = flow.randn(BATCH, FEATURES).to_global(FIRST, REPLICATED)
+labels = flow.randint(0, CLASSES, (BATCH,)).to_global(SECOND, REPLICATED)
+for _ in range(STEPS):
+    loss = step(records, labels)
     print(loss.to_local())
