@@ -319,3 +319,99 @@ def test_no_copies_across_the_boundary():
     pointers = {a.unsafe_buffer_pointer() for a in state}
     assert {p.data_ptr() for p in tm.parameters()} <= pointers  # the parameters are torch's memory
     assert ic._CPU_IMPORT[0] is not None and ic._CPU_EXPORT[0] is not None
+
+
+class Pair(nn.Module):
+    """Two same-shape layers (so one's weights can be rebound to the other's) and a parameter
+    stored transposed: torch's non-contiguous memory, which the import copies."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(5, 5)
+        self.l2 = nn.Linear(5, 5)
+        self.t = nn.Parameter(torch.randn(4, 5).t())  # (5, 4), non-contiguous
+        self.register_buffer("shift", torch.randn(4))
+
+    def forward(self, x):
+        return (self.l2(torch.relu(self.l1(x))) @ self.t) + self.shift
+
+
+def _pair():
+    torch.manual_seed(3)
+    tm = Pair().eval()
+    m = fjax.compile_from_torch(tm)
+    x = _rand(3, 5)
+    with torch.no_grad():
+        m(x)
+        m(x)
+    return tm, m, _only_fast(m)
+
+
+def test_a_write_to_a_copied_import_is_seen_through_its_version():
+    tm, m, fast = _pair()
+    assert not tm.t.is_contiguous()
+    with torch.no_grad():
+        m(_rand(3, 5))
+    (stale,) = fast.state[2]  # the one tensor whose array is a copy: its version is checked
+    assert stale is tm.t
+    for _ in range(3):
+        with torch.no_grad():
+            tm.t.mul_(-1.5)  # torch's in-place write: a new version, not the array's memory
+            x = _rand(3, 5)
+            _close(m(x), tm(x))
+
+
+@pytest.mark.parametrize("what", ["parameter", "buffer"])
+def test_an_fjax_tensor_rebound_to_another_shared_storage_is_read(what):
+    tm, m, _ = _pair()
+    with fjax.no_grad():
+        if what == "parameter":  # l1 now reads l2's weight (an fjax-side alias of torch's memory)
+            m.l1.weight.data = m.l2.weight
+        else:
+            m.shift.data = m.l2.bias[:4]
+    twin = Pair().eval()
+    twin.load_state_dict(tm.state_dict())
+    with torch.no_grad():
+        if what == "parameter":
+            twin.l1.weight.copy_(tm.l2.weight)
+        else:
+            twin.shift.copy_(tm.l2.bias[:4])
+        for _ in range(2):
+            x = _rand(3, 5)
+            _close(m(x), twin(x))
+
+
+def test_torch_moving_memory_between_calls_is_seen_each_time():
+    tm, m, _ = _pair()
+    for step in range(4):
+        with torch.no_grad():
+            if step % 2:
+                tm.l2.weight.data = _rand(5, 5)  # new memory, the version unchanged
+            else:
+                tm.shift.set_(_rand(4))
+            x = _rand(3, 5)
+            _close(m(x), tm(x))
+
+
+def test_the_fast_call_checks_nothing_per_tensor_before_the_dispatch():
+    """Before the step is dispatched, the fast call compares counters only; the one check of
+    all the torch tensors (their data pointers) runs after it, while the step does."""
+    tm, m, fast = _pair()
+    events = []
+    inner_moved, inner_pull = m._moved, m._pull
+    object.__setattr__(m, "_moved", lambda: events.append("moved") or inner_moved())
+    object.__setattr__(m, "_pull", lambda: events.append("pull") or inner_pull())
+    spy = _Spy(fast)
+    inner_compiled = spy.inner
+    spy.inner = lambda *a: events.append("dispatch") or inner_compiled(*a)
+    with torch.no_grad():
+        for _ in range(3):
+            x = _rand(3, 5)
+            _close(m(x), tm(x))
+    assert events == ["dispatch", "moved"] * 3
+    events.clear()
+    with torch.no_grad():  # a torch-side move: the first result is dropped, the step rerun on a fresh read
+        tm.l1.weight.data = _rand(5, 5)
+        x = _rand(3, 5)
+        _close(m(x), tm(x))
+    assert events == ["dispatch", "moved", "pull", "dispatch"]

@@ -63,9 +63,15 @@ _EXPORT_LOCK = threading.Lock()
 # -- shared storage ---------------------------------------------------------------------------
 class _TorchStorage(Storage):
     """A storage whose array is a torch tensor's memory: writes are copied into the torch tensor,
-    and ``pull`` re-imports it after torch changed it (its version or data pointer moved)."""
+    and ``pull`` re-imports it after torch changed it (its version or data pointer moved).
 
-    __slots__ = ("torch", "_seen")
+    ``alias``: the array is the torch tensor's memory itself (the usual case: DLPack aliases a
+    contiguous, aligned tensor of a dtype jax keeps), so torch's in-place writes reach it with
+    nothing to re-import; only a move of that memory (``p.data = t``) needs one. Where the import
+    copied (a non-contiguous tensor, a dtype jax canonicalizes), a new torch version needs one too.
+    """
+
+    __slots__ = ("torch", "_seen", "alias")
 
     def __init__(self, torch_tensor):
         self.torch = torch_tensor
@@ -73,8 +79,10 @@ class _TorchStorage(Storage):
         self._import()
 
     def _import(self) -> None:
-        Storage.array.__set__(self, _dlpack(self.torch))
+        arr = _dlpack(self.torch)
+        Storage.array.__set__(self, arr)
         self._seen = (self.torch._version, self.torch.data_ptr())
+        self.alias = _is_memory_of(arr, self.torch)
         _WRITES[0] += 1
 
     def pull(self) -> None:
@@ -105,6 +113,7 @@ class _TorchStorage(Storage):
                 if value.unsafe_buffer_pointer() == t.data_ptr():  # torch's memory already: keep it
                     Storage.array.__set__(self, value)
                     self._seen = (self.torch._version, t.data_ptr())
+                    self.alias = True
                     return
                 with torch.no_grad():
                     t.copy_(torch.from_dlpack(value))
@@ -113,16 +122,48 @@ class _TorchStorage(Storage):
         Storage.array.__set__(self, value)  # a tracer inside a trace: restored when it ends
 
 
-_WRITES = [0]  # bumped by every write or re-import of any shared storage (``_Fast`` keeps its reads till then)
-_STORAGE = operator.attrgetter("_st")
+def _is_memory_of(arr, torch_tensor) -> bool:
+    """Whether the jax array ``arr`` is ``torch_tensor``'s memory (not a copy of it)."""
+    try:
+        arr.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``): a dtype cast may run
+        return arr.unsafe_buffer_pointer() == torch_tensor.data_ptr()
+    except Exception:  # noqa: BLE001 - an array over several devices, a deleted one: not torch's memory
+        return False
+
+
+# Bumped by every write or re-import of any shared storage, and by every re-attachment of a shared
+# tensor to another storage (``p.data = t`` on the fjax side): ``_Fast`` keeps its state read until then.
+_WRITES = [0]
+
+
+class _SharedTensor(Tensor):
+    """A ``TorchModule`` buffer over a ``_TorchStorage``: attaching it to another storage counts as
+    a write (``_WRITES``), so the fast call needs no per-tensor check of the storages."""
+
+    __slots__ = ()
+
+    def _attach(self, st, geom, base=None, stop: bool = False) -> None:
+        _WRITES[0] += 1
+        Tensor._attach(self, st, geom, base, stop)
+
+
+class _SharedParameter(nn.Parameter):
+    """A ``TorchModule`` parameter over a ``_TorchStorage`` (see ``_SharedTensor``)."""
+
+    __slots__ = ()
+    _attach = _SharedTensor._attach
+
+
+_HOOKED = (_SharedTensor, _SharedParameter)  # the types whose re-attachment bumps ``_WRITES``
 
 
 def _shared(torch_tensor, parameter: bool) -> Tensor:
-    t = Tensor._wrap(None)
+    t = object.__new__(_SharedTensor)
+    Tensor._init(t, None)
     t._attach(_TorchStorage(torch_tensor), None)
     t._arr = t._st.array
     if parameter:
-        return nn.Parameter(t, requires_grad=torch_tensor.requires_grad)
+        return _SharedParameter(t, requires_grad=torch_tensor.requires_grad)
     return t
 
 
@@ -654,13 +695,18 @@ class _Fast:
         )
 
     def _read(self):
-        """The step's state arguments (``Executable.read``), kept with the ``_WRITES`` count and the
-        state tensors' storages they were read at (``state``) where all are shared storages (a plain
-        Storage's writes do not count in ``_WRITES``)."""
-        writes, storages = _WRITES[0], list(map(_STORAGE, self.tensors))
+        """The step's state arguments (``Executable.read``), kept (``state``) where every state
+        tensor is a shared one over a shared storage (their writes and re-attachments count in
+        ``_WRITES``; a plain Storage's writes do not), with the ``_WRITES`` count they were read
+        at and the torch tensors whose read array is not torch's memory (an import that copied,
+        or the tensor's own array after an fjax write), with their versions: torch's in-place
+        writes reach the others without a check."""
+        writes, tensors = _WRITES[0], self.tensors
         value = self.read()
-        shared = all(type(st) is _TorchStorage for st in storages)
-        self.state = (writes, storages, value) if shared else None
+        self.state = None
+        if all(type(t) in _HOOKED and type(t._st) is _TorchStorage for t in tensors):
+            stale = [t._st.torch for t in tensors if not (t._st.alias and t._data is t._st.array)]
+            self.state = (writes, value, stale, list(map(_VERSION, stale)))
         return value
 
     def _run(self, state, arrays: list):
@@ -669,18 +715,19 @@ class _Fast:
             return self.compiled(st, opt_states, self.rng, self.hyper, arrays)[2]
         return self.compiled(st, opt_states, self.rng, self.hyper, arrays, kept)[2]
 
-    def call(self, arrays: list, pull, imported: bool = False):
+    def call(self, arrays: list, owner, imported: bool = False):
         """The step's flat output arrays, or None where this call differs from the built one;
-        ``pull``: the owner's ``_pull`` (True where it re-imported a tensor torch changed);
-        ``imported``: the arrays are CPU torch tensors of the key's dtypes and shapes through the
-        CPU importer, so their avals and shardings are the built ones (not read: a fresh array's
-        ``aval`` costs microseconds).
+        ``owner``: the ``TorchModule``; ``imported``: the arrays are CPU torch tensors of the
+        key's dtypes and shapes through the CPU importer, so their avals and shardings are the
+        built ones (not read: a fresh array's ``aval`` costs microseconds).
 
-        The state read at the last call is still right if torch changed none of the shared
-        tensors (``pull``), no shared storage was written or re-imported since (``_WRITES``) and no
-        state tensor was attached to another storage; else it is read again. (Checking while the
-        step runs, and dispatching again where a check failed, was slower on a loaded 2-core
-        machine: the checks competed with XLA's threads.)"""
+        Nothing per parameter before the dispatch: the state read at the last call is still right
+        if no shared storage was written, re-imported or swapped for another since (``_WRITES``:
+        one comparison) and torch moved no shared tensor's memory, since torch's in-place writes
+        are in the arrays already (they are its memory). That last check (``owner._moved``: one
+        comparison of all the torch tensors' data pointers; versions only for the ``stale`` few,
+        see ``_read``) runs while the step does; where it fails, that result is dropped and the
+        step dispatched again on a fresh read."""
         if (
             modules_changed[0] != self.version
             or trace_state.depth
@@ -693,14 +740,17 @@ class _Fast:
             for a, (aval, sharding) in zip(arrays, self.avals):
                 if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
                     return None
-        changed = pull()
         state = self.state
-        if not changed and state is not None and state[0] == _WRITES[0]:
-            if list(map(_STORAGE, self.tensors)) == state[1]:
-                try:
-                    return self._run(state[2], arrays)
-                except Exception:  # noqa: BLE001 - a kept array deleted meanwhile (another thread donated it)
-                    pass
+        if state is not None and state[0] == _WRITES[0]:
+            try:
+                outs = self._run(state[1], arrays)
+            except Exception:  # noqa: BLE001 - a kept array deleted meanwhile (another thread donated it)
+                outs = None
+            stale = state[2]
+            if not owner._moved() and (not stale or list(map(_VERSION, stale)) == state[3]) and outs is not None:
+                return outs
+            # torch changed a tensor: ``outs`` may have read its old memory
+        owner._sync()
         return self._run(self._read(), arrays)
 
 
@@ -760,6 +810,7 @@ class TorchModule(_Mirror):
         # torch tensors' versions and pointers, the input spec of n positional tensors, the last
         # program found
         object.__setattr__(self, "_watch", None)
+        object.__setattr__(self, "_guard", None)  # ``_moved``'s memo (see ``_sync``)
         object.__setattr__(self, "_specs", {})
         object.__setattr__(self, "_last_program", None)
         object.__setattr__(self, "_fast", {})  # input signature -> _Fast
@@ -810,6 +861,24 @@ class TorchModule(_Mirror):
             watch[3] += map(data_ptr, tensors)
             return True
         return False
+
+    def _moved(self) -> bool:
+        """For the fast call: whether torch may have moved the memory of a shared tensor since the
+        last ``_sync`` (``p.data = t``, ``module.to(...)``): one comparison of all the torch
+        tensors' data pointers; True without one where a shared storage was written or the
+        modules changed since."""
+        guard = self._guard
+        if guard is None or guard[0] != _WRITES[0] or guard[1] != modules_changed[0]:
+            return True
+        return list(map(guard[2], guard[3])) != guard[4]
+
+    def _sync(self) -> None:
+        """``_pull``, and ``_moved``'s memo: the torch tensors' data pointers at this ``_WRITES``
+        count."""
+        self._pull()
+        _, _, tensors, _, data_ptr = self._watch
+        guard = [_WRITES[0], modules_changed[0], data_ptr, tensors, list(map(data_ptr, tensors))]
+        object.__setattr__(self, "_guard", guard)
 
     def _program(self, flat: list, spec):
         """The captured program for these inputs: one per training mode and input structure whose
@@ -944,11 +1013,11 @@ class TorchModule(_Mirror):
             importer = _CPU_IMPORT[0]
             if importer is not None and all(a.is_cpu and not a.requires_grad and a.is_contiguous() for a in args):
                 if fast.numpy:  # numpy views of torch's memory: jax's CPU client aliases them too, for less
-                    outs = fast.call([a.numpy() for a in args], self._pull, True)
+                    outs = fast.call([a.numpy() for a in args], self, True)
                 else:
-                    outs = fast.call(list(map(importer, args)), self._pull, fast.imported)
+                    outs = fast.call(list(map(importer, args)), self, fast.imported)
             else:
-                outs = fast.call([_dlpack(a) for a in args], self._pull)  # (the slow path's import)
+                outs = fast.call([_dlpack(a) for a in args], self)  # (the slow path's import)
             if outs is None:
                 return _MISS
             export = fast.export
@@ -962,7 +1031,7 @@ class TorchModule(_Mirror):
             fast = self._fast.get((False, *[(a.dtype, a.shape) for a in args]))
             if fast is None:
                 return _MISS
-            outs = fast.call([a._data for a in args], self._pull)
+            outs = fast.call([a._data for a in args], self)
             if outs is None:
                 return _MISS
             outs = [Tensor._wrap(o) for o in outs]
