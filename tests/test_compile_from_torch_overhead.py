@@ -6,6 +6,8 @@ torch/fjax boundary without copies. Timings live in benchmarks/compile_from_torc
 
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -415,3 +417,88 @@ def test_the_fast_call_checks_nothing_per_tensor_before_the_dispatch():
         x = _rand(3, 5)
         _close(m(x), tm(x))
     assert events == ["dispatch", "moved", "pull", "dispatch"]
+
+
+class Tok(nn.Module):
+    """Token and position lookups as a GPT makes them: the token ids a user input (through a
+    reshape), the positions an ``arange``; ``shift`` adds a lookup at computed indices."""
+
+    def __init__(self, vocab=20, block=8, dim=4, shift=False):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.wpe = nn.Embedding(block, dim)
+        self.out = nn.Linear(dim, 3)
+        self.shift = shift
+
+    def forward(self, idx):
+        pos = torch.arange(0, idx.size(1), dtype=torch.long, device=idx.device)
+        h = self.wte(idx.reshape(-1)).reshape(*idx.shape, -1) + self.wpe(pos)
+        if self.shift:
+            h = h + self.wte((idx + 1) % 20)
+        return self.out(h)
+
+
+def _callbacks(m) -> bool:
+    """Whether the module's fast entry's compiled step calls back to the host (a custom call
+    whose target names a python callback: ``xla_ffi_python_cpu_callback`` on CPU)."""
+    (fast,) = m._fast.values()
+    targets = re.findall(r'custom_call_target="([^"]+)"', fast.compiled.as_text())
+    return any("callback" in t for t in targets)
+
+
+@pytest.mark.parametrize("inputs", ["torch", "fjax"])
+def test_lookups_at_inputs_and_positions_are_checked_on_the_host_not_by_callbacks(inputs):
+    torch.manual_seed(4)
+    tm = Tok().eval()
+    m = fjax.compile_from_torch(tm)
+    assert fjax.config.graph_index_checks
+
+    def call(idx):
+        if inputs == "torch":
+            return m(idx)
+        return torch.from_numpy(np.array(m(fjax.tensor(idx.numpy())).numpy()))
+
+    with torch.no_grad(), fjax.no_grad():
+        for i in range(4):
+            idx = torch.randint(0, 20, (2, 6), generator=torch.Generator().manual_seed(i))
+            _close(call(idx), tm(idx))
+        assert not _callbacks(m)  # no host callback per call: the step runs as with checks off
+        for bad in (20, -1):
+            idx = torch.randint(0, 20, (2, 6))
+            idx[1, 3] = bad
+            with pytest.raises(IndexError, match=f"index {bad} is out of range for a weight with 20 rows"):
+                call(idx)  # at the call, as torch's eager lookup raises
+            with pytest.raises(IndexError):
+                tm(idx)
+        too_long = torch.randint(0, 20, (1, 9))  # positions 0..8 of an 8-row table: raised when traced
+        with pytest.raises(IndexError, match="index 8 is out of range for a weight with 8 rows"):
+            call(too_long)
+
+
+def test_lookups_at_computed_indices_keep_the_deferred_check():
+    torch.manual_seed(5)
+    tm = Tok(shift=True).eval()
+    m = fjax.compile_from_torch(tm)
+    with torch.no_grad():
+        for i in range(3):
+            idx = torch.randint(0, 20, (2, 6), generator=torch.Generator().manual_seed(i))
+            _close(m(idx), tm(idx))
+    assert _callbacks(m)  # (idx + 1) % 20 is checked inside the step, as before
+    (program,) = m._programs.values()
+    assert program.host_checks == [(0, 20)]
+
+
+def test_index_checks_off_check_nothing_on_the_host(monkeypatch):
+    monkeypatch.setattr(fjax.config, "graph_index_checks", False)
+    torch.manual_seed(4)
+    tm = Tok().eval()
+    m = fjax.compile_from_torch(tm)
+    seen = []
+    with torch.no_grad():
+        idx = torch.randint(0, 20, (2, 6))
+        m(idx)
+        (program,) = m._programs.values()
+        monkeypatch.setattr(program, "check_inputs", lambda arrays: seen.append(1))
+        for _ in range(3):
+            _close(m(idx), tm(idx))
+    assert not seen and not _callbacks(m)

@@ -39,13 +39,16 @@ import numpy as np
 
 from .. import _jax_compat, _memory, nn
 from .. import dtypes as _dt
+from .._config import config
 from .._lazy import Pending
 from .._tracing import modules_changed, trace_state
 from ..amp import _state as _amp
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor
 from ..dispatch import functions as _F
+from ..errors import IndexOutOfRange
 from ..nn import functional as F
+from ..ops import indexing as _indexing
 from ..profiler import _state as _pstate
 from ..random import default_generator
 from ..tensor import _GENERATIONS, Storage, Tensor
@@ -569,6 +572,10 @@ class _Program:
         self.in_spec, self.out_spec = ep.call_spec.in_spec, ep.call_spec.out_spec
         self.single_output = self.out_spec.is_leaf()  # forward returns one tensor
         self.placeholders, self.steps, counts = [], [], {}
+        # embedding lookups whose indices are a user input (checked on the host before each
+        # dispatch: ``host_checks``, (flat input index, rows)) or an ``arange`` (checked when traced)
+        marks = _index_marks(ep, {node.name: i for i, node in enumerate(users)})
+        self.host_checks = sorted({(m[1], m[2]) for m in marks.values() if m[0] == "user"})
         nodes = list(ep.graph.nodes)
         last_use = {}
         for i, node in enumerate(nodes):
@@ -593,9 +600,8 @@ class _Program:
                 )
             free = [n for n, last in last_use.items() if last == i]
             kwargs = {k: v for k, v in node.kwargs.items() if str(v) not in _ATEN_ONLY.get(k, ())}
-            self.steps.append(
-                (node.name, fn, _template(node.args, _from_torch_value), _template(kwargs, _from_torch_value), free)
-            )
+            args, kwargs = _template(node.args, _from_torch_value), _template(kwargs, _from_torch_value)
+            self.steps.append((node.name, fn, args, kwargs, free, marks.get(node.name)))
         if debug >= 1:
             _log.info("compile_from_torch: %d ATen ops mapped: %s", sum(counts.values()), counts)
         if debug >= 2:
@@ -605,13 +611,21 @@ class _Program:
         """Whether inputs of these shapes fit the capture's static dimensions."""
         return all(flat[i].shape[d] == size for i, d, size in self.guards)
 
-    def run(self, state: dict, user: list):
-        """Interpret the graph; ``state``: the module's tensors by name; ``user``: the flat inputs."""
+    def run(self, state: dict, user: list, host_checked: bool = False):
+        """Interpret the graph; ``state``: the module's tensors by name; ``user``: the flat inputs;
+        ``host_checked``: the caller checks ``host_checks`` on the host before each run of this
+        trace (``_ForwardGraph``), so those lookups add no deferred check (a host callback per
+        call), and lookups at an ``arange`` of known bounds are checked here, once per trace."""
         env, it = {}, iter(user)
         for name, (kind, what) in zip(self.placeholders, self.inputs):
             env[name] = state[what] if kind == "state" else what if kind == "const" else next(it)
-        for name, fn, args, kwargs, free in self.steps:
-            env[name] = fn(*_fill(args, env), **_fill(kwargs, env))
+        marked = host_checked and trace_state.depth and trace_state.graph_checks
+        ranges = {}
+        for name, fn, args, kwargs, free, mark in self.steps:
+            if mark is not None and marked:
+                env[name] = _run_marked(mark, fn, _fill(args, env), _fill(kwargs, env), ranges, name)
+            else:
+                env[name] = fn(*_fill(args, env), **_fill(kwargs, env))
             for f in free:
                 env.pop(f, None)
         flat = _fill(self.result, env)
@@ -625,6 +639,87 @@ class _Program:
             else:
                 raise NotImplementedError(f"compile_from_torch: exported output of kind {kind} is not supported")
         return users
+
+    def check_inputs(self, arrays: list) -> None:
+        """``host_checks`` on the flat inputs' arrays (numpy views of torch's memory, or jax
+        arrays): an index out of range raises as eager's embedding does, before anything runs."""
+        for i, n in self.host_checks:
+            a = arrays[i]
+            if type(a) is not np.ndarray:
+                if type(a) is Pending:
+                    a = a.force()
+                a.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``)
+                a = np.asarray(a)
+            if a.dtype.kind in "iu" and a.size and (a.min() < 0 or a.max() >= n):
+                v = _indexing._first_outside(a, 0, n)
+                raise IndexOutOfRange(f"embedding: index {v} is out of range for a weight with {n} rows")
+
+
+# ATen ops whose output holds exactly their first argument's values (rearranged or repeated): an
+# index range check of that argument covers theirs.
+_SAME_VALUES = frozenset(
+    ["view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "flatten", "alias", "clone", "contiguous"]
+    + ["t", "transpose", "permute", "expand", "detach", "lift_fresh_copy"]
+)
+
+
+def _index_marks(ep, user_index: dict) -> dict:
+    """``{node: mark}`` for the embedding lookups whose indices come (through ``_SAME_VALUES``
+    ops) from a user input, mark ``("user", flat index, rows)`` where the table's rows are static,
+    or from an ``arange``, mark ``("arange", its node)``, that ``arange`` marked ``("range",)``."""
+    import torch
+
+    def aten(node):
+        target = getattr(node, "target", None)
+        if node.op == "call_function" and isinstance(target, torch._ops.OpOverload):
+            return target._schema.name.split("::")[-1]
+        return None
+
+    marks = {}
+    for node in ep.graph.nodes:
+        if aten(node) != "embedding" or len(node.args) < 2:
+            continue
+        weight, src = node.args[0], node.args[1]
+        while isinstance(src, torch.fx.Node) and aten(src) in _SAME_VALUES and src.args:
+            src = src.args[0]
+        if not isinstance(src, torch.fx.Node):
+            continue
+        if src.op == "placeholder" and src.name in user_index:
+            val = getattr(weight, "meta", {}).get("val")
+            if isinstance(val, torch.Tensor) and val.dim() and isinstance(val.shape[0], int):
+                marks[node.name] = ("user", user_index[src.name], val.shape[0])
+        elif aten(src) == "arange":
+            marks[node.name] = ("arange", src.name)
+            marks[src.name] = ("range",)
+    return marks
+
+
+def _run_marked(mark, fn, args, kwargs, ranges: dict, name: str):
+    """One marked step inside a ``host_checked`` trace (see ``_Program.run``)."""
+    kind = mark[0]
+    if kind == "range":  # an arange: its bounds, where its arguments are Python ints here
+        bounds = args if len(args) > 1 else (0, *args)
+        if len(bounds) in (2, 3) and all(type(b) is int for b in bounds):
+            r = range(*bounds)
+            ranges[name] = (min(r[0], r[-1]), max(r[0], r[-1])) if len(r) else ()
+        return fn(*args, **kwargs)
+    n = args[0].shape[0]
+    if kind == "user":
+        if n != mark[2]:  # the table changed shape since the capture: the deferred check
+            return fn(*args, **kwargs)
+    else:
+        bounds = ranges.get(mark[1])
+        if bounds is None:
+            return fn(*args, **kwargs)
+        if bounds and (bounds[0] < 0 or bounds[1] >= n):
+            v = bounds[0] if bounds[0] < 0 else bounds[1]
+            raise IndexOutOfRange(f"embedding: index {v} is out of range for a weight with {n} rows")
+    before = trace_state.graph_checks
+    trace_state.graph_checks = False  # checked on the host: no deferred check (a callback per run)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        trace_state.graph_checks = before
 
 
 # -- the fast call ------------------------------------------------------------------------------
@@ -657,6 +752,7 @@ class _Fast:
         "state",
         "imported",
         "numpy",
+        "checks",
     )
 
     def __init__(self, graph, program, arrays: list, outputs: list, version: int, key: tuple):
@@ -668,6 +764,7 @@ class _Fast:
         entry = ex.cache[ex.last_key]
         self.version, self.config_key, self.config = version, ex.config_key, ex.config_key()
         self.compiled, self.read, self.program = entry.compiled, entry.read, program
+        self.checks = bool(program.host_checks)  # index checks of inputs on the host (see ``_Program.run``)
         self.tensors, self.state = list(entry.state.tensors), None
         # a torch tensor over each output (once it is ready): without the exporter's checks where
         # this call's outputs passed them (the next calls' come from the same executable)
@@ -740,6 +837,8 @@ class _Fast:
             for a, (aval, sharding) in zip(arrays, self.avals):
                 if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
                     return None
+        if self.checks and config.graph_index_checks:
+            self.program.check_inputs(arrays)
         state = self.state
         if state is not None and state[0] == _WRITES[0]:
             try:
@@ -787,7 +886,7 @@ class _ForwardGraph(nn.Graph):
         self.config.cache_size = size
 
     def build(self, *flat):
-        return tuple(self._program.run(self.module._state(), list(flat)))
+        return tuple(self._program.run(self.module._state(), list(flat), host_checked=True))
 
 
 class TorchModule(_Mirror):
@@ -961,6 +1060,8 @@ class TorchModule(_Mirror):
             while len(self._graphs) > self._size:
                 self._graphs.pop(next(iter(self._graphs)))
                 self._fast.clear()  # its entries may hold the evicted graph's steps
+            if program.host_checks and config.graph_index_checks:
+                program.check_inputs([a._data for a in flat])
             version = modules_changed[0]  # what the graph's call reads the module modes at
             with no_grad():
                 out = list(graph(*flat))
