@@ -1,5 +1,5 @@
-"""Lazy eager fusion: eager ops whose kernels ran before are recorded, not run, and a recorded
-sequence that repeats runs as one XLA program.
+"""Lazy eager fusion: eager ops are recorded, not run, and a recorded sequence that repeats
+runs as one XLA program.
 
 An eager op call does not run its kernel: its output shapes and dtypes come from the kernel's
 trace (``shapes``: ``jax.eval_shape`` once per input signature, remembered), so
@@ -10,18 +10,20 @@ on other devices), a write through a view, ``backward`` — calls ``Pending.forc
 flushes the whole segment:
 
 - on a segment's first sight its ops run one by one, each the kernel eager mode would have run
-  (no program compiles: a one-off sequence costs what eager costs);
+  (a one-off sequence of ops that ran before compiles nothing), unless a quarter of its ops or
+  more are kernels that never ran (a first step): then its program compiles at once, fewer
+  compiles than a kernel per op;
 - from its second sight on, the segment (its ops, their wiring, the shapes of its inputs, which
   results are still referenced) is one ``jax.jit`` program: one XLA call per segment.
 
 Where a segment ends depends only on the program (its host reads), never on what ran before,
-and ``restart`` (at ``manual_seed``) forgets which segments were seen: a seeded rerun runs each
-segment the same way, so it gives the same bits. Shape and dtype errors raise at the op's call
-(the trace raises them); only results still referenced when the segment flushes leave the
-program, so intermediates XLA fuses away are never materialized. Tape nodes recorded in a segment hold its ``Pending``
-values as residuals; the flush swaps them for arrays. ``fjax.config.eager_fusion`` /
-``FJAX_EAGER_FUSION=0`` turns this off with the fused backward. See docs/architecture.md,
-"Eager fusion".
+and ``restart`` (at ``manual_seed``) forgets which segments were seen and which kernels ran: a
+seeded rerun runs each segment the same way, so it gives the same bits. Shape and dtype errors
+raise at the op's call (the trace raises them); only results still referenced when the segment
+flushes leave the program, so intermediates XLA fuses away are never materialized. Tape nodes
+recorded in a segment hold its ``Pending`` values as residuals; the flush swaps them for
+arrays. ``fjax.config.eager_fusion`` / ``FJAX_EAGER_FUSION=0`` turns this off with the fused
+backward. See docs/architecture.md, "Eager fusion".
 """
 
 from __future__ import annotations
