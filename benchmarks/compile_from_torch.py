@@ -18,7 +18,9 @@ layers, 1x16 tokens) and a small ResNet (one Bottleneck per stage, width 16, 1x3
 and ``torch.no_grad()``, torch at 1 thread: per call (median, µs; the runners interleaved in one
 process, so a loaded machine slows all alike) torch eager, fjax (torch tensors in and out), and
 the graph's own time (its compiled step called directly on the same arguments, waited for);
-fjax - own is the overhead. The GPT runs twice: with ``fjax.config.graph_index_checks`` (its
+fjax - own is the overhead, in wall-clock and in the calling thread's CPU time; and the fast
+call's own Python alone (its compiled step swapped for a stub), which the machine's load barely
+moves. The GPT runs twice: with ``fjax.config.graph_index_checks`` (its
 embedding lookups' bounds checked on the host: a callback per call) and without.
 """
 
@@ -132,6 +134,39 @@ def _graph_own(compiled_model, x):
     return own
 
 
+def _python_cost(m, x, fx, reps: int = 1000) -> tuple:
+    """The fast call's own Python, µs of thread CPU per call (torch inputs, fjax inputs): each fast
+    entry's compiled step swapped for a stub that returns its last outputs at once, less the stub's
+    own cost (min of 5 rounds; the machine's load barely moves it)."""
+    entries = list(m._fast.values())
+    saved = [f.compiled for f in entries]
+    fast = next(f for f in entries if f.state is not None)
+    st, opt_states, kept = fast.state[1]
+    args = (st, opt_states, fast.rng, fast.hyper, [x.numpy()]) + (() if kept is None else (kept,))
+    result = fast.compiled(*args)
+    for a in jax.tree.leaves(result):
+        a.block_until_ready()
+
+    def stub(*args, result=result):
+        return result
+
+    try:
+        for f in entries:
+            f.compiled = stub
+        best = {}
+        for label, run in [("stub", stub), ("t", lambda: m(x)), ("f", lambda: m(fx))]:
+            for _ in range(5):
+                start = time.thread_time()
+                for _ in range(reps):
+                    run()
+                t = (time.thread_time() - start) / reps * 1e6
+                best[label] = min(best.get(label, t), t)
+    finally:
+        for f, c in zip(entries, saved):
+            f.compiled = c
+    return best["t"] - best["stub"], best["f"] - best["stub"]
+
+
 def _tiny_jit(model, x):
     """The tiny MLP as a hand-written ``jax.jit`` on jax arrays (called and waited for)."""
     import jax.numpy as jnp
@@ -167,10 +202,11 @@ def overhead(reps: int) -> None:
     print("  torch: torch eager; jit: the same math as a hand-written jax.jit (tiny model only); own: the compiled")
     print("  step called directly on its arguments; fjax(t): torch tensors in and out; fjax(f): fjax tensors in and")
     print("  out under fjax.no_grad(); ovh = fjax - own (wall clock); cpu ovh: the same in the calling thread's")
-    print("  CPU time (time.thread_time: robust on a loaded machine, where waiting for XLA's threads is noisy)")
+    print("  CPU time (time.thread_time; on a shared VM it counts stolen time too); py(t)/py(f): the fast call's")
+    print("  own Python alone (its compiled step a stub returning the outputs; thread CPU, min of 5 x 1000)")
     print(
         f"  {'model':<30}{'torch':>8}{'jit':>8}{'own':>8}{'fjax(t)':>9}{'fjax(f)':>9}"
-        f"{'ovh(t)':>8}{'ovh(f)':>8}{'cpu ovh(t)':>12}{'cpu ovh(f)':>12}{'torch/fjax(t)':>15}"
+        f"{'ovh(t)':>8}{'ovh(f)':>8}{'cpu ovh(t)':>12}{'cpu ovh(f)':>12}{'py(t)':>7}{'py(f)':>7}{'torch/fjax(t)':>15}"
     )
     for name, model, x in cases:
         model.eval()
@@ -210,13 +246,16 @@ def overhead(reps: int) -> None:
                         run()
                         times[label].append(time.perf_counter() - start)
                         cpu[label].append(time.thread_time() - start_cpu)
+            with torch.no_grad(), fjax.no_grad():
+                py = _python_cost(m, x, fx)
             t = {k: statistics.median(v) * 1e6 for k, v in times.items()}
             c = {k: statistics.median(v) * 1e6 for k, v in cpu.items()}
             jit = f"{t['jit']:8.0f}" if "jit" in t else f"{'-':>8}"
             print(
                 f"  {name + suffix:<30}{t['torch']:8.0f}{jit}{t['own']:8.0f}{t['fjax(t)']:9.0f}{t['fjax(f)']:9.0f}"
                 f"{t['fjax(t)'] - t['own']:8.0f}{t['fjax(f)'] - t['own']:8.0f}"
-                f"{c['fjax(t)'] - c['own']:12.0f}{c['fjax(f)'] - c['own']:12.0f}{t['torch'] / t['fjax(t)']:15.2f}",
+                f"{c['fjax(t)'] - c['own']:12.0f}{c['fjax(f)'] - c['own']:12.0f}{py[0]:7.0f}{py[1]:7.0f}"
+                f"{t['torch'] / t['fjax(t)']:15.2f}",
                 flush=True,
             )
 
