@@ -2,7 +2,7 @@
 
 Each setting starts from an environment variable, so a script can be tuned without editing it::
 
-    FJAX_EAGER_CACHE_SIZE=256 FJAX_LOG_COMPILES=1 python train.py
+    FJAX_EAGER_CACHE_SIZE=256 FJAX_EAGER_CACHE_BYTES=268435456 FJAX_LOG_COMPILES=1 python train.py
 
 or from code::
 
@@ -36,6 +36,7 @@ class _Config:
     def __init__(self):
         self._cache_size_listeners = []  # dispatch's new_kernel_cache (it imports this module)
         self._eager_cache_size = _env_int("FJAX_EAGER_CACHE_SIZE", 1024)
+        self._eager_cache_bytes = _env_int("FJAX_EAGER_CACHE_BYTES", 1 << 30)
         self.log_compiles = os.environ.get("FJAX_LOG_COMPILES", "") not in ("", "0", "false", "False")
         """Print one line to stderr per XLA compile: the op, its inputs and why the cache missed."""
         self.eager_fusion = os.environ.get("FJAX_EAGER_FUSION", "1") not in ("0", "false", "False")
@@ -75,6 +76,22 @@ class _Config:
             listener(n)
 
     @property
+    def eager_cache_bytes(self) -> int:
+        """A bound on the process memory that compiled eager programs hold, in bytes (default
+        1 GiB, ``FJAX_EAGER_CACHE_BYTES``), beside the count bound ``eager_cache_size``. Each
+        compile is sized by the process memory it added (from its trace to its executable); past
+        the bound the least recently used op kernels are dropped (they recompile if they come
+        back), and JAX's caches are swept of what dropped programs left, at least every quarter
+        of the bound compiled. ``fjax.dispatch.kernel_cache_bytes()`` reads the figure."""
+        return self._eager_cache_bytes
+
+    @eager_cache_bytes.setter
+    def eager_cache_bytes(self, n: int) -> None:
+        if type(n) is not int or n < 1:
+            raise ValueError(f"fjax.config.eager_cache_bytes: expected an int >= 1 (bytes), got {n!r}")
+        self._eager_cache_bytes = n
+
+    @property
     def compilation_cache(self) -> str | None:
         """The folder of JAX's persistent compilation cache, where every XLA program fjax compiles
         (eager kernels too) is kept across processes, so a script's second run does not compile
@@ -100,7 +117,8 @@ class _Config:
 
     def __repr__(self):
         return (
-            f"fjax.config(eager_cache_size={self.eager_cache_size}, eager_fusion={self.eager_fusion}, "
+            f"fjax.config(eager_cache_size={self.eager_cache_size}, eager_cache_bytes={self.eager_cache_bytes}, "
+            f"eager_fusion={self.eager_fusion}, "
             f"log_compiles={self.log_compiles}, bucketing={self.bucketing}, "
             f"graph_index_checks={self.graph_index_checks}, compilation_cache={self.compilation_cache!r})"
         )

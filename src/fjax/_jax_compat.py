@@ -46,6 +46,16 @@ except ImportError:  # pragma: no cover
     ArrayImpl = None
 
 
+def jit_cache_size(fn) -> int:
+    """How many compiled kernels the jitted ``fn`` holds now (1 where JAX cannot say, or for a
+    function that is not jitted)."""
+    size = getattr(fn, "_cache_size", None)
+    try:
+        return size() if size is not None else 1
+    except Exception:  # pragma: no cover - a JAX whose private method changed
+        return 1
+
+
 def private(name: str):
     """The private module ``jax._src.<name>``, or None where this JAX has none of that name
     (the caller then takes the public path)."""

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 import threading
 import types
+import weakref
 
 import jax
 import numpy as np
@@ -33,7 +35,8 @@ from . import profiler as _profiler
 from ._config import config
 from ._tracing import trace_state
 from .amp import _state as _amp
-from .autograd.engine import Node, Unread, _apply_vjp
+from .autograd import engine as _engine
+from .autograd.engine import Node, Unread
 from .autograd.grad_mode import _state as _grad_state
 from .device import MetaArray
 from .errors import OpError
@@ -122,17 +125,116 @@ _op_caches: list = []
 def new_kernel_cache(size: int) -> None:
     """Start an empty eager kernel cache holding at most ``size`` kernels (``fjax.config.
     eager_cache_size``): every op's jitted functions are made anew in it."""
-    global _kernels
+    global _kernels, _applier_bytes
     make = _jax_compat.make_jit_cpp_cache  # None in a JAX without it: jax.jit's own global cache
     _kernels = make(size) if make is not None else None
     for cache in _op_caches:
         cache.clear()
     _window_entries.clear()
+    # the backward's per-node VJP applier (one kernel per VJP structure) shares the cache
+    _engine._apply_vjp, _applier_bytes = _jit(_apply), 0
+
+
+def _apply(vjp, ct):
+    return vjp(ct)
 
 
 def kernel_cache_size() -> int:
     """How many compiled eager kernels the cache holds now."""
     return _kernels.size() if _kernels is not None else -1
+
+
+_sized: weakref.WeakSet = weakref.WeakSet()
+"""The op-kernel entries whose kernels were sized at compile (``_Entry.nbytes``)."""
+_tick = 0
+"""Counts compiles: an entry's ``tick`` is the count when it last ran or compiled (its recency)."""
+_applier_bytes = 0
+"""The estimated bytes of the backward's VJP applier kernels (``engine._apply_vjp``)."""
+
+
+def _entry_bytes(entry) -> int:
+    """The estimated bytes of ``entry``'s live kernels: 0 once the count-bounded LRU dropped them all."""
+    fns = [entry.jit, *entry.vjps.values()]
+    if all(_jax_compat.jit_cache_size(f) == 0 for f in fns):
+        entry.nbytes = 0
+    return entry.nbytes
+
+
+def kernel_cache_bytes() -> int:
+    """The estimated process memory of the compiled op kernels the eager cache holds, in bytes
+    (each compile counts the memory it added): kept under ``fjax.config.eager_cache_bytes``."""
+    return _applier_bytes + sum(_entry_bytes(e) for e in list(_sized))
+
+
+def _compiling():
+    """What the compile under way belongs to: an op's ``_Entry`` (read off ``run``'s frame),
+    ``"applier"`` (a backward node's VJP applier) or None."""
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code is _RUN_CODE:
+            entry = f.f_locals.get("entry")
+            return entry if isinstance(entry, _Entry) else None
+        if f.f_code is _APPLY_CODE:
+            return "applier"
+        f = f.f_back
+    return None
+
+
+def _note_compile(nbytes: int) -> None:
+    """After a compile (``profiler``): count its ``nbytes`` to the op entry (or the VJP applier)
+    that compiled, and while the total is over ``config.eager_cache_bytes`` drop the kernels of
+    the least recently used entries (then the applier's), down to three quarters of it. An entry
+    is the unit (an op at one argument template: all its shapes), as the C++ cache drops a jitted
+    function's kernels together."""
+    global _tick, _applier_bytes
+    _tick += 1
+    entry = _compiling()
+    if entry is None:
+        return
+    if entry == "applier":
+        _applier_bytes += nbytes
+    else:
+        entry.tick = _tick
+        entry.nbytes += nbytes
+        _sized.add(entry)
+    budget = config.eager_cache_bytes
+    total = kernel_cache_bytes()
+    if total <= budget:
+        return
+    # least recently used first; an entry whose kernels (its shapes) fill half the bound on their
+    # own goes before all: it is what churns (the C++ cache cannot drop one kernel of a function)
+    order = sorted(_sized, key=lambda e: (e.nbytes <= budget // 2, e.tick))
+    dropped = []
+    for e in order:
+        if total <= budget * 3 // 4:
+            break
+        if e.nbytes:
+            total -= e.nbytes
+            dropped.extend(_release(e))
+    if total > budget * 3 // 4 and _applier_bytes:
+        total -= _applier_bytes
+        _engine._apply_vjp, _applier_bytes = _jit(_apply), 0
+    if dropped:  # eager fusion's known signatures hold the kernels: forget theirs
+        gone = set(map(id, dropped))
+        for sig in [s for s in list(_lazy._seen) if id(s[0]) in gone]:
+            _lazy._seen.pop(sig, None)
+    _jax_compat.clear_jax_caches()
+
+
+def _release(entry) -> list:
+    """Drop ``entry``'s compiled kernels: its functions are made anew (compiling on their next
+    call), as the C++ cache keys a kernel by the Python function jit wraps and drops it with that
+    function. Returns the old functions. (A padded kernel's function comes from ``_bucket``: only
+    its VJPs are dropped.)"""
+    old = list(entry.vjps.values())
+    if entry.jit is not entry.pure and type(entry) is _Entry:
+        old.append(entry.jit)
+        entry.pure = entry.calling(entry.op.fn)
+        entry.jit = _jit(entry.pure)
+    entry.vjps = {}
+    entry.nbytes = 0
+    _sized.discard(entry)
+    return old
 
 
 def _jit(fn):
@@ -165,6 +267,9 @@ class _Entry:
         "spec",
         "masked",
         "last",
+        "tick",
+        "nbytes",
+        "__weakref__",
     )
     takes_padded = False  # True for a padded kernel: its inputs' Padded arrays are taken as they are
 
@@ -175,6 +280,7 @@ class _Entry:
         self.vjps = {}
         self.rows = op.rows if op.jit else None
         self.bucketing, self.sizes, self.spec, self.masked, self.last = False, None, None, None, None
+        self.tick, self.nbytes = _tick, 0  # recency and estimated kernel bytes (the byte bound)
 
     def calling(self, fn, **extra):
         """``fn`` as a function of this entry's leaves: called with the op's arguments rebuilt
@@ -206,6 +312,7 @@ class _Entry:
         out.op, out.args_t, out.kwargs_t = self.op, self.args_t, self.kwargs_t
         out.pure, out.jit, out.vjps = pure, _jit(pure), {}
         out.rows, out.bucketing, out.sizes, out.spec, out.masked = None, False, None, None, None
+        out.tick, out.nbytes = _tick, 0
         return out
 
     def vjp(self, diff_idx):
@@ -364,6 +471,7 @@ def lift(op: OpDef):
             raise OpError(f"fjax.{name}: unhashable argument in {args!r} {kwargs!r}") from None
         if entry is None:
             entry = cache[key] = _Entry(op, key[0], kwargs_t)
+        entry.tick = _tick  # its recency, for the byte bound's LRU
         out = run(name, entry, leaves, op.differentiable, op.linear)
         if view_rule is not None:
             _as_view(name, view_rule, out, args, kwargs)
@@ -472,6 +580,7 @@ def _window(name, rule, args, kwargs):
         statics = dict(base_shape=shape, base_strides=strides, shape=view_shape, strides=view_strides)
         kwargs_t = tuple((k, ("c", v)) for k, v in sorted(statics.items()))
         entry = _window_entries[key] = _Entry(OPS["_view_read"], (_LEAF, None, None, _LEAF), kwargs_t)
+    entry.tick = _tick
     if not trace_state.depth:  # inside a trace a device scalar would be a constant of the program
         offset = _device_int(offset)
     out = run(name, entry, [x, offset], True, True)
@@ -674,7 +783,7 @@ def _hooked_vjp(entry, diff_idx, leaves, arrays, residuals, out):
             new_out, real = entry.vjp(diff_idx)(*values)
             if isinstance(real, _Residuals):
                 real = real.rebuild(values, new_out)
-        return _apply_vjp(real, ct)
+        return _engine._apply_vjp(real, ct)
 
     return vjp
 
@@ -769,7 +878,9 @@ def call_pure(name: str, fn, leaves):
     return run(name, _Once, leaves)
 
 
+_RUN_CODE, _APPLY_CODE = run.__code__, Node.apply.__code__
 new_kernel_cache(config.eager_cache_size)
+_profiler._note_compile = _note_compile
 config._cache_size_listeners.append(new_kernel_cache)
 _dt._default_listeners.append(lambda _: new_kernel_cache(config.eager_cache_size))  # kernels of the old default
 _profiler._RUN_CODE = run.__code__

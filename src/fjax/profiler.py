@@ -64,7 +64,9 @@ class _State:
 _state = _State()
 _local = threading.local()  # .stack: open events of this thread; .stages: compile stages so far
 _lock = threading.Lock()
-_totals = {"count": 0, "seconds": 0.0, "since_sweep": 0}
+_totals = {"count": 0, "seconds": 0.0, "since_sweep": 0, "bytes_since_sweep": 0}
+_KERNEL_BYTES_FLOOR = 64 << 10  # the least a compile is counted for (an executable and its cache entry)
+_note_compile = None  # dispatch's: called with a compile's estimated bytes (not fused programs')
 _RUN_CODE = None  # dispatch.run's code object: a compile inside it belongs to that op
 _APPLY_CODE = None  # autograd.engine.Node.apply's
 
@@ -214,16 +216,26 @@ def _on_span(event, start, end, **kwargs):
         last = _local.stages = {}
     last[stage] = (stage, start, end)  # the latest of each: inner jits traced inside an outer
     if stage != "compile":  # trace (nn.Graph's ops) report trace stages of their own
+        if getattr(_local, "rss", None) is None:  # the process memory before this compile's lowering
+            _local.rss = _rss()
         return
     stages = [last.pop(k) for k in ("trace", "lower", "compile") if k in last]
     seconds = sum(e - s for _, s, e in stages)
+    before, _local.rss = getattr(_local, "rss", None), None
+    nbytes = max(_rss() - before, _KERNEL_BYTES_FLOOR) if before is not None else _KERNEL_BYTES_FLOOR
     with _lock:
         _totals["count"] += 1
         _totals["seconds"] += seconds
         _totals["since_sweep"] += 1
-        sweep = _totals["since_sweep"] >= max(64, config.eager_cache_size // 2)
+        _totals["bytes_since_sweep"] += nbytes
+        sweep = (
+            _totals["since_sweep"] >= max(64, config.eager_cache_size // 2)
+            or _totals["bytes_since_sweep"] >= config.eager_cache_bytes // 4
+        )
         if sweep:
-            _totals["since_sweep"] = 0
+            _totals["since_sweep"] = _totals["bytes_since_sweep"] = 0
+    if _note_compile is not None and kwargs.get("fun_name") != "program":  # not a fused segment or backward
+        _note_compile(nbytes)
     if sweep:
         _sweep()
     prof = _state.active
@@ -244,6 +256,18 @@ def _on_span(event, start, end, **kwargs):
         print(f"fjax: compiled {what} in {1e3 * seconds:.1f} ms ({parts}): {why}", file=sys.stderr, flush=True)
     if prof is not None:
         prof._compiled(name, stages, seconds, inputs, why)
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _rss() -> int:
+    """The process's resident memory in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _sweep():
