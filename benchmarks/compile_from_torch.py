@@ -31,6 +31,7 @@ import copy
 import gc
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -237,11 +238,13 @@ def overhead(reps: int) -> None:
                 for run in runners.values():
                     for _ in range(10):
                         run()
-                order = list(runners.items())
-                for rep in range(reps):
-                    # rotated each round: the first jax call after torch's ran up to ~2 ms slower on a
-                    # small ResNet, so no runner always follows torch
-                    for label, run in order[rep % len(order) :] + order[: rep % len(order)]:
+                order, shuffle = list(runners.items()), random.Random(0).shuffle
+                for _ in range(reps):
+                    # shuffled each round: the first jax call after torch's ran up to ~2 ms slower on a
+                    # small ResNet, so no runner may always follow torch (a rotation keeps each
+                    # runner's predecessor: ``own`` followed torch in all but one round of n)
+                    shuffle(order)
+                    for label, run in order:
                         start, start_cpu = time.perf_counter(), time.thread_time()
                         run()
                         times[label].append(time.perf_counter() - start)
