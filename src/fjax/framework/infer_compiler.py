@@ -650,9 +650,13 @@ class _Program:
                     a = a.force()
                 a.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``)
                 a = np.asarray(a)
-            if a.dtype.kind in "iu" and a.size and (a.min() < 0 or a.max() >= n):
+            unsigned = _UNSIGNED.get(a.dtype)  # one reduction: a negative index is a huge unsigned one
+            if unsigned is not None and a.size and a.view(unsigned).max() >= n:
                 v = _indexing._first_outside(a, 0, n)
                 raise IndexOutOfRange(f"embedding: index {v} is out of range for a weight with {n} rows")
+
+
+_UNSIGNED = {np.dtype(f"{k}{b}"): np.dtype(f"u{b}") for k in "iu" for b in (1, 2, 4, 8)}
 
 
 # ATen ops whose output holds exactly their first argument's values (rearranged or repeated): an
