@@ -1,6 +1,7 @@
 """Test-wide settings: JAX's persistent compilation cache shortens repeated suite runs."""
 
 import os
+import zlib
 
 import jax
 import pytest
@@ -11,10 +12,14 @@ jax.config.update(
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.05)
 
 
-# Eager fusion in both modes without running everything twice: the views matrix and the autograd
-# suites run with fusion off (every backward node by node); the rest runs the default (fused).
-# FJAX_TEST_FUSION=all runs those fused too (to check every suite in the fused mode locally).
-_UNFUSED = () if os.environ.get("FJAX_TEST_FUSION") == "all" else ("tests/autograd/", "tests/test_views.py")
+# Eager fusion in both modes without running everything twice: the autograd suites run with
+# fusion off (every backward node by node); the views matrix, the OpInfo/op-table oracle and the
+# whole programs run half of their cases each way (by a stable hash of the test's id, so a case
+# always runs in the same mode); the rest runs the default (fused). FJAX_TEST_FUSION=all runs
+# every suite fused, =off every suite unfused (to check one mode everywhere locally).
+_MODE = os.environ.get("FJAX_TEST_FUSION", "")
+_UNFUSED = () if _MODE == "all" else ("tests/autograd/",)
+_SPLIT = () if _MODE == "all" else ("tests/test_views.py", "tests/oracle/", "tests/test_programs.py")
 
 
 @pytest.fixture(autouse=True)
@@ -27,10 +32,18 @@ def _fresh_buckets():
     yield
 
 
+def _unfused(request) -> bool:
+    if _MODE == "off":
+        return True
+    path = request.node.path.as_posix()
+    if any(part in path for part in _UNFUSED):
+        return True
+    return any(part in path for part in _SPLIT) and zlib.crc32(request.node.nodeid.encode()) % 2 == 1
+
+
 @pytest.fixture(autouse=True)
 def _eager_fusion_mode(request):
-    path = request.node.path.as_posix()
-    if not any(part in path for part in _UNFUSED):
+    if not _unfused(request):
         yield
         return
     import fjax
