@@ -425,6 +425,9 @@ def _fused_backward(order, pending, wanted, retain_graph):
     return leaves, leaf_out, found_out
 
 
+_ORDERED_BYTES = 1 << 20  # a node holding this many residual bytes runs in tape order in the fused program
+
+
 def _backward_program(seed_refs, steps, n_leaves):
     """The pure function of one fused backward (see ``_fused_backward``)."""
 
@@ -434,8 +437,19 @@ def _backward_program(seed_refs, steps, n_leaves):
         found = {}
         at = 0
         for i, treedef, n, multi, reached, zeros, wiring, wants in steps:
-            vjp = jax.tree_util.tree_unflatten(treedef, flat[at : at + n])
+            vleaves = flat[at : at + n]
             at += n
+            plain = [k for k, a in enumerate(vleaves) if isinstance(a.dtype, np.dtype)]  # not PRNG keys
+            if sum(vleaves[k].size * vleaves[k].dtype.itemsize for k in plain) >= _ORDERED_BYTES:
+                # a node's residuals wait for its cotangent: XLA would otherwise start every node's
+                # recomputation from its residuals (gelu's derivative) at once, holding them all
+                mine = {key: c for key, c in cts.items() if key[0] == i}
+                held, mine = jax.lax.optimization_barrier(([vleaves[k] for k in plain], mine))
+                vleaves = list(vleaves)
+                for k, a in zip(plain, held):
+                    vleaves[k] = a
+                cts.update(mine)
+            vjp = jax.tree_util.tree_unflatten(treedef, vleaves)
             for o, slots in wants:
                 for j in slots:
                     found[j] = cts[(i, o)]
