@@ -10,9 +10,10 @@ on other devices), a write through a view, ``backward`` — calls ``Pending.forc
 flushes the whole segment:
 
 - on a segment's first sight its ops run one by one, each the kernel eager mode would have run
-  (a one-off sequence of ops that ran before compiles nothing), unless a quarter of its ops or
-  more are kernels that never ran (a first step): then its program compiles at once, fewer
-  compiles than a kernel per op;
+  (a one-off sequence of ops that ran before compiles nothing; eager's bits whatever else the
+  segment holds), unless it is a training step (it ends in a fused backward) and a quarter of
+  its ops or more are kernels that never ran (a first step): then its program compiles at once,
+  fewer compiles than a kernel per op;
 - from its second sight on, the segment (its ops, their wiring, the shapes of its inputs, which
   results are still referenced) is one ``jax.jit`` program: one XLA call per segment.
 
@@ -217,7 +218,7 @@ def shapes(sig, arrays):
 class Segment:
     """The ops one thread recorded since its last flush (the same object records on after it)."""
 
-    __slots__ = ("ops", "key", "ext", "ext_ids", "pending", "nodes", "dev", "lock", "error")
+    __slots__ = ("ops", "key", "ext", "ext_ids", "pending", "nodes", "dev", "lock", "error", "trains")
 
     def __init__(self, dev):
         self.ops = []  # (kernel, input refs): ref >= 0 an external input, ~j the j-th pending value
@@ -229,6 +230,7 @@ class Segment:
         self.dev = dev
         self.lock = threading.Lock()
         self.error = None
+        self.trains = False  # ends with a fused backward (``call``): a training step
 
     def flush(self) -> None:
         with self.lock:
@@ -242,7 +244,8 @@ class Segment:
             # and getrefcount's own are 2)
             outputs = tuple(j for j in range(len(pending)) if sys.getrefcount(pending[j]) > 2)
             try:
-                values = _execute(tuple(key), tuple(ops), outputs, ext)
+                trains, self.trains = self.trains, False
+                values = _execute(tuple(key), tuple(ops), outputs, ext, trains)
             except Exception as err:
                 self.error = err
                 raise
@@ -256,16 +259,18 @@ class Segment:
                     node.inputs = tuple(real(x) if type(x) is Pending else x for x in node.inputs)
 
 
-def _execute(key, ops, outputs, ext):
+def _execute(key, ops, outputs, ext, trains=False):
     prog_key = (key, outputs)
     if prog_key not in _sighted:
         if len(_sighted) >= _MAX_SEEN:
             _sighted.clear()
         _sighted.add(prog_key)
-        # first sight: op by op, each its eager kernel, unless enough of those kernels never ran
-        # on their own (a first training step, a decode step at a new length): then compiling the
-        # segment's program costs less than compiling each kernel
-        fresh = {(fn, avals) for fn, _, avals in key} - _ran
+        # first sight: op by op, each its eager kernel (so a first sight gives eager's bits
+        # whatever ops share its segment: manual_seed(s); x = d.sample(); check(x);
+        # manual_seed(s); d.sample() repeats x exactly), unless it is a training step (it ends
+        # in a fused backward) and enough of those kernels never ran on their own (a first
+        # step): then compiling its program costs less than compiling each kernel
+        fresh = {(fn, avals) for fn, _, avals in key} - _ran if trains else ()
         if len(fresh) < _FRESH_FUSE * len(key):
             if len(_ran) >= _MAX_SEEN:
                 _ran.clear()
@@ -413,6 +418,7 @@ def call(program, n_seeds, arrays):
         flush()
         return fn(*[real(a) for a in arrays])
     seg, out = lazy
+    seg.trains = True
     seg.flush()
     return jax.tree_util.tree_map(real, out)
 
