@@ -65,6 +65,9 @@ CHAINS = {
     "hardswish": lambda lib, h, w: lib.nn.functional.hardswish(h @ w),
     "layer_norm_relu": lambda lib, h, w: lib.nn.functional.layer_norm(h @ w, (D,)).relu(),
     "softmax": lambda lib, h, w: (h @ w).softmax(-1),
+    "_safe_softmax": lambda lib, h, w: (torch._safe_softmax if lib is torch else fjax.dispatch.functions._safe_softmax)(
+        h @ w, -1
+    ),
     "log_softmax": lambda lib, h, w: (h @ w).log_softmax(-1),
     "exp": lambda lib, h, w: (h @ w * 0.01).exp(),
     "sqrt": lambda lib, h, w: ((h @ w) ** 2 + 1).sqrt(),

@@ -553,9 +553,14 @@ def _safe_softmax(input, dim, dtype=None):
     """
     input, dim = _softmax_input("_safe_softmax", input, dim, dtype)
     axis = dim if input.ndim else None
-    masked = jnp.all(input == -jnp.inf, axis=axis, keepdims=True)
-    out = jax.nn.softmax(jnp.where(masked, jnp.zeros((), input.dtype), input), axis=axis)
-    return jnp.where(masked, jnp.zeros((), out.dtype), out)
+
+    def f(x):
+        masked = jnp.all(x == -jnp.inf, axis=axis, keepdims=True)
+        out = jax.nn.softmax(jnp.where(masked, jnp.zeros((), x.dtype), x), axis=axis)
+        return jnp.where(masked, jnp.zeros((), out.dtype), out)
+
+    # softmax's backward from the result alone (a masked row's zeros pass no gradient), as torch's
+    return _saving.saves_result(f, _saving.softmax_rule(axis), input)
 
 
 @defop(static=("dim", "input_dtype"), method=False)
