@@ -270,11 +270,11 @@ def _execute(key, ops, outputs, ext, trains=False):
         # manual_seed(s); d.sample() repeats x exactly), unless it is a training step (it ends
         # in a fused backward) and enough of those kernels never ran on their own (a first
         # step): then compiling its program costs less than compiling each kernel
-        fresh = {(fn, avals) for fn, _, avals in key} - _ran if trains else ()
-        if len(fresh) < _FRESH_FUSE * len(key):
+        kernels = {(fn, avals) for fn, _, avals in key}
+        if not trains or len(kernels - _ran) < _FRESH_FUSE * len(key):
             if len(_ran) >= _MAX_SEEN:
                 _ran.clear()
-            _ran.update(fresh)
+            _ran.update(kernels)
             _stats["segments_replayed"] += 1
             return _replay(ops, outputs, ext)
     prog = _programs.get(prog_key)
