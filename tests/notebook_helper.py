@@ -48,3 +48,8 @@ def outputs(nb) -> list:
 
 def images(nb) -> list:
     return [o for o in outputs(nb) if "image/png" in o.get("data", {})]
+
+
+def printed(nb) -> str:
+    """Everything the notebook's code cells printed (their stream outputs), joined."""
+    return "".join(o.get("text", "") for o in outputs(nb))

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from .notebook_helper import execute, images, outputs
+from .notebook_helper import execute, images, outputs, printed
 
 
 def test_sharding_notebook_executes(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS", raising=False)  # the first cell sets it, as a user's kernel would need
     nb = execute("sharding_mesh.ipynb", timeout=300)
     assert len(images(nb)) == 2, "the loss and memory plots"
-    text = "".join(o.get("text", "") for o in outputs(nb))
+    text = printed(nb)
     assert "ZeRO-3 / DP argument memory" in text, text[-2000:]
     shardings = [
         o["data"]["text/plain"] for o in outputs(nb) if o.output_type == "display_data" and "image/png" not in o["data"]
