@@ -235,9 +235,11 @@ def test_only_referenced_values_leave_the_program(fused):
         h = x
         for _ in range(6):
             h = (h @ x).tanh()
-        before = {id(a) for a in jax.live_arrays()}
+        held = jax.live_arrays()  # held, so a freed array's id cannot be reused by a new one
+        before = {id(a) for a in held}
         fjax.sync()
         new = [a for a in jax.live_arrays() if id(a) not in before]
+        del held
         if step:
             assert len(new) == 1, [a.shape for a in new]  # h, not its 11 intermediates
         h.numpy()

@@ -247,7 +247,9 @@ def test_two_processes_overlapped_buckets_bit_identical(tmp_path):
         # the same local gradients give the same bits, overlapped or not, bucketed or not
         for name in ("after", "per_param"):
             assert rep[name]["grads"] == rep["overlap"]["grads"], (name, seed)
-        assert rep["overlap_fused"]["grads"] == rep["overlap"]["grads"]  # both walk node by node
+        # fused, the launches split the recorded backward into other programs, which may round the
+        # last bits differently (within tolerance, checked above); without overlap, the same bits
+        assert rep["auto_fused"]["grads"] == rep["after_fused"]["grads"]
         assert rep["direct_after"]["grads"] == rep["direct_overlap"]["grads"], seed
         for name in ("overlap", "after", "overlap_fused", "after_fused", "direct_after"):
             e = rep[name]
