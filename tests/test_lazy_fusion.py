@@ -267,3 +267,27 @@ def test_a_first_sight_run_op_by_op_frees_each_value_after_its_last_use():
     for _ in range(30):
         v = np.tanh(v)
     np.testing.assert_allclose(np.asarray(out), np.full((64, 64), v), rtol=1e-6)
+
+
+def test_the_same_ops_at_a_new_length_compile_one_program(fused):
+    """A decode step at a sequence one longer: the same ops and wiring at new shapes, every kernel
+    new. From the second length on it compiles as one program (not a kernel per op), and gives
+    the op-by-op values within float tolerance."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((8, 8)).astype(np.float32) / 3
+
+    def step(n, on):  # dim 0 stays 1: nothing bucketed (fjax._bucket pads a changing dim 0)
+        x = on.tensor(rng_x[:, :n])
+        h = (x @ on.tensor(w)).tanh()
+        att = (h @ h.transpose(1, 2)).softmax(-1)
+        return (att @ h).sum(1).tolist()
+
+    rng_x = rng.standard_normal((1, 40, 8)).astype(np.float32)
+    fjax.manual_seed(0)  # a fresh history
+    before = fusion_stats()
+    got = [step(n, fjax) for n in range(31, 37)]
+    after = fusion_stats()
+    assert after["segments_replayed"] - before["segments_replayed"] == 1  # the first length only
+    assert after["segment_compiles"] - before["segment_compiles"] == 5
+    for n, g in zip(range(31, 37), got):
+        np.testing.assert_allclose(g, step(n, torch), rtol=1e-5, atol=1e-5)

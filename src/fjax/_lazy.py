@@ -11,9 +11,10 @@ flushes the whole segment:
 
 - on a segment's first sight its ops run one by one, each the kernel eager mode would have run
   (a one-off sequence of ops that ran before compiles nothing; eager's bits whatever else the
-  segment holds), unless it is a training step (it ends in a fused backward) and a quarter of
-  its ops or more are kernels that never ran (a first step): then its program compiles at once,
-  fewer compiles than a kernel per op;
+  segment holds), unless it is a training step (it ends in a fused backward) or repeats the ops
+  and wiring of a segment seen at other shapes (a decode step one token longer), and a quarter
+  of its ops or more are kernels that never ran: then its program compiles at once, fewer
+  compiles than a kernel per op;
 - from its second sight on, the segment (its ops, their wiring, the shapes of its inputs, which
   results are still referenced) is one ``jax.jit`` program: one XLA call per segment.
 
@@ -161,6 +162,7 @@ _seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, we
 _programs: OrderedDict = OrderedDict()  # segment key -> its jitted program (an LRU)
 _sighted: set = set()  # segment keys run since the last restart(): a second sight runs the program
 _ran: set = set()  # signatures whose kernels ran on their own since the last restart()
+_wired: set = set()  # the wiring of segments sighted since the last restart(), without shapes
 # a segment runs op by op at its first sight unless its kernels that never ran number at least
 # this share of its ops (repeated layers share kernels: one compile each, against every op's
 # code in a program)
@@ -268,10 +270,17 @@ def _execute(key, ops, outputs, ext, trains=False):
         # first sight: op by op, each its eager kernel (so a first sight gives eager's bits
         # whatever ops share its segment: manual_seed(s); x = d.sample(); check(x);
         # manual_seed(s); d.sample() repeats x exactly), unless it is a training step (it ends
-        # in a fused backward) and enough of those kernels never ran on their own (a first
-        # step): then compiling its program costs less than compiling each kernel
+        # in a fused backward) or the same ops at new shapes (a decode step, a new batch size),
+        # and enough of those kernels never ran on their own (a first step): then compiling its
+        # program costs less than compiling each kernel
         kernels = {(fn, avals) for fn, _, avals in key}
-        if not trains or len(kernels - _ran) < _FRESH_FUSE * len(key):
+        wiring = (tuple(refs for _, refs, _ in key), outputs)
+        again = wiring in _wired  # its ops and wiring ran before at other shapes (a growing sequence)
+        if not again:
+            if len(_wired) >= _MAX_SEEN:
+                _wired.clear()
+            _wired.add(wiring)
+        if not (trains or again) or len(kernels - _ran) < _FRESH_FUSE * len(key):
             if len(_ran) >= _MAX_SEEN:
                 _ran.clear()
             _ran.update(kernels)
@@ -435,6 +444,7 @@ def restart() -> None:
     flush()
     _sighted.clear()
     _ran.clear()
+    _wired.clear()
     for forget in restarted:
         forget()
 
