@@ -1,6 +1,6 @@
 """Shapes that change every step (issue 34): fjax (eager, under ``fjax.mock_torch``) vs torch eager.
 
-    python benchmarks/dynamic_shapes.py [--tokens 256] [--steps 50] [--quick] [--why] [case ...]
+    python benchmarks/dynamic_shapes.py [--tokens 256] [--steps 50] [--quick] [--why] [--torch-threads 1] [case ...]
 
 Four programs, each written once below as plain PyTorch and run twice in this one process: once
 against real torch and once under ``fjax.mock_torch`` (``import torch`` gives fjax):
@@ -419,6 +419,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run in under 2 minutes")
     parser.add_argument("--why", action="store_true", help="also profile which ops compile in each case")
     parser.add_argument("--persistent-cache", action="store_true", help="keep fjax's compilation cache folder")
+    parser.add_argument(
+        "--torch-threads", type=int, default=1, help="torch's threads (1: steady on a small shared machine)"
+    )
     args = parser.parse_args(argv)
     cases = args.cases or list(CASES)
     unknown = [c for c in cases if c not in CASES]
@@ -429,7 +432,7 @@ def main(argv=None):
     warmup = 3 if args.quick else 16
     if not args.persistent_cache:
         fjax.config.compilation_cache = tempfile.mkdtemp(prefix="fjax-dynamic-shapes-")
-    torch.set_num_threads(min(4, os.cpu_count() or 1))
+    torch.set_num_threads(args.torch_threads)
     print(
         f"# {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; torch {torch.__version__} "
