@@ -6,7 +6,7 @@ and off, with eager fusion on and off, and with the old one-all-reduce-per-param
 gradients must be bit-identical where the local gradients are, equal to one process's
 whole-batch gradients, and the all-reduces must be issued before the backward's last op.
 
-Run as a script (``python test_ddp_overlap.py worker OUT SEED``) this file is one rank.
+Run as ``python -m tests.distributed.test_ddp_overlap worker OUT SEED`` (``ranks.run_ranks``) this file is one rank.
 """
 
 from __future__ import annotations
@@ -15,21 +15,15 @@ import json
 import os
 import pathlib
 import random
-import socket
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from .ranks import run_ranks
+
 SEED = int(os.environ.get("FJAX_TEST_SEED", random.randrange(2**31)))
 WIDTH, DEPTH, CAP_MB = 32, 6, 0.004  # 4 KiB weights, 4 KiB buckets: one layer per bucket
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _model(nn):
@@ -199,28 +193,8 @@ def _worker(out: str, seed: int) -> None:
 
 
 def test_two_processes_overlapped_buckets_bit_identical(tmp_path):
-    port, seed = _free_port(), SEED % 10000
-    procs = []
-    for rank in range(2):
-        env = {
-            **os.environ,
-            "RANK": str(rank),
-            "WORLD_SIZE": "2",
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(port),
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=1",
-            "JAX_PLATFORMS": "cpu",
-        }
-        command = [sys.executable, __file__, "worker", str(tmp_path), str(seed)]
-        procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    try:
-        logs = [p.communicate(timeout=180)[0] for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    assert all(p.returncode == 0 for p in procs), "\n".join(log[-3000:] for log in logs)
-    reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    seed = SEED % 10000
+    reports = run_ranks(__spec__.name, tmp_path, str(seed), timeout=180)
 
     import fjax
     from fjax import nn

@@ -6,7 +6,6 @@ import json
 import os
 import pathlib
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -18,21 +17,17 @@ import fjax
 import fjax.env
 from fjax.distributed import checkpoint, launch
 
+from .ranks import free_port
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import launch_worker  # noqa: E402
 
 WORKER = str(pathlib.Path(__file__).parent / "launch_worker.py")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _launch(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "fjax.distributed.launch", "--nproc_per_node", "2"]
-    command += ["--master_port", str(_free_port()), *args]
+    command += ["--master_port", str(free_port()), *args]
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}  # one CPU device per process
     cwd = pathlib.Path(__file__).parent  # where `-m launch_worker` is found
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)

@@ -1,8 +1,8 @@
 """torch.distributed's process-group API and DistributedDataParallel against torch (one process, gloo),
 and two processes on this machine joined by ``init_process_group`` through jax.distributed.
 
-Run as a script (``python test_process_group.py worker OUT``) this file is one rank of the
-two-process test.
+Run as ``python -m tests.distributed.test_process_group worker OUT SEED`` (``ranks.run_ranks``)
+this file is one rank of the two-process test.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import json
 import os
 import pathlib
 import random
-import socket
-import subprocess
 import sys
 
 import numpy as np
@@ -30,13 +28,9 @@ from fjax.nn.parallel import DistributedDataParallel as DDP
 from fjax.nn.parallel import data_parallel
 from fjax.nn.parallel import distributed as ddp_module
 
+from .ranks import free_port, run_ranks
+
 SEED = int(os.environ.get("FJAX_TEST_SEED", random.randrange(2**31)))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -53,7 +47,7 @@ def torch_dist():
     import torch
     import torch.distributed as tdist
 
-    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1)
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
     yield torch, tdist
     tdist.destroy_process_group()
 
@@ -269,28 +263,8 @@ def _worker(out: str) -> None:
 
 
 def test_two_processes_join_and_average_gradients(tmp_path):
-    port, seed = _free_port(), SEED % 10000
-    procs = []
-    for rank in range(2):
-        env = {
-            **os.environ,
-            "RANK": str(rank),
-            "WORLD_SIZE": "2",
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(port),
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=1",
-            "JAX_PLATFORMS": "cpu",
-        }
-        command = [sys.executable, __file__, "worker", str(tmp_path), str(seed)]
-        procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    try:
-        logs = [p.communicate(timeout=120)[0] for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    assert all(p.returncode == 0 for p in procs), "\n".join(log[-3000:] for log in logs)
-    reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    seed = SEED % 10000
+    reports = run_ranks(__spec__.name, tmp_path, str(seed), timeout=120)
     for r, rep in enumerate(reports):
         assert (rep["rank"], rep["size"], rep["devices"]) == (r, 2, 2)
         assert rep["sum"] == [3.0, 30.0] and rep["max"] == [2.0, 0.0] and rep["bcast"] == [1.0, 1.0]
