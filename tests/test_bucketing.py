@@ -84,8 +84,18 @@ CASES = {
     "reshape": (lambda n: [_x(n, 6)], lambda L, x: L.tanh(x).reshape(x.shape[0], 2, 3) * 2),
     "view": (lambda n: [_x(n, 2, 3)], lambda L, x: L.tanh(x).view(x.shape[0], -1).view(x.shape[0], 3, 2)),
     # per row, or a total over the batch (padding rows left out)
-    "sum": (lambda n: [_x(n, 5)], lambda L, x: x.sum(-1) + x.sum() + x.sum((1,), keepdim=True).sum(1)),
-    "mean": (lambda n: [_x(n, 3, 4)], lambda L, x: x.mean(1, keepdim=True) * x.mean() + x.mean((), keepdim=True)),
+    "sum": (
+        lambda n: [_x(n, 5)],
+        lambda L, x: (
+            x.sum(-1) + x.sum() + x.sum((1,), keepdim=True).sum(1) + x.sum(0)[1] * x.sum(0, keepdim=True)[0, 2]
+        ),
+    ),
+    "mean": (
+        lambda n: [_x(n, 3, 4)],
+        lambda L, x: (
+            x.mean(1, keepdim=True) * x.mean() + x.mean((), keepdim=True) + x.mean((0, 2))[1] + x.mean(0, keepdim=True)
+        ),
+    ),
     "rms_norm": (lambda n: [_x(n, 3, 6), _x(6)], lambda L, x, w: L.nn.functional.rms_norm(x, (6,), w, eps=1e-6)),
     "group_norm": (
         lambda n: [_x(n, 4, 5), _x(4), _x(4)],
@@ -183,6 +193,26 @@ RANDOM = {"dropout"}  # no torch numbers to match: checked by what the result mu
 
 def test_every_op_with_rows_has_a_case():
     assert {name for name, op in OPS.items() if op.rows is not None} == set(CASES) | RANDOM
+
+
+def test_a_reduction_over_the_batch_pads():
+    """``x.sum(0)``, ``x.mean((0, 2))``: a reduction over dim 0 runs on the bucket with its
+    padding rows left out (the sum's identity, the mean's count of real rows)."""
+    for n in (9, 10, 11, 13, 21, 30):
+        data = _x(n, 3, 4)
+        x, t = fjax.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        before = fjax.profiler.bucket_stats()["ops"]
+        before = before.get("sum", 0) + before.get("mean", 0)
+        f_out = [x.sum(0), x.mean((0, 2), keepdim=True)]
+        t_out = [t.sum(0), t.mean((0, 2), keepdim=True)]
+        (f_out[0].sum() + (f_out[1] ** 2).sum()).backward()
+        (t_out[0].sum() + (t_out[1] ** 2).sum()).backward()
+        for f, w in zip(f_out, t_out):
+            np.testing.assert_allclose(f.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+        after = fjax.profiler.bucket_stats()["ops"]
+        if n >= 13:  # the 4th size on: both padded
+            assert after.get("sum", 0) + after.get("mean", 0) - before >= 2, n
 
 
 def test_padded_dropout_keeps_or_scales_each_real_element():

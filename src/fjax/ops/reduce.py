@@ -78,20 +78,28 @@ def _select(x, idx, axis, keepdim):
 # ----------------------------------------------------------------------------- sums and means
 
 
+def _given(dim) -> tuple:
+    return () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+
+
 def _total_or_per_row(statics, tensors) -> bool:
-    """``Rows.when`` of sum and mean: over every dim (a total: padding rows masked out), or over
-    dims that leave dim 0 (each row its own); not over dim 0 and some others."""
+    """``Rows.when`` of sum and mean: over every dim or over dims that include dim 0 given as 0
+    (padding rows masked out: ``x.sum(0)``), or over dims that leave dim 0 (each row its own)."""
     dim = statics["dim"]
     if dim is None or dim == ():
         return True
     try:
-        return 0 not in _dims("", dim, len(tensors["input"][0]))
+        return 0 not in _dims("", dim, len(tensors["input"][0])) or 0 in _given(dim)
     except Exception:
         return False
 
 
+def _reduces_rows(dim) -> bool:
+    return dim in (None, ()) or 0 in _given(dim)
+
+
 def _rows_of_a_total(masked):
-    return Rows(("input",), when=_total_or_per_row, out=lambda s: s["dim"] not in (None, ()), masked=masked)
+    return Rows(("input",), when=_total_or_per_row, out=lambda s: not _reduces_rows(s["dim"]), masked=masked)
 
 
 def _real_rows(input, valid):
@@ -105,10 +113,10 @@ def _sum_of_real_rows(input, dim=None, keepdim=False, *, dtype=None, valid):
 
 
 def _mean_of_real_rows(input, dim=None, keepdim=False, *, dtype=None, valid):
-    if dim not in (None, ()):
+    if not _reduces_rows(dim):
         return mean(input, dim, keepdim, dtype=dtype)
     total = sum_(_real_rows(input, valid), dim, keepdim, dtype=dtype or _mean_dtype(input))
-    count = jnp.sum(valid) * math.prod(input.shape[1:])
+    count = jnp.sum(valid) * math.prod(input.shape[a] for a in _dims("mean", dim, input.ndim) if a)
     return total / count.astype(total.dtype)
 
 
