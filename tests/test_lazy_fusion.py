@@ -291,32 +291,3 @@ def test_the_same_ops_at_a_new_length_compile_one_program(fused):
     assert after["segment_compiles"] - before["segment_compiles"] == 5
     for n, g in zip(range(31, 37), got):
         np.testing.assert_allclose(g, step(n, torch), rtol=1e-5, atol=1e-5)
-
-
-def test_a_bucketed_op_inside_a_segment_does_not_end_it(fused, monkeypatch):
-    """A positional embedding at a growing length pads to its bucket (fjax._bucket); its padding
-    and the copy of its real rows are recorded in the segment, so a step is still one segment,
-    with torch's values."""
-    from fjax import _bucket
-    from fjax.profiler import bucket_stats
-
-    monkeypatch.setattr(_bucket, "_NEEDS", 1)
-    rng = np.random.default_rng(2)
-    table = rng.standard_normal((64, 8)).astype(np.float32)
-    x = rng.standard_normal((1, 64, 8)).astype(np.float32)
-
-    def step(n, on):
-        emb = on.nn.functional.embedding(on.arange(n), on.tensor(table))
-        return ((on.tensor(x[:, :n]) + emb).tanh() * 2).sum(1).tolist()
-
-    fjax.manual_seed(0)
-    step(20, fjax)
-    pads = bucket_stats()["pads"]
-    for n in range(21, 27):
-        before = fusion_stats()
-        got = step(n, fjax)
-        after = fusion_stats()
-        ran = sum(after[k] - before[k] for k in ("segments_replayed", "segment_hits"))
-        assert ran == 1, (n, ran)
-        np.testing.assert_allclose(got, step(n, torch), rtol=1e-5, atol=1e-5)
-    assert bucket_stats()["pads"] > pads

@@ -19,9 +19,7 @@ reads) runs from then on with it padded to a bucket size
 - Real rows are the unpadded op's up to the last bits (a reduction over the rows may sum in
   another order).
 
-On the CPU, padding and copying the real rows out go through numpy: no compile at all; a value
-still pending in an eager-fusion segment is padded and cut by kernels recorded in that segment,
-so a bucketed op does not end it. See
+On the CPU, padding and copying the real rows out go through numpy: no compile at all. See
 docs/architecture.md, "Bucketed dimensions".
 """
 
@@ -84,8 +82,6 @@ def _padder(size):
 def pad(a, size: int):
     """``a`` with its last row repeated up to ``size`` rows: on the CPU through numpy."""
     _stats["pads"] += 1
-    if type(a) is _lazy.Pending:  # recorded in its segment, which goes on
-        return _lazy.apply(_padder(size), a)
     if isinstance(a, np.ndarray):
         return np.concatenate([a, np.repeat(a[-1:], size - a.shape[0], axis=0)])
     if _lazy.on_cpu(a):
@@ -113,7 +109,7 @@ def _cut_back(n):
 def materialize(t):
     """Give tensor ``t`` (holding a Padded value) its real rows. Its tape node stays the padded
     one: an op that reads the real rows joins the tape through ``unpad_edge``."""
-    value = t._a.force()  # (a Pending value where the padded array is one)
+    value = t._a.force()
     t._a = value
     return value
 
@@ -145,9 +141,7 @@ def _padded_input(x, size):
     """Tensor ``x`` (real rows) as an input of a padded kernel: a tape node when it requires
     grad; else ``x`` itself, now holding a Padded value (its real array kept: reading it costs
     nothing, and the next op reuses the padding)."""
-    real = x._meta
-    if type(real) is Padded:
-        real = materialize(x)
+    real = x._data
     padded = pad(real, size)
     if x._requires_grad and grad_state.enabled:
         inp = x._edge() if x._node is not None else x

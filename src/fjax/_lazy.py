@@ -109,15 +109,8 @@ class Padded(_Later):
         return self.array.devices()
 
     def force(self):
-        """The real rows: an array, or a Pending value where the padded array is one (recorded in
-        its segment, so a bucketed op inside a segment does not end it)."""
         if self.value is None:
-            a = self.array
-            if type(a) is Pending and a.seg is not None:
-                _profiler._buckets["unpads"] += 1
-                self.value = apply(slicer(self.shape[0]), a)
-            else:
-                self.value = unpad(real(a), self.shape[0])
+            self.value = unpad(real(self.array), self.shape[0])
         return self.value
 
     def __repr__(self):
@@ -162,20 +155,7 @@ def real(a):
     """``a``'s array: a Pending value is computed (its segment flushed) first, a Padded one's
     real rows copied out."""
     t = type(a)
-    if t is Padded:
-        a = a.force()
-        t = type(a)
-    return a.force() if t is Pending else a
-
-
-def apply(fn, a):
-    """``fn(a)`` for a one-input kernel ``fn``: recorded in ``a``'s segment where ``a`` is Pending."""
-    if type(a) is Pending and a.seg is not None:
-        sig = signature(fn, [a])
-        lazy = record(sig, shapes(sig, [a]), [a])
-        if lazy is not None:
-            return lazy[1]
-    return fn(real(a))
+    return a.force() if t is Pending or t is Padded else a
 
 
 _seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, weak_type)])

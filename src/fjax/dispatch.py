@@ -671,7 +671,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             if entry.takes_padded:
                 arrays = [a.array if type(a) is _Padded else a for a in arrays]
             else:
-                arrays = [_bucket.materialize(x) if type(a) is _Padded else a for x, a in zip(leaves, arrays)]
+                arrays = [x._data if type(a) is _Padded else a for x, a in zip(leaves, arrays)]
             pending = any(type(a) is _Pending for a in arrays)
     grad = grad and differentiable and _grad_state.enabled
     diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()

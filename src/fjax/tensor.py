@@ -154,8 +154,6 @@ class Tensor:
             a = self._a = a.force()
         elif t is Padded:
             a = _Above.materialize(self)
-            if type(a) is Pending:
-                a = self._a = a.force()
         return a
 
     @_data.setter
@@ -177,8 +175,6 @@ class Tensor:
             a = self._a = a.force()
         elif t is Padded:
             a = _Above.materialize(self)
-            if type(a) is Pending:
-                a = self._a = a.force()
         return a
 
     @_arr.setter
