@@ -410,8 +410,8 @@ def test_gradients_reach_a_padded_result_however_it_was_used():
         (g,) = lib.autograd.grad(total, h, retain_graph=True)
         total.backward()
         results.append((g.detach().numpy(), seen[-1], lw.grad.numpy()))
-    for f, t in zip(*results):
-        np.testing.assert_allclose(f, t, rtol=1e-5, atol=1e-6)
+    for f, t in zip(*results):  # sums of exp's: an element near 0 carries its sum's rounding
+        np.testing.assert_allclose(f, t, rtol=1e-5, atol=1e-6 * max(1, np.abs(t).max()))
 
 
 def test_a_padded_result_written_in_place_into_a_leaf():
