@@ -162,7 +162,7 @@ _seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, we
 _programs: OrderedDict = OrderedDict()  # segment key -> its jitted program (an LRU)
 _sighted: set = set()  # segment keys run since the last restart(): a second sight runs the program
 _ran: set = set()  # signatures whose kernels ran on their own since the last restart()
-_wired: set = set()  # the wiring of segments sighted since the last restart(), without shapes
+_wired: set = set()  # hashes of the wiring of segments sighted since the last restart(), without shapes
 # a segment runs op by op at its first sight unless its kernels that never ran number at least
 # this share of its ops (repeated layers share kernels: one compile each, against every op's
 # code in a program)
@@ -274,7 +274,7 @@ def _execute(key, ops, outputs, ext, trains=False):
         # and enough of those kernels never ran on their own (a first step): then compiling its
         # program costs less than compiling each kernel
         kernels = {(fn, avals) for fn, _, avals in key}
-        wiring = (tuple(refs for _, refs, _ in key), outputs)
+        wiring = hash((tuple(refs for _, refs, _ in key), outputs))  # (a collision only fuses sooner)
         again = wiring in _wired  # its ops and wiring ran before at other shapes (a growing sequence)
         if not again:
             if len(_wired) >= _MAX_SEEN:
