@@ -134,19 +134,27 @@ def _tensor_bytes(ts) -> int:
     return total
 
 
-def torch_peak(name, x, y) -> int:
+def train_step(lib, name, x, y):
+    """Model ``name`` built on ``lib`` (torch or fjax) from seed 0, its Adam, the inputs as
+    ``lib`` tensors, and ``step()``: one training step returning its loss (not read)."""
     build, _, kind = MODELS[name]
-    torch.manual_seed(0)
-    model = build(torch.nn)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    xt, yt = torch.tensor(x), torch.tensor(y)
+    lib.manual_seed(0)
+    model = build(lib.nn)
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    xs, ys = lib.tensor(x), lib.tensor(y)
 
     def step():
         opt.zero_grad(set_to_none=False)
-        loss = _loss(torch.nn.functional, model(xt), yt, kind)
+        loss = _loss(lib.nn.functional, model(xs), ys, kind)
         loss.backward()
         opt.step()
+        return loss
 
+    return step, model, opt, xs, ys
+
+
+def torch_peak(name, x, y) -> int:
+    step, model, opt, xt, yt = train_step(torch, name, x, y)
     step()  # optimizer state and gradients exist from here on
     state = [s for st in opt.state.values() for s in st.values() if torch.is_tensor(s)]
     base = _tensor_bytes([*model.parameters(), *(p.grad for p in model.parameters()), *state, xt, yt])
@@ -162,22 +170,10 @@ def torch_peak(name, x, y) -> int:
 
 # -- fjax -------------------------------------------------------------------------------------------------
 def fjax_eager_peak(name, x, y) -> int:
-    build, _, kind = MODELS[name]
-    fjax.manual_seed(0)
-    model = build(fnn)
-    opt = fjax.optim.Adam(model.parameters(), lr=1e-3)
-    xf, yf = fjax.tensor(x), fjax.tensor(y)
-
-    def step():
-        opt.zero_grad(set_to_none=False)
-        loss = _loss(F, model(xf), yf, kind)
-        loss.backward()
-        opt.step()
-        loss.item()
-
-    step()
+    step = train_step(fjax, name, x, y)[0]
+    step().item()
     fjax.cuda.reset_peak_memory_stats()
-    step()
+    step().item()
     return fjax.cuda.max_memory_allocated()
 
 
@@ -438,34 +434,17 @@ def status(key):
     for line in open("/proc/self/status"):
         if line.startswith(key):
             return int(line.split()[1]) * 1024
-build, make, kind = m.MODELS[name]
-x, y = make(np.random.default_rng(0))
+x, y = m.MODELS[name][1](np.random.default_rng(0))
 if which == "torch":
-    import torch
-    torch.manual_seed(0)
-    model = build(torch.nn)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    xt, yt = torch.tensor(x), torch.tensor(y)
+    train = m.train_step(m.torch, name, x, y)[0]
     def step():
-        opt.zero_grad(set_to_none=False)
-        loss = m._loss(torch.nn.functional, model(xt), yt, kind)
-        loss.backward()
-        opt.step()
-        loss.item()
+        train().item()
 else:
-    import fjax
-    fjax.config.eager_fusion = which == "fjax eager"
-    fjax.manual_seed(0)
-    model = build(m.fnn)
-    opt = fjax.optim.Adam(model.parameters(), lr=1e-3)
-    xf, yf = fjax.tensor(x), fjax.tensor(y)
+    m.fjax.config.eager_fusion = which == "fjax eager"
+    train = m.train_step(m.fjax, name, x, y)[0]
     def step():
-        opt.zero_grad(set_to_none=False)
-        loss = m._loss(m.F, model(xf), yf, kind)
-        loss.backward()
-        opt.step()
-        loss.item()
-        fjax.sync()
+        train().item()
+        m.fjax.sync()
 for _ in range(3):
     step()
 import gc; gc.collect()
