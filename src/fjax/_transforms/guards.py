@@ -27,6 +27,7 @@ import contextlib
 import dis
 import functools
 import types
+import weakref
 from collections import OrderedDict
 from typing import Callable, Hashable, NamedTuple
 
@@ -271,7 +272,7 @@ def _module_callables(m, version: int) -> tuple:
     """What of module ``m`` must be guarded on each call: its user-defined classes, function
     attributes and hooks. Raises Unguarded where a user-defined module holds other state."""
     hit = _callables_memo.get(id(m))
-    if hit is not None and hit[0] is m and hit[1] == version:
+    if hit is not None and hit[0]() is m and hit[1] == version:
         return hit[2]
     found: list = []
     for sub in m.modules():
@@ -288,7 +289,7 @@ def _module_callables(m, version: int) -> tuple:
                 raise Unguarded(f"{type(sub).__name__}.{name}: {type(value).__name__}")
     if len(_callables_memo) > 1024:
         _callables_memo.clear()
-    _callables_memo[id(m)] = (m, version, tuple(found))
+    _callables_memo[id(m)] = (weakref.ref(m), version, tuple(found))  # weakly: a memo keeps no module alive
     return tuple(found)
 
 
@@ -298,7 +299,8 @@ class _Entry(NamedTuple):
     side: object  # what the caller derived while tracing (output structure, ...)
     read: Callable[[], list]  # the program's constants read now (see _const_readers)
     fits: Callable[[list], bool]  # whether constants read have the avals traced with
-    refs: list  # what the key names by id, kept alive
+    refs: list  # what the key names by id, kept alive: Modules and Tensors weakly (see _weakly)
+    sources: Callable[[], tuple]  # the program's sources (weakly held Tensors) as they are now
 
 
 _entries: OrderedDict = OrderedDict()
@@ -309,12 +311,15 @@ def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
     """``(read, fits)`` for a program's constants; ``slots``: per constant, the Tensor that
     holds it (read afresh on each call) or None (a fixed value). ``fits(consts)`` says whether
     constants read have the shapes and dtypes the program was traced with."""
-    places = [(i, tensor, c.aval) for i, (tensor, c) in enumerate(zip(slots, consts)) if tensor is not None]
+    places = [
+        (i, weakref.ref(tensor), c.aval) for i, (tensor, c) in enumerate(zip(slots, consts)) if tensor is not None
+    ]
+    consts = [None if tensor is not None else c for tensor, c in zip(slots, consts)]  # not the traced values
 
     def read() -> list:
         out = list(consts)
         for i, tensor, _ in places:
-            out[i] = tensor._data
+            out[i] = tensor()._data
         return out
 
     def fits(values: list) -> bool:
@@ -330,7 +335,34 @@ def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
 def _fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
     consts = entry.read()
-    return entry.program._replace(consts=consts) if entry.fits(consts) else None
+    return entry.program._replace(consts=consts, sources=entry.sources()) if entry.fits(consts) else None
+
+
+def _weakly(obj) -> bool:
+    """Whether a cache entry holds ``obj`` weakly: a Module or Tensor the user drops (a model of a
+    sweep, a captured tensor) is freed, as torch.compile's caches free a deleted module, and its
+    entry goes with it (no other object can then take over its id in the key)."""
+    return isinstance(obj, Tensor) or _is_module(obj)
+
+
+def _store(key, program: Program, result, slots: list, refs: list) -> _Entry:
+    """Put ``program`` in the cache under ``key``, holding the Modules and Tensors it names weakly:
+    when one dies, the entry is dropped."""
+
+    def drop(_, key=key):
+        with contextlib.suppress(KeyError):
+            del _entries[key]
+
+    held = [weakref.ref(r, drop) if _weakly(r) else r for r in refs]
+    held += [weakref.ref(t, drop) for t in slots if t is not None]
+    weak_slots = [None if t is None else weakref.ref(t) for t in slots]
+
+    def sources() -> tuple:
+        return tuple(None if t is None else t() for t in weak_slots)
+
+    read, fits = _const_readers(program.consts, slots)
+    entry = _entries[key] = _Entry(program._replace(consts=(), sources=()), result, read, fits, held, sources)
+    return entry
 
 
 class Ticket(NamedTuple):
@@ -397,7 +429,7 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
             return _sourced(program, roots), result, None  # an array no guarded Tensor holds
         slots.append(tensor)
     program = program._replace(sources=tuple(slots))
-    entry = _entries[key] = _Entry(program, result, *_const_readers(program.consts, slots), guards.refs)
+    entry = _store(key, program, result, slots, guards.refs)
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
     return program, result, Ticket(guard, entry, [walk.reads])
