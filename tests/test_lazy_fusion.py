@@ -93,6 +93,32 @@ def test_views_and_in_place_writes_through_pending_values(fused):
         np.testing.assert_array_equal(fz.numpy(), tz.numpy())
 
 
+def test_writes_into_a_buffer_through_views_stay_in_the_segment(fused):
+    """A rollout buffer filled row by row (``buf[i].copy_(x)``, ``buf[i] = expr``) is recorded: the
+    writes and the reads of the buffer's other views join the segment instead of flushing it at
+    every write; every alias sees every write, as torch's."""
+    rng = np.random.default_rng(2)
+    steps = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(5)]
+    for _ in range(3):  # the 1st round runs op by op, the later ones as one program
+        fb, tb = fjax.zeros(6, 3, 4), torch.zeros(6, 3, 4)
+        f_rows, t_rows = fb[1:], tb[1:]  # a view made before the writes
+        for i, s in enumerate(steps):
+            fb[i + 1].copy_(fb[i] * 0.5 + fjax.tensor(s))
+            tb[i + 1].copy_(tb[i] * 0.5 + torch.tensor(s))
+            fb[i, :, 0] = fb[i + 1, :, 1].exp()
+            tb[i, :, 0] = tb[i + 1, :, 1].exp()
+        assert _pending(fb) and fb._version == tb._version
+        before = fusion_stats()
+        total = f_rows.sum()
+        assert _pending(total)  # nothing has run yet: the writes did not flush
+        np.testing.assert_allclose(total.item(), t_rows.sum().item(), rtol=1e-5)
+        after = fusion_stats()
+        flushed = after["segments_replayed"] + after["segment_hits"]
+        assert flushed - before["segments_replayed"] - before["segment_hits"] == 1
+        np.testing.assert_allclose(fb.numpy(), tb.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(f_rows.numpy(), t_rows.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_version_counter_errors_still_raise(fused):
     for _ in range(3):
         w = fjax.randn(3, requires_grad=True)

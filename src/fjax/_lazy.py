@@ -403,6 +403,19 @@ def record(sig, known, arrays):
     return seg, leaves[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, leaves)
 
 
+def then(fn, arrays):
+    """``fn(*arrays)`` (a jitted function of one array result) recorded after the pending values
+    among ``arrays``, so it does not end their segment (a write through a view into a storage a
+    segment computes); ``fn`` runs now where nothing is pending or it cannot be recorded."""
+    if any(type(a) is Pending for a in arrays):
+        sig = signature(fn, arrays)
+        if sig is not None:
+            lazy = record(sig, shapes(sig, arrays), arrays)
+            if lazy is not None:
+                return lazy[1]
+    return fn(*[real(a) for a in arrays])
+
+
 _open: set = set()  # segments not flushed yet, of every thread
 
 _split: dict = {}  # program -> the same as a function of its arguments flattened

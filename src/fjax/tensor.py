@@ -200,7 +200,7 @@ class Tensor:
             if type(arr) is MetaArray:
                 arr = MetaArray(g[0], arr.dtype)
             else:
-                arr = _views.read_storage(_real(arr), g[2], g[0], g[1])
+                arr = _lazy.then(_views.storage_reader(g[0], g[1]), (arr, g[2]))
         if self._stop:
             arr = _stop_gradient(arr)
         self._a, self._gen = arr, st.gen
@@ -222,7 +222,7 @@ class Tensor:
         elif type(value) is MetaArray or type(st.array) is MetaArray:
             new = _meta_write(st.array, value, g)
         else:
-            new = _views.write_storage(_real(st.array), _real(value), g[2], g[0], g[1])
+            new = _lazy.then(_views.storage_writer(g[0], g[1]), (st.array, value, g[2]))
         if trace_state.depth:
             log_inplace(st, "array", "gen")
             log_inplace(self, "_a", "_gen")
@@ -1369,7 +1369,7 @@ def _meta_write(storage, value, geom):
     values to write); values written into a meta storage make it real, zeros elsewhere."""
     if type(value) is MetaArray:
         return MetaArray.like(storage)
-    return _views.write_storage(jnp.zeros(storage.shape, storage.dtype), value, geom[2], geom[0], geom[1])
+    return _views.storage_writer(geom[0], geom[1])(jnp.zeros(storage.shape, storage.dtype), _real(value), geom[2])
 
 
 def _meta_result(data, result: Tensor) -> Tensor:

@@ -360,16 +360,23 @@ def _view_write(base, src, storage, base_offset, offset, *, base_shape, base_str
     return read(image, base_offset, base_shape, base_strides)
 
 
-@jax.jit(static_argnums=(2, 3))
-def read_storage(storage, offset, shape, strides):
-    """``read`` from a storage array of any shape (jitted: eager views re-derived after a write)."""
-    return read(storage.reshape(-1), offset, shape, strides)
+@functools.lru_cache(maxsize=4096)
+def storage_reader(shape, strides):
+    """The jitted ``read(storage, offset)`` of the view ``(shape, strides)`` from a storage array of
+    any shape (eager views re-derived after a write); one function per geometry, so eager fusion
+    can record it (``fjax._lazy.then``)."""
+    return jax.jit(lambda storage, offset: read(storage.reshape(-1), offset, shape, strides))
 
 
-@jax.jit(static_argnums=(3, 4))
-def write_storage(storage, values, offset, shape, strides):
-    """``write`` into a storage array of any shape, keeping its shape (jitted)."""
-    return write(storage.reshape(-1), values, offset, shape, strides).reshape(storage.shape)
+@functools.lru_cache(maxsize=4096)
+def storage_writer(shape, strides):
+    """The jitted ``write(storage, values, offset)`` into a storage array of any shape, keeping its
+    shape; one function per geometry, as ``storage_reader``."""
+    return jax.jit(
+        lambda storage, values, offset: write(storage.reshape(-1), values, offset, shape, strides).reshape(
+            storage.shape
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- view ops that
