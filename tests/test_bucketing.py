@@ -313,6 +313,26 @@ def test_variable_batch_training_matches_torch_and_compiles_per_bucket():
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
 
 
+def test_a_few_fixed_batch_sizes_met_far_apart_never_pad():
+    """Code with a few fixed shapes that one op meets in turn (a rollout's batch every step, an
+    update's batch of the whole rollout, an evaluation's single row) runs unpadded: its sizes
+    do not keep coming, so padding would only add copies."""
+    f, t = _mlp_pair(int(RNG.integers(1 << 30)))
+    before = fjax.profiler.bucket_stats()["calls"]
+    for _ in range(3):
+        for _ in range(20):  # the rollout: a host read per step
+            x = _x(8, 6)
+            np.testing.assert_allclose(f(fjax.tensor(x)).argmax(1).numpy(), t(torch.tensor(x)).argmax(1).numpy())
+        x = _x(160, 6)  # the update on the whole rollout
+        f(fjax.tensor(x)).sum().backward()
+        for _ in range(3):  # the evaluation
+            x = _x(1, 6)
+            np.testing.assert_allclose(
+                f(fjax.tensor(x)).detach().numpy(), t(torch.tensor(x)).detach().numpy(), atol=1e-5
+            )
+    assert fjax.profiler.bucket_stats()["calls"] == before
+
+
 def test_padded_results_behave_as_real_tensors():
     """A padded intermediate: its shape, strides, values, views, in-place writes, retained and
     hooked gradients and autograd.grad are those of its real rows."""

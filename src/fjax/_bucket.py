@@ -4,7 +4,7 @@ XLA compiles one program per input shape, so a training loop whose batch size ch
 step would compile every op again at every new size. An op that declares its rows
 (``OpDef.rows``, a ``Rows``: its output's dim 0 depends only on the same rows of some inputs)
 and has met new sizes of that dimension in three different steps (backward passes or host
-reads) runs from then on with it padded to a bucket size
+reads) at most 16 apart runs from then on with it padded to a bucket size
 (``bucket``: powers of two and their 1.5x midpoints, ``fjax.config.bucket_sizes`` /
 ``bucket_floor``): one kernel per bucket instead of one per size.
 
@@ -48,6 +48,10 @@ _LEAF = None  # dispatch's leaf marker in argument templates (set by dispatch)
 # in how many steps an op's batch must meet new sizes before it pads (fixed-shape code never
 # pads); tests set 1 to pad every op with rows from its second call
 _NEEDS = int(os.environ.get("FJAX_BUCKET_AFTER", "3"))
+# ... within how many steps: a batch that keeps changing brings new sizes step after step; code
+# whose few fixed shapes meet one op far apart (a rollout's batch, an update's, an evaluation's)
+# does not, and runs unpadded
+_WINDOW = 16
 
 
 def bucket(n: int) -> int:
@@ -259,9 +263,9 @@ def _family(spec, arrays):
 
 def note(entry, arrays) -> None:
     """An op ran or was recorded unpadded. Its batch pads from now on, for calls of this
-    family (``_family``), once new sizes of it came in three different steps (``_lazy.steps``):
-    a batch that keeps changing, not the shapes one step meets (an optimizer's loop over
-    parameters of several sizes)."""
+    family (``_family``), once new sizes of it came in three different steps (``_lazy.steps``)
+    at most ``_WINDOW`` steps apart: a batch that keeps changing, not the shapes one step meets
+    (an optimizer's loop over parameters of several sizes) nor a few fixed shapes met far apart."""
     spec = entry.spec
     if spec is None:
         spec = entry.spec = _spec(entry)
@@ -279,13 +283,13 @@ def note(entry, arrays) -> None:
     if sizes is None:
         sizes = entry.sizes = {}
         _noted.append(entry)
-    seen = sizes.get(family)
-    if seen is None:
-        seen = sizes[family] = (set(), set())
-    if n not in seen[0]:
-        seen[0].add(n)
-        seen[1].add(_lazy.steps)
-        if len(seen[1]) >= _NEEDS:
+    steps = sizes.get(family)
+    if steps is None:
+        steps = sizes[family] = {}  # size -> the step it first came in
+    if n not in steps:
+        steps[n] = _lazy.steps
+        recent = sorted(set(steps.values()))[-_NEEDS:]
+        if len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW:
             _pad_family(entry, family)
 
 
