@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import gc
 import os
 import pathlib
@@ -336,7 +335,7 @@ def test_transform_caches_stay_within_their_bounds(monkeypatch):
     assert max(map(max, sizes)) == 3, sizes
 
 
-def test_memo_tables_keyed_by_identity_or_value_are_cleared_at_their_bound():
+def test_memo_tables_keyed_by_identity_or_value_are_cleared_at_their_bound(monkeypatch):
     """Tables that grow with new objects or values (not with fjax's own code): each clears at
     its bound. Driven directly: making thousands of programs would be slow."""
     # guards: per function code, per module (weakly held since the leak fix)
@@ -351,6 +350,14 @@ def test_memo_tables_keyed_by_identity_or_value_are_cleared_at_their_bound():
     ref = weakref.ref(mods[-1])
     del mods, m
     assert _alive({"m": [ref]}) == set(), "the memo keeps a dropped module alive"
+    # dispatch: an op's entries (one per argument template) and the window views' entries
+    monkeypatch.setattr(dispatch, "_MAX_ENTRIES", 8)
+    x = fjax.ones(4, 6)
+    for k in range(1, 30):
+        x.reshape(-1, 24 // (k % 4 + 1))  # a template per static shape
+        fjax.ones(k + 1, 3)[1:]  # a window entry per input shape
+    reshape = next(c for c in dispatch._op_caches if any(e.op.name == "reshape" for e in c.values()))
+    assert 0 < len(reshape) <= 8 and 0 < len(dispatch._window_entries) <= 8
     # dispatch: device scalars of window offsets
     for i in range(10_000, 14_200):
         dispatch._device_int(i)
@@ -369,8 +376,7 @@ def test_memo_tables_keyed_by_identity_or_value_are_cleared_at_their_bound():
 
 
 # Every module-level dict/set/OrderedDict and lru_cache in src/fjax, reviewed: how it is bounded.
-# ``UNBOUNDED`` ones grow with new input shapes or values; they live in files another change owns
-# (dispatch.py, _lazy.py, _bucket.py) and are reported on issue 37 instead of fixed here.
+# (An lru_cache with an int maxsize is bounded by it and not listed.)
 BOUNDED = {
     "_lazy:_seen": "cleared at _MAX_SEEN (tested above)",
     "_lazy:_programs": "LRU of _MAX_PROGRAMS (tested above)",
@@ -380,7 +386,8 @@ BOUNDED = {
     "_lazy:_open": "segments not flushed yet: one per thread",
     "_lazy:_split": "2 * _MAX_PROGRAMS",
     "_lazy:restarted": "listeners registered at import",
-    "dispatch:_op_caches": "one per op (but see UNBOUNDED: each op's entries)",
+    "dispatch:_op_caches": "one per op; each op's entries cleared past _MAX_ENTRIES (tested above)",
+    "dispatch:_window_entries": "cleared past _MAX_ENTRIES (tested above)",
     "dispatch:_sized": "a WeakSet of live entries",
     "dispatch:_device_ints": "cleared at 4096",
     "dispatch:_INEXACT": "per dtype",
@@ -419,15 +426,6 @@ BOUNDED = {
     "cuda:__path__": "not a cache",
     "nn/parallel/reducer:@*": "per process group / world size",
     "_toplevel:@*": "no arguments",
-}
-UNBOUNDED = {
-    "dispatch:_window_entries": "a _view_read entry per (input shape, view shape, strides): x[1:] "
-    "on a new shape adds one; cleared only by new_kernel_cache",
-    "dispatch:op cache entries": "each op's dict of _Entry per static-argument template "
-    "(reshape(k, -1) per k): its kernels are bounded (C++ LRU, bytes) but not the entries",
-    "_lazy:@slicer": "lru_cache(None) of a jax.jit per real row count n; every Unpad node makes one",
-    "_bucket:@_pad_back": "lru_cache(None) per bucket - n",
-    "_bucket:@_cut_back": "lru_cache(None) per real row count n",
 }
 
 
@@ -475,19 +473,10 @@ def test_every_module_level_cache_is_reviewed_for_a_bound():
     """A new module-level table or lru_cache fails here until it is listed with its bound."""
     found = _module_level_caches()
     assert len(found) > 40, "the audit found too few tables: its pattern broke"
-    unreviewed = sorted(n for n in found if not _covered(n, BOUNDED) and not _covered(n, UNBOUNDED))
+    unreviewed = sorted(n for n in found if not _covered(n, BOUNDED))
     assert not unreviewed, f"module-level caches with no reviewed bound: {unreviewed}"
-    gone = sorted(n for n in {**BOUNDED, **UNBOUNDED} if "*" not in n and " " not in n and n not in found)
+    gone = sorted(n for n in BOUNDED if "*" not in n and " " not in n and n not in found)
     assert not gone, f"listed but no longer in src/fjax (update the lists): {gone}"
-
-
-@pytest.mark.parametrize("name", sorted(n for n in UNBOUNDED if n.split(":")[1].startswith("@")))
-def test_reported_unbounded_lru_caches_are_still_unbounded(name):
-    """Keeps the report honest: when one of these gets a bound, move it to BOUNDED."""
-    mod, fn = name.split(":@")
-    module = __import__(f"fjax.{mod.replace('/', '.')}", fromlist=["_"])
-    cached = getattr(module, fn)
-    assert isinstance(cached, functools._lru_cache_wrapper) and cached.cache_info().maxsize is None
 
 
 # ----------------------------------------------------------------------------- 3. memory per shape

@@ -94,7 +94,7 @@ def pad(a, size: int):
     return _padder(size)(a)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)
 def _pad_back(extra):
     """The VJP of taking the first rows of an array ``extra`` rows longer: zero rows appended."""
 
@@ -104,7 +104,7 @@ def _pad_back(extra):
     return jax.tree_util.Partial(vjp)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)
 def _cut_back(n):
     """The VJP of padding an array of ``n`` rows: its first ``n`` rows."""
     return jax.tree_util.Partial(lambda ct: (jax.lax.slice_in_dim(ct, 0, n),))

@@ -122,7 +122,7 @@ def on_cpu(a) -> bool:
     return len(dev) == 1 and next(iter(dev)).platform == "cpu"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)
 def slicer(n):
     return jax.jit(lambda x: jax.lax.slice_in_dim(x, 0, n))
 

@@ -118,6 +118,7 @@ _pstate = _profiler._state
 _amp_flag = _amp.flag
 _window_entries: dict = {}
 """``_view_read`` kernels of window views by (input shape, view shape, view strides)."""
+_MAX_ENTRIES = 4096  # an op's entries (one per argument template), the window entries: cleared past it
 _op_caches: list = []
 """Every lifted op's kernel-entry cache (one dict per op, keyed by argument template)."""
 
@@ -470,6 +471,8 @@ def lift(op: OpDef):
         except TypeError:
             raise OpError(f"fjax.{name}: unhashable argument in {args!r} {kwargs!r}") from None
         if entry is None:
+            if len(cache) >= _MAX_ENTRIES:  # (reshape(k, -1) for every k: an entry each)
+                cache.clear()
             entry = cache[key] = _Entry(op, key[0], kwargs_t)
         entry.tick = _tick  # its recency, for the byte bound's LRU
         out = run(name, entry, leaves, op.differentiable, op.linear)
@@ -577,6 +580,8 @@ def _window(name, rule, args, kwargs):
     key = (shape, view_shape, view_strides)
     entry = _window_entries.get(key)
     if entry is None:
+        if len(_window_entries) >= _MAX_ENTRIES:
+            _window_entries.clear()
         statics = dict(base_shape=shape, base_strides=strides, shape=view_shape, strides=view_strides)
         kwargs_t = tuple((k, ("c", v)) for k, v in sorted(statics.items()))
         entry = _window_entries[key] = _Entry(OPS["_view_read"], (_LEAF, None, None, _LEAF), kwargs_t)
