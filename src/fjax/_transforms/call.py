@@ -164,6 +164,9 @@ class Call:
             lambda: (self.out_tree, self.n_out, self.aux_tree, self.aux_static),
         )
         self.out_tree, self.n_out, self.aux_tree, self.aux_static = result.side
+        # traced: what is left is the structures the results are built with. A repeat plan keeps
+        # them (through the caller's ``post``), and must not keep the function or the inputs
+        self.func = self.leaves = self.kwargs = None
         return result, tensors
 
     def aux(self, aux_tensors):

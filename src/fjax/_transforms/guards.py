@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import functools
+import operator
 import types
 import weakref
 from collections import OrderedDict
@@ -123,6 +124,7 @@ class Reads:
 
     ``unchanged()`` says whether every place still holds the object read there (checked on
     every repeated call of a transform, before its guard key would be computed again).
+    ``weak()``: the same reads for a repeat plan, which must keep nothing alive.
     """
 
     __slots__ = ("functions", "items", "cells", "snapshots")
@@ -148,6 +150,55 @@ class Reads:
                 if value is not _MISSING:
                     return False
         return all(read(obj) == value for read, obj, value in self.snapshots)
+
+    def weak(self) -> WeakReads:
+        """These reads holding weakly what the user may drop: the functions, the objects
+        snapshotted, and Modules and Tensors found in a global or a cell."""
+        reads = WeakReads()
+        reads.functions = [(weakref.ref(fn), code, defaults) for fn, code, defaults in self.functions]
+        reads.items = [(env, name, _held(value)) for env, name, value in self.items]
+        reads.cells = [(cell, _held(value)) for cell, value in self.cells]
+        reads.snapshots = [(read, obj if obj is None else weakref.ref(obj), v) for read, obj, v in self.snapshots]
+        return reads
+
+
+class WeakReads(Reads):
+    """``Reads`` kept by a repeat plan (``pipeline.Repeat``): a function, module or tensor the
+    user drops is freed (a dead one counts as changed), as torch.func keeps nothing alive."""
+
+    __slots__ = ()
+
+    def unchanged(self) -> bool:
+        for ref, code, defaults in self.functions:
+            fn = ref()
+            if fn is None or fn.__code__ is not code or fn.__defaults__ is not defaults:
+                return False
+        for env, name, value in self.items:
+            now = env.get(name, _MISSING)
+            if now is not value and (type(value) is not _Weak or value() is not now or now is None):
+                return False
+        for cell, value in self.cells:
+            try:
+                now = cell.cell_contents
+            except ValueError:  # an empty cell
+                now = _MISSING
+            if now is not value and (type(value) is not _Weak or value() is not now or now is None):
+                return False
+        for read, ref, value in self.snapshots:
+            obj = None if ref is None else ref()
+            if (obj is None and ref is not None) or read(obj) != value:
+                return False
+        return True
+
+
+class _Weak(weakref.ref):
+    """A Module or Tensor read from a global or a closure cell, held weakly (``WeakReads``)."""
+
+    __slots__ = ()
+
+
+def _held(value):
+    return _Weak(value) if _weakly(value) else value
 
 
 class Guards:
@@ -338,6 +389,11 @@ def _fresh(entry: _Entry) -> Program | None:
     return entry.program._replace(consts=consts, sources=entry.sources()) if entry.fits(consts) else None
 
 
+def _no_tensor() -> None:
+    """A constant's source where no Tensor holds it (a fixed value)."""
+    return None
+
+
 def _weakly(obj) -> bool:
     """Whether a cache entry holds ``obj`` weakly: a Module or Tensor the user drops (a model of a
     sweep, a captured tensor) is freed, as torch.compile's caches free a deleted module, and its
@@ -349,16 +405,15 @@ def _store(key, program: Program, result, slots: list, refs: list) -> _Entry:
     """Put ``program`` in the cache under ``key``, holding the Modules and Tensors it names weakly:
     when one dies, the entry is dropped."""
 
-    def drop(_, key=key):
-        with contextlib.suppress(KeyError):
-            del _entries[key]
+    def drop(_, key=key, entries=_entries):  # (bound: at exit the module's globals may be gone)
+        entries.pop(key, None)
 
     held = [weakref.ref(r, drop) if _weakly(r) else r for r in refs]
     held += [weakref.ref(t, drop) for t in slots if t is not None]
-    weak_slots = [None if t is None else weakref.ref(t) for t in slots]
+    weak_slots = [_no_tensor if t is None else weakref.ref(t) for t in slots]
 
-    def sources() -> tuple:
-        return tuple(None if t is None else t() for t in weak_slots)
+    def sources() -> tuple:  # (map: read on every repeated call that records)
+        return tuple(map(operator.call, weak_slots))
 
     read, fits = _const_readers(program.consts, slots)
     entry = _entries[key] = _Entry(program._replace(consts=(), sources=()), result, read, fits, held, sources)
@@ -372,13 +427,18 @@ class Ticket(NamedTuple):
 
     guard: Hashable
     entry: _Entry
-    reads: list  # [Guards.reads of the last walk that gave ``guard``]
+    reads: list  # [Guards.reads of the last walk that gave ``guard``, or their weak form]
+
+    def weak(self) -> Ticket:
+        """This ticket holding its reads weakly (``Reads.weak``): for a repeat plan."""
+        return Ticket(self.guard, self.entry, [self.reads[0].weak()])
 
 
 def holds(ticket: Ticket, roots: tuple) -> bool:
     """Whether ``roots`` would still trace to the ticket's program (``_fresh(ticket.entry)``
     gives it with its constants read now). Checks the places the last walk read; walks again
-    only if one of them changed (an equal value may still give the same key)."""
+    only if one of them changed (an equal value may still give the same key), and keeps that
+    walk's reads in their weak form (a ticket checked here is a repeat plan's)."""
     if ticket.reads[0].unchanged():
         return True
     guards = Guards()
@@ -387,7 +447,7 @@ def holds(ticket: Ticket, roots: tuple) -> bool:
             return False
     except Unguarded:
         return False
-    ticket.reads[0] = guards.reads
+    ticket.reads[0] = guards.reads.weak()
     return True
 
 

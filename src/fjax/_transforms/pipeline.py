@@ -11,13 +11,18 @@
 A reusable call leaves a ``Repeat`` under its plan key (the public function, its options and
 ``id(func)``): a later call with the same function and inputs of the same structure, shapes,
 dtypes and Python values skips validation, tracing and the cache lookups, which at N=100
-cost about as much as the compiled call itself.
+cost about as much as the compiled call itself. A plan holds the function weakly (it goes when
+the function dies) and nothing else the user may drop: not the inputs, the program's
+constants or their Tensors (read afresh through the guards' entry), nor what the guards read
+(``guards.Reads``): like torch.func, a call keeps no module, parameter or input alive.
 
 ``replay`` takes ``create_graph=True``'s VJP of a recorded tape down the same path.
 """
 
 from __future__ import annotations
 
+import types
+import weakref
 from collections import OrderedDict
 from typing import Callable, Hashable, NamedTuple, Sequence
 
@@ -71,12 +76,7 @@ def finish(
     entry = executable.compiled(spec, prog, transform)
     res = executable.call(name, entry, prog.consts, prog.sources, args, record)
     if repeat is not None and traced.ticket is not None and not trace_state.depth:
-        key, func, parts = repeat
-        template = _template(parts)
-        if template is not None:
-            plans[key] = Repeat(name, func, template, [a._data.aval for a in args], traced, entry, record, post)
-            if len(plans) > _MAX_PLANS:
-                plans.popitem(last=False)
+        _plan(name, repeat, traced, args, entry, record, post)
     return res if post is None else post(res)
 
 
@@ -98,6 +98,29 @@ plans: OrderedDict = OrderedDict()
 _MAX_PLANS = 256
 
 
+def _plan(name: str, repeat: tuple, traced: Traced, args: Sequence[Tensor], entry, record: bool, post) -> None:
+    """Leave a ``Repeat`` for calls like this one, holding ``func`` weakly: it is dropped from
+    ``plans`` when the function dies. A function that cannot be weakly referenced gets none."""
+    key, func, parts = repeat
+    template = _template(parts)
+    if template is None or traced.roots[0] is not func:
+        return
+
+    def drop(ref, key=key, plans=plans):  # (bound: at exit the module's globals may be gone)
+        plan = plans.get(key)
+        if plan is not None and plan.func is ref:  # not a later plan under the same key
+            plans.pop(key, None)
+
+    try:  # a bound method by its object and function (a fresh bound method each call matches)
+        held = (weakref.WeakMethod if type(func) is types.MethodType else weakref.ref)(func, drop)
+    except TypeError:
+        return
+    avals = [a._data.aval for a in args]
+    plans[key] = Repeat(name, held, template, avals, traced.roots[1:], traced.ticket.weak(), entry, record, post)
+    if len(plans) > _MAX_PLANS:
+        plans.popitem(last=False)
+
+
 def repeat(key: Hashable, func: Callable, *parts):
     """The result of a call like an earlier one, by its ``Repeat``; None: take the full path."""
     plan = plans.get(key)
@@ -113,18 +136,23 @@ class Repeat:
     checked while the computation runs (on CPU, Python work before a dispatch delays it by
     several times its length). If a check fails the result is dropped: a recorded call leaves
     an unreachable tape node, nothing else.
+
+    ``func``: a weak reference to the function; ``rest``: the other roots of its guards (Python
+    values only, as the template admits no other objects); the inputs and the program's
+    constants are the call's and the guards entry's (``ticket.entry``), read on each call.
     """
 
-    __slots__ = ("name", "func", "template", "avals", "traced", "entry", "record", "post", "amp")
+    __slots__ = ("name", "func", "template", "avals", "rest", "ticket", "entry", "record", "post", "amp")
 
-    def __init__(self, name, func, template, avals, traced, entry, record, post):
+    def __init__(self, name, func, template, avals, rest, ticket, entry, record, post):
         self.name, self.func, self.template, self.avals = name, func, template, avals
-        self.traced, self.entry, self.record, self.post = traced, entry, record, post
+        self.rest, self.ticket, self.entry, self.record, self.post = rest, ticket, entry, record, post
         self.amp = _amp_key()
 
     def __call__(self, func, parts: tuple):
-        if func is not self.func or trace_state.depth:
-            return None
+        held = self.func()
+        if (held is not func and (held is None or held != func)) or trace_state.depth:
+            return None  # (!=: a bound method made again for the same object and function is equal)
         if (_amp.flag.on or self.amp) and _amp_key() != self.amp:
             return None  # traced under other autocast settings
         tensors: list = []
@@ -134,14 +162,14 @@ class Repeat:
             a = t._data.aval
             if a is not aval and a != aval:
                 return None
-        traced = self.traced
-        cached = traced.ticket.entry
-        consts = cached.read()
+        ticket, record = self.ticket, self.record
+        cached = ticket.entry
         try:  # dispatched before the remaining checks, which then run while it computes
-            res = executable.call(self.name, self.entry, consts, traced.program.sources, tensors, self.record)
-        except Exception:  # a constant of a new shape the program cannot take (fits says no)
-            return None
-        if not (cached.fits(consts) and guards.holds(traced.ticket, traced.roots)):
+            consts = cached.read()
+            res = executable.call(self.name, self.entry, consts, cached.sources() if record else (), tensors, record)
+        except Exception:  # a constant of a new shape the program cannot take (fits says no), or
+            return None  # its Tensor died (a module's parameter replaced: the entry is gone)
+        if not (cached.fits(consts) and (ticket.reads[0].unchanged() or guards.holds(ticket, (func, *self.rest)))):
             return None  # the computation is pure: its result is dropped
         return res if self.post is None else self.post(res)
 
