@@ -57,6 +57,40 @@ def test_a_repeated_step_fuses_and_matches_torch(fused):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("accumulate", [1, 2])
+def test_a_training_step_with_its_optimizer_is_one_program(fused, accumulate):
+    """Forward, backward (gradients accumulated over ``accumulate`` micro-batches) and the
+    optimizer's update run as one segment per step, ended by the optimizer's step; losses and
+    weights are torch's."""
+    rng = np.random.default_rng(3)
+    tm = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+    fm = fjax.nn.Sequential(fjax.nn.Linear(6, 16), fjax.nn.Tanh(), fjax.nn.Linear(16, 3))
+    fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    t_opt, f_opt = torch.optim.Adam(tm.parameters(), lr=0.01), fjax.optim.Adam(fm.parameters(), lr=0.01)
+    for step in range(6):
+        before = fusion_stats()
+        t_opt.zero_grad()
+        f_opt.zero_grad()
+        for _ in range(accumulate):
+            x, y = rng.standard_normal((8, 6)).astype(np.float32), rng.integers(0, 3, 8)
+            fl = fjax.nn.functional.cross_entropy(fm(fjax.tensor(x)), fjax.tensor(y))
+            tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
+            fl.backward()
+            tl.backward()
+        assert _pending(fm[0].weight.grad)  # the gradients wait for the update
+        f_opt.step()
+        t_opt.step()
+        assert fm[0].weight._a.seg is None  # the step ran its segment
+        after = fusion_stats()
+        flushed = (
+            after["segments_replayed"] + after["segment_hits"] - before["segments_replayed"] - before["segment_hits"]
+        )
+        assert flushed == accumulate, (step, flushed)  # a segment per backward, the last one with the update
+        np.testing.assert_allclose(fl.item(), tl.item(), rtol=1e-5)
+    for (name, p), q in zip(fm.named_parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_ops_are_pending_until_read(fused):
     x = fjax.randn(4, 5)
     y = (x.exp() + 1).sum(1)  # recorded at once: a trace gives the shapes, nothing runs

@@ -228,7 +228,7 @@ class Segment:
         self.ext = []  # the external inputs (arrays and Python numbers)
         self.ext_ids = {}
         self.pending = []
-        self.nodes = []  # tape nodes whose VJPs hold this segment's pending values
+        self.nodes = []  # weak references to the tape nodes whose VJPs hold this segment's pending values
         self.dev = dev
         self.lock = threading.Lock()
         self.error = None
@@ -255,8 +255,9 @@ class Segment:
                 pending[j].value = v
             for p in pending:
                 p.seg = None
-            for node in nodes:
-                if node.vjp is not None:
+            for ref in nodes:
+                node = ref()
+                if node is not None and node.vjp is not None:
                     node.vjp = jax.tree_util.tree_map(real, node.vjp)
                     node.inputs = tuple(real(x) if type(x) is Pending else x for x in node.inputs)
 
@@ -421,10 +422,13 @@ _open: set = set()  # segments not flushed yet, of every thread
 _split: dict = {}  # program -> the same as a function of its arguments flattened
 
 
-def call(program, n_seeds, arrays):
+def call(program, n_seeds, arrays, keep_pending=False):
     """``program(arrays[:n_seeds], arrays[n_seeds:])`` (a fused backward) as the last op of this
     thread's segment, then the flush: the recorded forward and its backward run as one program.
-    Without a pending input, or where one cannot be recorded, it simply runs."""
+    ``keep_pending`` (``Tensor.backward``): it returns the results pending instead, so the optimizer's
+    update joins the program (``step_end`` flushes it); a segment holds one backward, so a loop
+    with neither a host read nor an optimizer still cuts its segments at the same place each
+    step. Without a pending input, or where one cannot be recorded, it simply runs."""
     if not any(type(a) is Pending for a in arrays):
         return program(arrays[:n_seeds], arrays[n_seeds:])
     fn = _split.get(program)
@@ -432,6 +436,8 @@ def call(program, n_seeds, arrays):
         fn = _split[program] = jax.jit(lambda *a: program(list(a[:n_seeds]), list(a[n_seeds:])))
         if len(_split) > 2 * _MAX_PROGRAMS:
             _split.pop(next(iter(_split)))
+    if _local.seg is not None and _local.seg.trains:
+        _local.seg.flush()
     sig = signature(fn, arrays)
     lazy = None
     if sig is not None:
@@ -441,8 +447,21 @@ def call(program, n_seeds, arrays):
         return fn(*[real(a) for a in arrays])
     seg, out = lazy
     seg.trains = True
+    if keep_pending:
+        return out
     seg.flush()
     return jax.tree_util.tree_map(real, out)
+
+
+def step_end() -> bool:
+    """An optimizer's step is done: a training step's segment (one holding a backward) runs.
+    Returns whether anything was recorded since the last flush (values may be pending)."""
+    seg = _local.seg
+    if seg is None or not seg.ops:
+        return False
+    if seg.trains:
+        seg.flush()
+    return True
 
 
 restarted: list = []  # what else forgets its history at restart() (bucketing, the fused backward)

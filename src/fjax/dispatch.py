@@ -726,7 +726,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     if seg is not None:  # the flush swaps its pending residuals for arrays
         node = _node_of(node_out)
         if node is not None:
-            seg.nodes.append(node)
+            seg.nodes.append(weakref.ref(node))
     return node_out
 
 

@@ -183,13 +183,16 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+_plus = jax.jit(jnp.add)  # gradient accumulation into ``.grad`` (recorded where pending)
+
+
 def _conj(a):
     """Between torch's convention for complex cotangents and JAX's, each the other's complex
     conjugate: the tape runs JAX's VJPs, and gradients enter (seeds) and leave it (``.grad``,
     hooks, ``autograd.grad``, custom Function backwards) in torch's. Real dtypes pass as they are."""
     if a.dtype.kind != "c" or isinstance(a, jax.ShapeDtypeStruct):  # real, or a meta array
         return a
-    return jnp.conj(a)
+    return jnp.conj(_lazy.real(a))
 
 
 def backward(roots, root_grads, retain_graph=False, inputs=None):
@@ -286,7 +289,9 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
                 continue
             ct = _hook_result(hook, ct, hook(Tensor._wrap(ct)))
         if wanted is None:
-            leaf.grad = Tensor._wrap(ct) if leaf.grad is None else Tensor._wrap(leaf.grad._data + ct)
+            leaf.grad = (
+                Tensor._wrap(ct) if leaf.grad is None else Tensor._wrap(_lazy.then(_plus, (leaf.grad._meta, ct)))
+            )
             post_accumulate(leaf)
         else:
             for j in wanted.get(("leaf", id(leaf)), ()):
@@ -413,7 +418,8 @@ def _fused_backward(order, pending, wanted, retain_graph):
         stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
         return None
     try:
-        leaf_out, found_out = _lazy.call(program, len(seeds), [*seeds, *flat])
+        # (into .grad: pending, so the optimizer's update joins the program)
+        leaf_out, found_out = _lazy.call(program, len(seeds), [*seeds, *flat], keep_pending=wanted is None)
     except Exception:  # a VJP JAX cannot trace into a bigger program: node by node from now on
         _FUSED[key] = False
         return None

@@ -31,6 +31,7 @@ Protocol for nn.Graph (trace a step that includes ``optimizer.step()``):
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -41,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .. import _lazy
 from .._tracing import trace_state
 from ..autograd.grad_mode import enable_grad
 from ..errors import OpError
@@ -52,6 +54,7 @@ def _pure_step(cls, static, params, grads, states, hyper):
     """One group's update: per parameter, build the optax chain and apply it."""
     new_params, new_states = [], []
     for p, g, (step, inner) in zip(params, grads, states):
+        g = g.astype(p.dtype)
         tx = cls._transform(hyper, static, _step_of(step, inner))
         updates, new_inner = tx.update(g, inner, p)
         new_params.append(optax.apply_updates(p, updates))
@@ -74,7 +77,17 @@ def _new_state(step, inner) -> tuple:
     return jnp.asarray(step, jnp.int32), inner
 
 
-_jit_step = jax.jit(_pure_step, static_argnums=(0, 1))
+@functools.lru_cache(maxsize=256)
+def _flat_step(cls, static, tree):
+    """``_pure_step`` jitted as a function of its arrays flattened (``tree``: their structure)."""
+    return jax.jit(lambda *flat: _pure_step(cls, static, *jax.tree_util.tree_unflatten(tree, flat)))
+
+
+def _eager_step(cls, static, params, grads, states, hyper):
+    """``_pure_step`` compiled; recorded in eager fusion's segment where its inputs are pending
+    (the gradients of a fused backward), so a training step's update joins its program."""
+    flat, tree = jax.tree_util.tree_flatten((params, grads, states, hyper))
+    return _lazy.then(_flat_step(cls, static, tree), flat)
 
 
 def _scalar(value) -> float:
@@ -327,6 +340,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        stepped = []
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
@@ -334,12 +348,17 @@ class Optimizer:
             static, hyper = self._static(group), self._hyper(group)
             states = [self._param_state(p, static, hyper) for p in params]
             grads = [self._grad_of(p) for p in params]
-            run = _pure_step if trace_state.depth > 0 else _jit_step
-            new_params, new_states = run(type(self), static, [p._data for p in params], grads, states, hyper)
-            for p, data, state in zip(params, new_params, new_states):
+            if trace_state.depth > 0:
+                new = _pure_step(type(self), static, [p._data for p in params], grads, states, hyper)
+            else:
+                new = _eager_step(type(self), static, [p._meta for p in params], grads, states, hyper)
+            for p, data in zip(params, new[0]):
                 p._data = data
                 p._vc[0] += 1
-                self._state[p] = state
+            stepped.append((params, new[1]))
+        pending = _lazy.step_end()  # (the states hold arrays again, as everything that reads them expects)
+        for params, states in stepped:
+            self._state.update(zip(params, jax.tree_util.tree_map(_lazy.real, states) if pending else states))
         return loss
 
     def clip_grad(self, error_if_nonfinite: bool = False) -> None:
@@ -374,12 +393,13 @@ class Optimizer:
             clip_grad_norm_(params, group["clip_grad_max_norm"], norm_type, error_if_nonfinite)
 
     def _grad_of(self, p: Tensor):
-        g = p.grad._data
-        if g.shape != p._data.shape:
+        """``p``'s gradient array (pending where a fused backward left it so; the step casts it)."""
+        g = p.grad._meta if trace_state.depth == 0 else p.grad._data
+        if g.shape != p._meta.shape:
             raise OpError(
                 f"{self._name()}: a parameter of shape {tuple(p.shape)} has a gradient of shape {tuple(g.shape)}"
             )
-        return g.astype(p._data.dtype)
+        return g
 
     def _functional_step(self, group: dict, params: list, grads: list, states: list, hyper: dict | None = None):
         """Pure update of one group on arrays (or tracers).
