@@ -94,6 +94,49 @@ def test_no_compiles_after_warm_up():
     assert fjax.profiler.compile_count() == before
 
 
+def test_a_user_defined_module_is_traced_once_and_hooks_retrace(monkeypatch):
+    """A module class of the user's (every real model) reuses its traced program on later calls
+    (its guards hold); a backward hook registered later runs, as in torch (the call then runs
+    uncompiled)."""
+    from fjax._transforms import program
+
+    traces = []
+    real_trace = program.trace
+    monkeypatch.setattr(program, "trace", lambda *a, **k: traces.append(1) or real_trace(*a, **k))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x).tanh()
+
+    class TNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x).tanh()
+
+    fm, tm = Net(), TNet()
+    fm.load_state_dict({k: fjax.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    fast = fjax.compile(fm)
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    for _ in range(3):
+        out = fast(fjax.tensor(x))
+    assert len(traces) == 1
+    np.testing.assert_allclose(out.numpy(), tm(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    seen = []
+    fm.register_full_backward_hook(lambda mod, gin, gout: seen.append(tuple(gout[0].shape)))
+    tm.register_full_backward_hook(lambda mod, gin, gout: seen.append(tuple(gout[0].shape)))
+    fx = fjax.tensor(x, requires_grad=True)
+    fast(fx).sum().backward()
+    tm(torch.tensor(x, requires_grad=True)).sum().backward()
+    assert seen == [(2, 3), (2, 3)]
+
+
 def test_graph_break_warns_once_and_matches_eager():
     calls = []
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import jax
 from jax import tree_util
 
-from ._tracing import trace_state
+from ._tracing import modules_changed, trace_state
 from ._transforms import call as _call
 from ._transforms import executable, guards, pipeline
 from ._transforms import program as _program
@@ -324,6 +324,8 @@ class OptimizedModule(Module):
         self.__dict__["_compiled_call"] = compiled
 
     def forward(self, *args, **kwargs):
+        if _backward_hooked(self._modules["_orig_mod"], self.__dict__):  # as torch: the hooks run
+            return self._modules["_orig_mod"](*args, **kwargs)
         return self.__dict__["_compiled_call"](*args, **kwargs)
 
     def __getattr__(self, name):
@@ -331,6 +333,20 @@ class OptimizedModule(Module):
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._modules["_orig_mod"], name)
+
+
+def _backward_hooked(mod: Module, memo: dict) -> bool:
+    """Whether ``mod`` or a submodule has backward hooks, or global ones exist (the module's
+    call then runs uncompiled, so they see its gradients); re-read only after a module changed."""
+    from .nn import module as _module
+
+    version = modules_changed[0]
+    if memo.get("_hooks_read") != version:
+        memo["_hooks_read"] = version
+        memo["_hooked"] = bool(_module._global_backward_hooks or _module._global_backward_pre_hooks) or any(
+            m._backward_hooks or m._backward_pre_hooks for m in mod.modules()
+        )
+    return memo["_hooked"]
 
 
 def reset() -> None:

@@ -54,6 +54,9 @@ _MODULE_STATE = frozenset(
         "_forward_pre_hooks_with_kwargs",
         "_forward_hooks",
         "_forward_hooks_with_kwargs",
+        "_backward_pre_hooks",
+        "_backward_hooks",
+        "_is_full_backward_hook",
         "training",
     }
 )
@@ -328,6 +331,7 @@ def _module_callables(m, version: int) -> tuple:
     found: list = []
     for sub in m.modules():
         found.extend((*sub._forward_pre_hooks.values(), *sub._forward_hooks.values()))
+        found.extend((*sub._backward_pre_hooks.values(), *sub._backward_hooks.values()))
         if _library(type(sub)):  # fjax's own modules change their containers only by registration
             continue
         found.append(type(sub))
