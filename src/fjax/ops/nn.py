@@ -466,7 +466,7 @@ def embedding(
 def _check_embedding_bag(input, weight, offsets=None, *args, **kwargs):
     _check_embedding(input, weight)
     if offsets is not None:
-        n = jnp.size(input)
+        n = math.prod(input.shape)
         _check_range(
             offsets, 0, n + 1, IndexOutOfRange, lambda v: f"embedding_bag: offset {v} is out of range for {n} indices"
         )
