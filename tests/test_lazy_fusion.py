@@ -91,6 +91,37 @@ def test_a_training_step_with_its_optimizer_is_one_program(fused, accumulate):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_batch_norm_statistics_and_to_device_stay_in_the_step(fused):
+    """A batch taken from a dataset tensor and moved with ``.to(device)``, and BatchNorm's
+    running statistics, are recorded: a training step is still one segment; the running
+    statistics are torch's."""
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((6, 8, 5)).astype(np.float32)
+    tm = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.BatchNorm1d(7), torch.nn.ReLU(), torch.nn.Linear(7, 2))
+    fm = fjax.nn.Sequential(fjax.nn.Linear(5, 7), fjax.nn.BatchNorm1d(7), fjax.nn.ReLU(), fjax.nn.Linear(7, 2))
+    fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    t_opt, f_opt = torch.optim.SGD(tm.parameters(), lr=0.1), fjax.optim.SGD(fm.parameters(), lr=0.1)
+    f_data, t_data = fjax.tensor(data), torch.tensor(data)
+    for step in range(6):
+        before = fusion_stats()
+        fl = fm(f_data[step].to("cpu")).square().mean()
+        tl = tm(t_data[step].to("cpu")).square().mean()
+        f_opt.zero_grad()
+        t_opt.zero_grad()
+        fl.backward()
+        tl.backward()
+        f_opt.step()
+        t_opt.step()
+        after = fusion_stats()
+        flushed = (
+            after["segments_replayed"] + after["segment_hits"] - before["segments_replayed"] - before["segment_hits"]
+        )
+        assert flushed == 1, (step, flushed)
+        np.testing.assert_allclose(fl.item(), tl.item(), rtol=1e-5)
+    for key in ("1.running_mean", "1.running_var", "1.num_batches_tracked"):
+        np.testing.assert_allclose(fm.state_dict()[key].numpy(), tm.state_dict()[key].numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_ops_are_pending_until_read(fused):
     x = fjax.randn(4, 5)
     y = (x.exp() + 1).sum(1)  # recorded at once: a trace gives the shapes, nothing runs

@@ -988,10 +988,11 @@ class Tensor:
             out = _f()._cast(out, dtype=np.dtype(_dt.to_dtype(dtype)))
         if device is not None:
             device = _device(device)
-            if device.type == "meta" or type(out._data) is MetaArray:
+            a = out._meta  # (a pending value knows its device: nothing to compute)
+            if device.type == "meta" or type(a) is MetaArray:
                 return _to_meta(out, device)
             dev = device.jax_device()
-            if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
+            if not isinstance(a, jax.core.Tracer) and dev not in a.devices():
                 out = _f()._to_device(out, device=dev)
         return out.clone() if copy and out is self else out
 

@@ -1128,15 +1128,17 @@ def _instance_stats(x, running_mean, running_var, momentum):
 
 def _update_running(op: str, stats, input: Tensor, running_mean: Tensor, running_var: Tensor, momentum) -> None:
     if isinstance(momentum, Tensor):  # BatchNorm's cumulative average: 1 / num_batches_tracked
-        momentum = momentum._data
-    with no_grad():
+        momentum = momentum._meta
+    with no_grad():  # (recorded after pending inputs: a training step's segment goes on)
         a = input._meta
         if type(a) is _lazy.Padded and stats is _batch_stats:  # a bucketed batch: its real rows, in the bucket
             padded = _lazy.real(a.array)
             valid = _bucket._mask(a.shape[0], padded.shape[0])
             mean, var = stats(padded, running_mean._data, running_var._data, momentum, valid)
         else:
-            mean, var = stats(input._data, running_mean._data, running_var._data, momentum)
+            if type(a) is _lazy.Padded:
+                a = input._data
+            mean, var = _lazy.then(stats, (a, running_mean._meta, running_var._meta, momentum))
         running_mean._set_(Tensor._wrap(mean), op)
         running_var._set_(Tensor._wrap(var), op)
 
