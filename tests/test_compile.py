@@ -137,6 +137,27 @@ def test_a_user_defined_module_is_traced_once_and_hooks_retrace(monkeypatch):
     assert seen == [(2, 3), (2, 3)]
 
 
+def test_a_compiled_module_that_draws_random_numbers_trains():
+    """Dropout (and any random draw) inside a compiled module: its parameters still get their
+    gradients (they were dropped from the tape), each call draws a new mask, and the gradient is
+    the one of the mask the forward used."""
+    lin = nn.Linear(6, 5)
+    fast = fjax.compile(nn.Sequential(lin, nn.Dropout(0.5)))
+    x = fjax.tensor(np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32))
+    masks = []
+    for _ in range(3):
+        lin.zero_grad()
+        out = fast(x)
+        assert out.requires_grad
+        out.sum().backward()
+        kept = (out != 0).float()  # where the mask kept the unit (scaled by 2)
+        want = (kept * 2).sum(0)  # d(sum)/d(bias)
+        np.testing.assert_allclose(lin.bias.grad.numpy(), want.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(lin.weight.grad.numpy(), ((kept * 2).t() @ x).numpy(), rtol=1e-5, atol=1e-6)
+        masks.append(kept.numpy())
+    assert not all(np.array_equal(masks[0], m) for m in masks[1:]), "every call drew the same mask"
+
+
 def test_graph_break_warns_once_and_matches_eager():
     calls = []
 

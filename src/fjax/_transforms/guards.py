@@ -485,7 +485,9 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     program = do_trace()
     result = side()
     if _random.draws[0] != draws or modules_changed[0] != version:
-        return program, result, None  # random keys drawn or modules changed while tracing: not reusable
+        # random keys drawn or modules changed while tracing: not reusable; its captured
+        # tensors still become tape inputs
+        return _sourced(program, roots), result, None
     slots = []
     for c in program.consts:
         tensor = guards.sources.get(id(c))
