@@ -137,6 +137,34 @@ def test_a_user_defined_module_is_traced_once_and_hooks_retrace(monkeypatch):
     assert seen == [(2, 3), (2, 3)]
 
 
+def test_train_every_step_does_not_retrace_but_a_mode_change_does(monkeypatch):
+    """``model.train()`` at the top of every step (as most training loops write it) changes
+    nothing, so the compiled program is reused; ``eval()`` is a change: a new trace, eval's
+    numbers."""
+    from fjax._transforms import program
+
+    traces = []
+    real_trace = program.trace
+    monkeypatch.setattr(program, "trace", lambda *a, **k: traces.append(1) or real_trace(*a, **k))
+    w = _weights(3)
+    fm, tm = _net(fjax, w), _net(torch, w)
+    fast = fjax.compile(fm)
+    x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    for _ in range(4):
+        fast.train()
+        tm.train()
+        out = fast(fjax.tensor(x))
+        want = tm(torch.tensor(x))
+    assert len(traces) == 1
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    fast.eval()
+    tm.eval()
+    np.testing.assert_allclose(
+        fast(fjax.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+    )
+    assert len(traces) == 2
+
+
 def test_a_compiled_module_that_draws_random_numbers_trains():
     """Dropout (and any random draw) inside a compiled module: its parameters still get their
     gradients (they were dropped from the tape), each call draws a new mask, and the gradient is

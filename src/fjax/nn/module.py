@@ -951,8 +951,9 @@ class Module:
         """
         if not isinstance(mode, bool):
             raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
-        object.__setattr__(self, "training", mode)
-        modules_changed[0] += 1
+        if self.__dict__.get("training") is not mode:  # (a loop calling train() every step changes nothing)
+            object.__setattr__(self, "training", mode)
+            modules_changed[0] += 1
         for module in self.children():
             module.train(mode)  # children's own train() overrides run, as in torch
         return self
