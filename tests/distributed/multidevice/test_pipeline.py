@@ -118,7 +118,8 @@ def _assert_close(got, want, seed):
     (loss, grads), (ref_loss, ref_grads) = got, want
     np.testing.assert_allclose(loss, ref_loss, rtol=1e-5, err_msg=f"seed {seed}")
     for (path, g), r in zip(jax.tree_util.tree_leaves_with_path(grads), jax.tree.leaves(ref_grads)):
-        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=f"seed {seed}: {jax.tree_util.keystr(path)}")
+        # (float32 sums in another order over the microbatches: seen 2.5e-5 relative on a 0.07 entry)
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6, err_msg=f"seed {seed}: {jax.tree_util.keystr(path)}")
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
