@@ -405,9 +405,10 @@ def record(sig, known, arrays):
 
 
 def then(fn, arrays):
-    """``fn(*arrays)`` (a jitted function of one array result) recorded after the pending values
-    among ``arrays``, so it does not end their segment (a write through a view into a storage a
-    segment computes); ``fn`` runs now where nothing is pending or it cannot be recorded."""
+    """``fn(*arrays)`` (a jitted function; its result's structure is kept) recorded after the
+    pending values among ``arrays``, so it does not end their segment (a write through a view
+    into a storage a segment computes, BatchNorm's running statistics, an optimizer's update);
+    ``fn`` runs now where nothing is pending or it cannot be recorded."""
     if any(type(a) is Pending for a in arrays):
         sig = signature(fn, arrays)
         if sig is not None:
