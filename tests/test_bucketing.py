@@ -478,3 +478,20 @@ def test_a_cnn_with_batch_norm_on_changing_batches_matches_torch():
     assert fjax.profiler.bucket_stats()["ops"].get("batch_norm", 0) > before
     for (name, p), q in zip(f.state_dict().items(), t.state_dict().values()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_batch_norm_cumulative_average_on_a_padded_batch(monkeypatch):
+    """BatchNorm with ``momentum=None`` (the running average weighted by 1 / batches seen, a
+    pending value under eager fusion) updates its statistics from a padded batch as torch does."""
+    monkeypatch.setattr(fjax._bucket, "_NEEDS", 1)  # pad from the second size on
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4, momentum=None))
+    fm = fjax.nn.Sequential(fjax.nn.Linear(3, 4), fjax.nn.BatchNorm1d(4, momentum=None))
+    fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    before = fjax.profiler.bucket_stats()["calls"]
+    for n in (5, 7, 9, 11, 13, 6):
+        x = _x(n, 3)
+        fm(fjax.tensor(x)).sum().backward()
+        tm(torch.tensor(x)).sum().backward()
+    assert fjax.profiler.bucket_stats()["calls"] > before
+    for key in ("1.running_mean", "1.running_var", "1.num_batches_tracked"):
+        np.testing.assert_allclose(fm.state_dict()[key].numpy(), tm.state_dict()[key].numpy(), rtol=1e-5, atol=1e-6)

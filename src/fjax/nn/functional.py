@@ -1130,15 +1130,13 @@ def _update_running(op: str, stats, input: Tensor, running_mean: Tensor, running
     if isinstance(momentum, Tensor):  # BatchNorm's cumulative average: 1 / num_batches_tracked
         momentum = momentum._meta
     with no_grad():  # (recorded after pending inputs: a training step's segment goes on)
-        a = input._meta
-        if type(a) is _lazy.Padded and stats is _batch_stats:  # a bucketed batch: its real rows, in the bucket
-            padded = _lazy.real(a.array)
-            valid = _bucket._mask(a.shape[0], padded.shape[0])
-            mean, var = stats(padded, running_mean._data, running_var._data, momentum, valid)
-        else:
-            if type(a) is _lazy.Padded:
+        a, valid = input._meta, ()
+        if type(a) is _lazy.Padded:
+            if stats is _batch_stats:  # a bucketed batch: its real rows, in the bucket
+                a, valid = a.array, (_bucket._mask(a.shape[0], a.array.shape[0]),)
+            else:
                 a = input._data
-            mean, var = _lazy.then(stats, (a, running_mean._meta, running_var._meta, momentum))
+        mean, var = _lazy.then(stats, (a, running_mean._meta, running_var._meta, momentum, *valid))
         running_mean._set_(Tensor._wrap(mean), op)
         running_var._set_(Tensor._wrap(var), op)
 
