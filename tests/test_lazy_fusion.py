@@ -122,6 +122,100 @@ def test_batch_norm_statistics_and_to_device_stay_in_the_step(fused):
         np.testing.assert_allclose(fm.state_dict()[key].numpy(), tm.state_dict()[key].numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_index_checks_on_computed_indices_wait_for_the_segment(fused):
+    """A training step whose targets are a dataset tensor's rows and whose gathered indices are
+    computed (an argmax) stays one segment per step: the rows are checked at the call from the
+    dataset's values, the computed indices when the step's program runs. A bad computed index
+    raises torch's error (an IndexError naming the op) at the next sync, naming the user's line;
+    a bad row of the dataset raises at the call, as in torch."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 8, 5)).astype(np.float32)
+    labels = rng.integers(0, 3, (6, 8))
+    labels[5, 2] = 3
+    fm, tm = fjax.nn.Linear(5, 3), torch.nn.Linear(5, 3)
+    fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    f_opt, t_opt = fjax.optim.SGD(fm.parameters(), lr=0.1), torch.optim.SGD(tm.parameters(), lr=0.1)
+    f_x, f_y, t_x, t_y = fjax.tensor(x), fjax.tensor(labels), torch.tensor(x), torch.tensor(labels)
+
+    def step(m, opt, xs, ys):
+        logits = m(xs)
+        picked = logits.gather(1, logits.argmax(1, keepdim=True))  # computed indices
+        loss = (
+            torch.nn.functional.cross_entropy(logits, ys) if m is tm else fjax.nn.functional.cross_entropy(logits, ys)
+        )
+        opt.zero_grad()
+        (loss + picked.mean()).backward()
+        opt.step()
+        return loss
+
+    for i in range(5):
+        before = fusion_stats()
+        fl, tl = step(fm, f_opt, f_x[i], f_y[i]), step(tm, t_opt, t_x[i], t_y[i])
+        after = fusion_stats()
+        flushed = (
+            after["segments_replayed"] + after["segment_hits"] - before["segments_replayed"] - before["segment_hits"]
+        )
+        assert flushed == (2 if i == 0 else 1), (i, flushed)  # a first sight checks at the call
+        np.testing.assert_allclose(fl.item(), tl.item(), rtol=1e-5)
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        step(fm, f_opt, f_x[5], f_y[5])  # the dataset's row: at the call
+    fjax.sync()
+
+    def gathered(k):
+        idx = fjax.tensor([[0], [1]]) + 0  # computed: pending
+        return fjax.ones(2, 3).gather(1, idx * k).sum()
+
+    with pytest.raises(IndexError, match="gather"):
+        gathered(3)  # a first sight: at the call
+    assert gathered(2).item() == 2  # the check point repeats: checked at the host read
+    out = gathered(3)
+    with pytest.raises(IndexError, match="gather") as err:
+        out.item()
+    assert "test_lazy_fusion.py" in "".join(getattr(err.value, "__notes__", []))
+    fjax.sync()  # nothing left to raise
+
+
+def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fused):
+    """A Categorical made from a step's logits validates them, ``log_prob`` validates its
+    actions, ``clip_grad_norm_`` scales the gradients: none of them ends the step's segment once
+    the loop repeats, and the numbers are torch's. An invalid argument in the repeated loop
+    raises torch's ValueError at the next host read; a first sight raises at the call."""
+    rng = np.random.default_rng(6)
+    fm, tm = fjax.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    f_opt, t_opt = fjax.optim.SGD(fm.parameters(), lr=0.5), torch.optim.SGD(tm.parameters(), lr=0.5)
+
+    def step(lib, m, opt, x, a):
+        dist = lib.distributions.Categorical(logits=m(lib.tensor(x)))
+        loss = -(dist.log_prob(lib.tensor(a) + 0) * 2).mean() - dist.entropy().mean()  # computed actions
+        opt.zero_grad()
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(m.parameters(), 0.1)
+        opt.step()
+        return loss
+
+    for i in range(6):
+        x, a = rng.standard_normal((6, 4)).astype(np.float32), rng.integers(0, 3, 6)
+        before = fusion_stats()
+        fl, tl = step(fjax, fm, f_opt, x, a), step(torch, tm, t_opt, x, a)
+        after = fusion_stats()
+        flushed = (
+            after["segments_replayed"] + after["segment_hits"] - before["segments_replayed"] - before["segment_hits"]
+        )
+        if i >= 3:  # each of its 3 checks was seen (and ended the segment) once
+            assert flushed == 1, (i, flushed)
+        np.testing.assert_allclose(fl.item(), tl.item(), rtol=1e-5)
+    for p, q in zip(fm.parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+    a[2] = 3  # outside the support
+    with pytest.raises(ValueError, match="within the support") as err:
+        step(fjax, fm, f_opt, x, a)  # at its segment's flush: the optimizer's step here
+    assert "test_lazy_fusion.py" in "".join(getattr(err.value, "__notes__", []))
+    fjax.sync()
+    with pytest.raises(ValueError, match="within the support"):
+        fjax.distributions.Categorical(logits=fjax.zeros(3) * 2).log_prob(fjax.tensor(5) + 0)  # at the call
+
+
 def test_ops_are_pending_until_read(fused):
     x = fjax.randn(4, 5)
     y = (x.exp() + 1).sum(1)  # recorded at once: a trace gives the shapes, nothing runs

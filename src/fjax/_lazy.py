@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
 import os
 import sys
 import threading
@@ -163,6 +164,7 @@ _programs: OrderedDict = OrderedDict()  # segment key -> its jitted program (an 
 _sighted: set = set()  # segment keys run since the last restart(): a second sight runs the program
 _ran: set = set()  # signatures whose kernels ran on their own since the last restart()
 _wired: set = set()  # hashes of the wiring of segments sighted since the last restart(), without shapes
+_checked: set = set()  # hashes of the segment keys at value checks since the last restart()
 # a segment runs op by op at its first sight unless its kernels that never ran number at least
 # this share of its ops (repeated layers share kernels: one compile each, against every op's
 # code in a program)
@@ -220,7 +222,7 @@ def shapes(sig, arrays):
 class Segment:
     """The ops one thread recorded since its last flush (the same object records on after it)."""
 
-    __slots__ = ("ops", "key", "ext", "ext_ids", "pending", "nodes", "dev", "lock", "error", "trains")
+    __slots__ = ("ops", "key", "ext", "ext_ids", "pending", "nodes", "dev", "lock", "error", "trains", "checks")
 
     def __init__(self, dev):
         self.ops = []  # (kernel, input refs): ref >= 0 an external input, ~j the j-th pending value
@@ -233,14 +235,16 @@ class Segment:
         self.lock = threading.Lock()
         self.error = None
         self.trains = False  # ends with a fused backward (``call``): a training step
+        self.checks = []  # deferred value checks (``check_later``): (ok, recheck, site)
 
     def flush(self) -> None:
         with self.lock:
             if not self.ops:
                 return
-            ops, ext, pending, nodes = self.ops, self.ext, self.pending, self.nodes
+            ops, ext, pending, nodes, checks = self.ops, self.ext, self.pending, self.nodes, self.checks
             key = self.key
             self.ops, self.key, self.ext, self.ext_ids, self.pending, self.nodes = [], [], [], {}, [], []
+            self.checks = []
             _open.discard(self)
             # only the values something still references leave the program (the list's reference
             # and getrefcount's own are 2)
@@ -260,6 +264,9 @@ class Segment:
                 if node is not None and node.vjp is not None:
                     node.vjp = jax.tree_util.tree_map(real, node.vjp)
                     node.inputs = tuple(real(x) if type(x) is Pending else x for x in node.inputs)
+        for ok, recheck, site in checks:
+            if not np.asarray(ok.value):
+                _raise_failed(recheck, site)
 
 
 def _execute(key, ops, outputs, ext, trains=False):
@@ -418,6 +425,48 @@ def then(fn, arrays):
     return fn(*[real(a) for a in arrays])
 
 
+def check_later(ok, recheck) -> bool:
+    """Defer a value check on pending values to the flush that computes them, so that a check
+    inside a loop does not end the loop's segment (an index a step computes, a distribution's
+    arguments). ``ok`` is the check's recorded boolean; where it comes out false, the flush (the
+    next host read, ``backward`` or ``step()``, ``fjax.sync()``) calls ``recheck()``, the check
+    on the computed values, which raises the op's own error, noting the line that called the
+    op; as after a device-side assert in torch on a GPU, the ops recorded after it have run.
+
+    Only a check that repeats defers: the same ops (at the same shapes) recorded in its segment
+    before it were checked here before, since the last ``restart``. Returns False at a first
+    sight (one-off code, a loop's first steps: a step with n such checks repeats from its n-th
+    run on): the caller checks now, so the error raises at the call."""
+    seg = ok.seg
+    point = hash(tuple(seg.key))
+    if point not in _checked:
+        if len(_checked) >= _MAX_SEEN:
+            _checked.clear()
+        _checked.add(point)
+        return False
+    seg.checks.append((ok, recheck, _user_site()))
+    return True
+
+
+def _user_site():
+    """(file, line) of the innermost caller outside fjax."""
+    f = sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__", "").startswith("fjax."):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+def _raise_failed(recheck, site) -> None:
+    where = "" if site is None else f"{site[0]}:{site[1]}: {linecache.getline(*site).strip()}"
+    try:
+        recheck()
+    except Exception as err:
+        if where:
+            err.add_note(f"(the op was called at {where}; eager fusion checked it when its segment ran)")
+        raise err.with_traceback(None) from None
+    raise RuntimeError(f"an op's deferred value check failed (called at {where or 'an unknown line'})")
+
+
 _open: set = set()  # segments not flushed yet, of every thread
 
 _split: dict = {}  # program -> the same as a function of its arguments flattened
@@ -478,6 +527,7 @@ def restart() -> None:
     _sighted.clear()
     _ran.clear()
     _wired.clear()
+    _checked.clear()
     for forget in restarted:
         forget()
 

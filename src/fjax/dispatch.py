@@ -22,6 +22,7 @@ import types
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import (
@@ -515,25 +516,119 @@ def _rename_keywords(name, keyword_aliases, params, args, kwargs):
 
 def _run_check(check, args, kwargs):
     """An op's eager value check (``OpDef.check``) on its arguments' arrays. A pending value
-    (eager fusion) is computed only if the check reads values, not just shapes and dtypes."""
+    (eager fusion) is computed only if the check reads values, not just shapes and dtypes; a
+    pending integer or boolean view of a storage with values on the CPU (``labels[step]``) is
+    read from that storage; any other pending integer or boolean value defers the check to its
+    segment's flush (``_check_later``)."""
 
     def arrays(a):
         if isinstance(a, Tensor):
-            return a._meta
+            m = a._meta
+            if type(m) is _Pending and m.dtype.kind in "iub":
+                return _host_view(a, m)
+            return m
         if type(a) in (list, tuple):
             return type(a)(arrays(e) for e in a)
         return a
 
     a, kw = [arrays(a) for a in args], {k: arrays(v) for k, v in kwargs.items()}
+    if _lazy._local.seg is not None and _check_later(check, a, kw):
+        return
     try:
         check(*a, **kw)
+        return
     except Exception:
         leaves = jax.tree_util.tree_leaves((a, kw))
-        if any(type(x) in (_Pending, _Padded) for x in leaves):  # the check reads values: with them computed
-            a, kw = jax.tree_util.tree_map(_lazy.real, (a, kw))
-            return _run_check(check, a, kw)
-        if not any(type(x) is MetaArray for x in leaves):
-            raise  # a meta tensor has no values to check
+        if not any(type(x) in (_Pending, _Padded, MetaArray) for x in leaves):
+            raise
+        if not any(type(x) in (_Pending, _Padded) for x in leaves):
+            return  # a meta tensor has no values to check
+    # the check reads values: with them computed (outside the except: its error is not a context)
+    a, kw = jax.tree_util.tree_map(_lazy.real, (a, kw))
+    _run_check(check, a, kw)
+
+
+def _host_view(t, m):
+    """A pending view's values on the host, read from its storage's array where that has values
+    on the CPU (no copy, no flush); else ``m``."""
+    st = t._st
+    if st is None or t._geom is None or type(st.array) is not _lazy._ARRAY or not _lazy.on_cpu(st.array):
+        return m
+    g = t._geom
+    if t._vbase is not None and t._vbase._node is not t._bnode:  # derived anew from its base (autograd)
+        return m
+    host = np.asarray(st.array).reshape(-1)[g[2] :]
+    return np.lib.stride_tricks.as_strided(host, g[0], [s * host.itemsize for s in g[1]], writeable=False)
+
+
+class _Collect(threading.local):
+    oks = None  # a list while a check is traced for eager fusion (``_check_later``)
+
+
+_collect = _Collect()
+_later_fns: dict = {}
+_not_later: set = set()
+
+
+def _check_later(check, a, kw) -> bool:
+    """An op's value check on pending values (eager fusion), recorded in their segment instead
+    of computing them now (``_lazy.check_later``): the check traced, its conditions (what it
+    hands ``traced_check``) one recorded boolean. False where that cannot be: no value is
+    pending, or the check has no traced form (it reads values on the host or checks nothing
+    traced); dispatch then computes the values and checks them now."""
+    leaves, treedef = jax.tree_util.tree_flatten((a, kw))
+    if not any(type(x) is _Pending and x.dtype.kind in "iub" for x in leaves):
+        return False  # what the check reads is computed (or it reads a float value: computed now)
+    at = [i for i, x in enumerate(leaves) if type(x) in (_Pending, _lazy._ARRAY)]
+    if any(type(x) in (_Padded, MetaArray, np.ndarray) or isinstance(x, jax.core.Tracer) for x in leaves):
+        return False  # checked as before
+    statics = tuple(None if i in at else x for i, x in enumerate(leaves))
+    arrays = [leaves[i] for i in at]
+    key = (check, treedef, statics, tuple((x.shape, x.dtype) for x in arrays))
+    try:
+        if key in _not_later:
+            return False
+    except TypeError:  # an unhashable argument
+        return False
+    fn = _later_fns.get(key[:3])
+    if fn is None:
+
+        def conditions(*values):
+            full = list(statics)
+            for i, v in zip(at, values):
+                full[i] = v
+            ca, ckw = jax.tree_util.tree_unflatten(treedef, full)
+            before, _collect.oks = _collect.oks, []
+            try:
+                check(*ca, **ckw)
+                oks = _collect.oks
+            finally:
+                _collect.oks = before
+            if not oks:
+                raise ValueError("no traced condition")
+            return jnp.stack([jnp.all(ok) for ok in oks]).all()
+
+        if len(_later_fns) >= _MAX_ENTRIES:
+            _later_fns.clear()
+        fn = _later_fns[key[:3]] = jax.jit(conditions)
+    try:
+        ok = _lazy.then(fn, arrays)
+    except Exception:  # reads values on the host (a concretization error), checks nothing traced, ...
+        if len(_not_later) >= _MAX_ENTRIES:
+            _not_later.clear()
+        _not_later.add(key)
+        return False
+    if type(ok) is not _Pending:  # ran now: the values are computed
+        return False
+    # what the op's own check reads again if the condition fails: the pending integer and
+    # boolean values (indices, masks: they leave the program), the others' shapes and dtypes
+    kept = [x if type(x) is not _Pending or x.dtype.kind in "iub" else MetaArray(x.shape, x.dtype) for x in leaves]
+
+    def recheck():
+        ca, ckw = jax.tree_util.tree_unflatten(treedef, [_lazy.real(x) for x in kept])
+        check(*ca, **ckw)
+
+    return _lazy.check_later(ok, recheck)
 
 
 _no_deferred_checks = threading.local()
@@ -556,7 +651,9 @@ def _defer_check(ok, message, exc=None):
     an index check (``exc`` an IndexError) fails with a CheckError that is an IndexError too."""
     from .asyncs import _ops
 
-    if not getattr(_no_deferred_checks, "on", False):
+    if _collect.oks is not None:  # traced for eager fusion (``_check_later``)
+        _collect.oks.append(ok)
+    elif not getattr(_no_deferred_checks, "on", False):
         error = _ops.IndexCheckError if exc is not None and issubclass(exc, IndexError) else _ops.CheckError
         _ops._submit_check("check", ok, message, None, lambda h: bool(np.all(h)), error, depth=3)
 

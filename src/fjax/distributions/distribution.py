@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
-from .utils import _all_true, _size, lazy_property
+from .utils import _check_all, _size, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -73,12 +74,14 @@ class Distribution:
             if param not in vars(self) and isinstance(getattr(type(self), param, None), lazy_property):
                 continue  # not given (e.g. logits when made from probs): derived, so valid
             value = getattr(self, param)
-            if not _all_true(constraint.check(value)):
-                raise ValueError(
-                    f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
-                    f"of distribution {self!r} to satisfy the constraint {constraint!r}, "
-                    f"but found invalid values:\n{value}"
-                )
+            _check_all(value, constraint.check, functools.partial(self._invalid_argument, param, value, constraint))
+
+    def _invalid_argument(self, param, value, constraint) -> ValueError:
+        return ValueError(
+            f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
+            f"of distribution {self!r} to satisfy the constraint {constraint!r}, "
+            f"but found invalid values:\n{value}"
+        )
 
     def expand(self, batch_shape, _instance=None) -> "Distribution":
         """A distribution with the parameters expanded (broadcast, not copied) to ``batch_shape``;
@@ -195,12 +198,15 @@ class Distribution:
                 stacklevel=2,
             )
             return
-        if not _all_true(support.check(value)):
-            raise ValueError(
+        _check_all(
+            value,
+            support.check,
+            lambda: ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) of the distribution {self!r}, "
                 f"but found invalid values:\n{value}"
-            )
+            ),
+        )
 
     def _get_checked_instance(self, cls, _instance=None):
         """The instance ``expand`` fills: ``_instance``, or a new, uninitialized one of this type."""

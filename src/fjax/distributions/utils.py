@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import creation
+from .. import _lazy, creation
 from .. import dtypes as _dt
 from .. import random as _random
 from ..autograd.grad_mode import enable_grad
@@ -184,12 +184,32 @@ def _finfo(t: Tensor):
 
 def _traced(*tensors) -> bool:
     """Whether any tensor holds a tracer (inside fjax.func / nn.Graph): its values are unknown."""
-    return any(isinstance(t, Tensor) and isinstance(t._data, jax.core.Tracer) for t in tensors)
+    return any(isinstance(t, Tensor) and isinstance(t._meta, jax.core.Tracer) for t in tensors)
 
 
 def _all_true(valid: Tensor) -> bool:
     """Whether every entry of a boolean tensor is True; True inside a trace, where it cannot be known."""
     return _traced(valid) or bool(valid.all())
+
+
+def _check_all(value: Tensor, check, error) -> None:
+    """Raise ``error()`` unless every entry of ``check(value)`` is True (nothing inside a
+    trace). A ``value`` pending under eager fusion (a step's output), in a loop, is checked when
+    its segment runs (``fjax._lazy.check_later``): validating a distribution made from a step's
+    outputs does not end the step's segment."""
+    valid = check(value)
+    if _traced(valid):
+        return
+    ok = valid.all()
+    later = isinstance(value, Tensor) and type(value._meta) is _lazy.Pending and type(ok._meta) is _lazy.Pending
+    if later and _lazy.check_later(ok._meta, lambda: _raise(error)):
+        return
+    if not bool(ok):
+        raise error()
+
+
+def _raise(error):
+    raise error()
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:

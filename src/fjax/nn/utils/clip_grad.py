@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from functools import partial
 from typing import Iterable
@@ -9,6 +10,7 @@ from typing import Iterable
 import jax
 import jax.numpy as jnp
 
+from ... import _lazy
 from ...asyncs import check_finite
 from ...autograd.grad_mode import no_grad
 from ...ops.activation import vector_norm
@@ -66,12 +68,27 @@ def clip_grad_norm_(
     norm_type = float(norm_type)
     if not grads:
         return Tensor._wrap(jnp.zeros((), jnp.float32))
-    total = _checked_total([g._data for g in grads], norm_type, error_if_nonfinite)
-    clipped = _scale([g._data for g in grads], total, max_norm)
+    if error_if_nonfinite:  # checked before any gradient changes, as torch
+        total = _checked_total([g._data for g in grads], norm_type, error_if_nonfinite)
+        clipped = _scale([g._data for g in grads], total, max_norm)
+    else:  # recorded after pending gradients (eager fusion): it does not end a training step's segment
+        total, clipped = _lazy.then(_clip(norm_type), [max_norm] + [g._meta for g in grads])
     with no_grad():
         for g, new in zip(grads, clipped):
             g._set_(Tensor._wrap(new), "clip_grad_norm_")
     return Tensor._wrap(total)
+
+
+@functools.lru_cache(maxsize=None)
+def _clip(norm_type: float):
+    """``(max_norm, *grads) -> (total norm, clipped grads)``, one jitted function."""
+
+    @jax.jit
+    def clip(max_norm, *grads):
+        total = _total_norm(list(grads), norm_type=norm_type)
+        return total, _scale(list(grads), total, max_norm)
+
+    return clip
 
 
 def _checked_total(arrays: list, norm_type: float, error_if_nonfinite: bool):
