@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-import jax
 import numpy as np
 import pytest
 import torch
@@ -63,16 +62,25 @@ def _net():
 
 
 class _Spy:
-    """Wraps a ``_Fast`` entry's compiled step, keeping each call's inputs and outputs."""
+    """Wraps a ``_Fast`` entry's executable call (``_RawStep.execute``), keeping each call's
+    argument buffers and output arrays."""
 
     def __init__(self, fast):
-        self.inner, self.calls = fast.compiled, []
-        fast.compiled = self
+        assert fast.raw is not None, "the entry calls its XLA executable directly"
+        self.raw, self.inner, self.calls = fast.raw, fast.raw.execute, []
+        fast.raw.execute = self
 
-    def __call__(self, *args):
-        out = self.inner(*args)
-        self.calls.append((args, out))
-        return out
+    def __call__(self, bufs):
+        results = self.inner(bufs)
+        spy = self
+
+        class Results:
+            def consume_with_handlers(self, handlers):
+                outs = results.consume_with_handlers(handlers)
+                spy.calls.append((list(bufs), outs))
+                return outs
+
+        return Results()
 
 
 def _only_fast(m):
@@ -120,7 +128,8 @@ def test_several_inputs_and_nested_outputs():
 
 @pytest.mark.parametrize(
     "change",
-    ["inplace_data", "no_grad_inplace", "torch_optimizer", "rebind_data", "load_state_dict", "buffer"],
+    ["inplace_data", "no_grad_inplace", "no_grad_add_weight", "torch_optimizer", "rebind_data", "load_state_dict"]
+    + ["buffer", "buffer_rebind"],
 )
 def test_a_torch_side_change_between_calls_is_seen(change):
     tm, m = _net()
@@ -135,6 +144,9 @@ def test_a_torch_side_change_between_calls_is_seen(change):
     elif change == "no_grad_inplace":
         with torch.no_grad():
             tm.conv.bias.add_(_rand(4))
+    elif change == "no_grad_add_weight":
+        with torch.no_grad():
+            tm.fc.weight.add_(1)
     elif change == "torch_optimizer":
         opt = torch.optim.SGD(tm.parameters(), lr=0.5)
         tm(x).square().sum().backward()
@@ -144,8 +156,10 @@ def test_a_torch_side_change_between_calls_is_seen(change):
     elif change == "load_state_dict":
         other = Net().eval()
         tm.load_state_dict(other.state_dict())
-    else:
+    elif change == "buffer":
         tm.bn.running_mean.add_(1.0)
+    else:
+        tm.bn.running_var.data = tm.bn.running_var * 3.0
     with torch.no_grad():
         out = m(x)
         ref = tm(x)
@@ -308,19 +322,75 @@ def test_no_copies_across_the_boundary():
     with torch.no_grad():
         m(x)
         m(x)
-        spy = _Spy(_only_fast(m))
+        fast = _only_fast(m)
+        spy = _Spy(fast)
         x = _rand(2, 3, 6, 6)
         out = m(x)
-    ((args, results),) = spy.calls
-    inputs = args[4]
-    assert np.shares_memory(inputs[0], x.numpy())  # the input is torch's memory, as a numpy view
-    # (which jax's CPU client takes without a copy where it is aligned, as torch's allocations are)
-    assert jax.device_put(x.numpy()).unsafe_buffer_pointer() == x.data_ptr()
-    assert results[2][0].unsafe_buffer_pointer() == out.data_ptr()  # the output is jax's memory
-    state = [a for group in (args[0], args[5] if len(args) > 5 else []) for a in group]
-    pointers = {a.unsafe_buffer_pointer() for a in state}
+    ((bufs, results),) = spy.calls
+    # a small input is copied into the entry's own staging memory, which the step holds an array of
+    (staging,) = fast.staged[0]
+    assert bufs[fast.template[3]].unsafe_buffer_pointer() == staging.data_ptr()
+    assert results[0].unsafe_buffer_pointer() == out.data_ptr()  # the output is jax's memory
+    pointers = {a.unsafe_buffer_pointer() for a in bufs}
     assert {p.data_ptr() for p in tm.parameters()} <= pointers  # the parameters are torch's memory
     assert ic._CPU_IMPORT[0] is not None and ic._CPU_EXPORT[0] is not None
+
+
+def test_a_large_input_is_imported_without_a_copy():
+    tm, m = _net()
+    big = 2 * ic._STAGE_BYTES // 4 // 3 // 16  # a batch of float32 3x4x4 images over the staging limit
+    x = _rand(big, 3, 4, 4)
+    with torch.no_grad():
+        m(x)
+        m(x)
+        fast = _only_fast(m)
+        assert fast.staged is None and fast.raw is not None
+        spy = _Spy(fast)
+        x = _rand(big, 3, 4, 4)
+        out = m(x)
+        _close(out, tm(x))
+    ((bufs, _),) = spy.calls
+    assert bufs[fast.template[3]].unsafe_buffer_pointer() == x.data_ptr()  # torch's memory, imported
+
+
+def test_staged_calls_keep_their_outputs_and_a_busy_stage_imports():
+    tm, m = _net()
+    with torch.no_grad():
+        x = _rand(2, 3, 6, 6)
+        m(x)
+        m(x)
+        fast = _only_fast(m)
+        assert fast.staged is not None
+        xs = [_rand(2, 3, 6, 6) for _ in range(3)]
+        outs = [m(x) for x in xs]  # each output its own memory, not the next call's
+        for x, out in zip(xs, outs):
+            _close(out, tm(x))
+        assert fast.lock.acquire(False)  # another thread's call holds the staging memory
+        try:
+            x = _rand(2, 3, 6, 6)
+            _close(m(x), tm(x))  # this one imports its input
+        finally:
+            fast.lock.release()
+        x = _rand(2, 3, 6, 6).transpose(2, 3).contiguous().transpose(2, 3)  # not contiguous: copied by the import
+        assert not x.is_contiguous()
+        _close(m(x), tm(x))
+
+
+def test_the_compiled_call_serves_an_entry_whose_executable_check_fails(monkeypatch):
+    monkeypatch.setattr(ic, "_same_outputs", lambda a, b: False)
+    tm, m = _net()
+    with torch.no_grad():
+        for _ in range(4):
+            x = _rand(2, 3, 6, 6)
+            _close(m(x), tm(x))
+    fast = _only_fast(m)
+    assert fast.raw is None and fast.template is None
+    with torch.no_grad():
+        for _ in range(2):
+            x = _rand(2, 3, 6, 6)
+            _close(m(x), tm(x))
+            tm.fc.weight.data = _rand(3, 4)  # still checked without the raw step's list of tensors read
+            _close(m(x), tm(x))
 
 
 class Pair(nn.Module):
@@ -395,28 +465,46 @@ def test_torch_moving_memory_between_calls_is_seen_each_time():
             _close(m(x), tm(x))
 
 
-def test_the_fast_call_checks_nothing_per_tensor_before_the_dispatch():
+def test_the_fast_call_checks_nothing_per_tensor_before_the_dispatch(monkeypatch):
     """Before the step is dispatched, the fast call compares counters only; the one check of
-    all the torch tensors (their data pointers) runs after it, while the step does."""
+    the torch tensors the step reads (their data pointers) runs after it, while the step does."""
     tm, m, fast = _pair()
     events = []
-    inner_moved, inner_pull = m._moved, m._pull
-    object.__setattr__(m, "_moved", lambda: events.append("moved") or inner_moved())
+    inner_pull, inner_ptr = m._pull, ic._DATA_PTR
     object.__setattr__(m, "_pull", lambda: events.append("pull") or inner_pull())
+    monkeypatch.setattr(ic, "_DATA_PTR", lambda t: events.append("ptr") or inner_ptr(t))
     spy = _Spy(fast)
-    inner_compiled = spy.inner
-    spy.inner = lambda *a: events.append("dispatch") or inner_compiled(*a)
+    inner_execute = spy.inner
+    spy.inner = lambda bufs: events.append("dispatch") or inner_execute(bufs)
+
+    def steps():
+        out = [e for i, e in enumerate(events) if i == 0 or e != events[i - 1]]  # runs of "ptr" as one
+        events.clear()
+        return out
+
     with torch.no_grad():
         for _ in range(3):
             x = _rand(3, 5)
             _close(m(x), tm(x))
-    assert events == ["dispatch", "moved"] * 3
-    events.clear()
+    assert steps() == ["dispatch", "ptr"] * 3
     with torch.no_grad():  # a torch-side move: the first result is dropped, the step rerun on a fresh read
         tm.l1.weight.data = _rand(5, 5)
         x = _rand(3, 5)
         _close(m(x), tm(x))
-    assert events == ["dispatch", "moved", "pull", "dispatch"]
+    assert steps() == ["dispatch", "ptr", "pull", "ptr", "dispatch"]
+
+
+def test_only_the_tensors_the_step_reads_are_checked():
+    torch.manual_seed(0)
+    tm = Net().eval()  # BatchNorm's num_batches_tracked: not read in eval mode
+    m = fjax.compile_from_torch(tm)
+    with torch.no_grad():
+        m(_rand(2, 3, 6, 6))
+        m(_rand(2, 3, 6, 6))
+    fast = _only_fast(m)
+    watched = fast.state[4]
+    assert any(t is tm.conv.weight for t in watched) and any(t is tm.bn.running_var for t in watched)
+    assert not any(t is tm.bn.num_batches_tracked for t in watched)
 
 
 class Tok(nn.Module):

@@ -48,6 +48,7 @@ from ..creation import tensor
 from ..dispatch import functions as _F
 from ..errors import IndexOutOfRange
 from ..nn import functional as F
+from ..nn.module import _global_call_hooks
 from ..ops import indexing as _indexing
 from ..profiler import _state as _pstate
 from ..random import default_generator
@@ -727,6 +728,140 @@ def _run_marked(mark, fn, args, kwargs, ranges: dict, name: str):
 
 
 # -- the fast call ------------------------------------------------------------------------------
+class _RawStep:
+    """A compiled step's XLA executable, called without ``jax.stages.Compiled``'s call path.
+
+    ``Compiled.__call__`` (a C++ ``PjitFunction``) flattens its argument tree and builds a
+    signature of every leaf (dtype, shape, sharding, layout) on each call; a fast entry's
+    arguments are the same state arrays each time and inputs of the built avals, so it calls
+    ``execute_sharded`` on the flat list of the arguments the program reads (``kept``: jax drops
+    unused ones, such as the RNG key of a step with no draws) and wraps the outputs with the
+    executable's own result handlers. On a small model's step that is about half the calling
+    thread's time of the dispatch (40 to 100 arguments). Built only where that call is all the
+    executable does (no effects, host callbacks, mutable arrays or hoisted constants); the first
+    call checks it against ``Compiled`` (``_Fast._run``).
+    """
+
+    __slots__ = ("execute", "handlers", "kept", "n_inputs", "leaves", "in_handler")
+
+    def template(self, state, rng, hyper) -> tuple:
+        """``(buffers, moves, lo, hi)``: the argument buffers of a call on ``state`` with the
+        inputs' places empty; the inputs go to ``buffers[lo:hi]`` in order, or where ``moves``
+        (``[(input index, buffer index)]``, None for the contiguous case) says."""
+        st, opt_states, kept = state
+        head = jax.tree_util.tree_leaves((st, opt_states, rng, hyper))
+        tail = [] if kept is None else jax.tree_util.tree_leaves(kept)
+        if len(head) + self.n_inputs + len(tail) != self.leaves:
+            raise ValueError("the step's arguments are not the compiled ones")
+        flat = head + [None] * self.n_inputs + tail
+        n = len(head)
+        moves = [(pos - n, j) for j, pos in enumerate(self.kept) if n <= pos < n + self.n_inputs]
+        bufs = [flat[pos] for pos in self.kept]
+        slots = [j for _, j in moves]
+        if (
+            moves
+            and [i for i, _ in moves] == list(range(self.n_inputs))
+            and slots == list(range(slots[0], slots[-1] + 1))
+        ):
+            return bufs, None, slots[0], slots[-1] + 1
+        return bufs, moves, 0, 0
+
+    def placed(self, bufs: list) -> bool:
+        """Whether the executable takes ``bufs`` as they are (``Compiled``'s call would not move
+        or re-lay any of them out)."""
+        placed = self.in_handler(bufs)
+        return len(placed) == len(bufs) and all(
+            p is b or p.unsafe_buffer_pointer() == b.unsafe_buffer_pointer() for p, b in zip(placed, bufs)
+        )
+
+
+def _raw(compiled, n_inputs: int, n_outputs: int):
+    """A ``_RawStep`` for a ``jax.stages.Compiled`` inference step, or None where its call does
+    more than run the executable (or this JAX lays it out otherwise)."""
+    try:
+        params = compiled._params
+        unsafe = params.executable.unsafe_call
+        if (
+            type(unsafe).__name__ != "ExecuteReplicated"
+            or params.const_args
+            or getattr(params, "is_high", False)
+            or unsafe.mut is not None
+            or unsafe.ordered_effects
+            or unsafe.has_unordered_effects
+            or unsafe.has_host_callbacks
+            or unsafe.pgle_profiler is not None
+            or len(unsafe.out_handler.handlers) != n_outputs
+            or not n_inputs
+        ):
+            return None
+        raw = _RawStep()
+        raw.execute, raw.handlers = unsafe.xla_executable.execute_sharded, unsafe.out_handler.handlers
+        raw.kept, raw.n_inputs, raw.leaves = sorted(unsafe.kept_var_idx), n_inputs, params.in_tree.num_leaves
+        raw.in_handler = unsafe.in_handler
+        return raw
+    except Exception:  # noqa: BLE001 - another JAX: the Compiled call
+        return None
+
+
+def _same_outputs(a: list, b: list) -> bool:
+    """Whether two output lists hold the same arrays (shape, dtype, values)."""
+    try:
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            x, y = np.asarray(x), np.asarray(y)
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return False
+            if np.issubdtype(x.dtype, np.inexact):
+                if not np.allclose(x, y, rtol=1e-6, atol=1e-6, equal_nan=True):
+                    return False
+            elif not np.array_equal(x, y):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - a dtype numpy cannot compare: not checked, not taken
+        return False
+
+
+# Inputs of at most this many bytes in all are copied into a fast entry's staging tensors (see
+# ``_staging``); larger ones are imported zero-copy each call.
+_STAGE_BYTES = 1 << 16
+
+
+def _staging(signature: tuple):
+    """For a fast entry of torch inputs (``((dtype, shape), ...)``) of at most ``_STAGE_BYTES``:
+    ``(tensors, arrays, [(pointer, bytes)], views)``, contiguous torch tensors of those dtypes
+    and shapes, the jax arrays over their memory, which the entry's calls copy their inputs into
+    (``TorchModule._forward_fast``), and numpy views of it (for the host's index checks); None
+    otherwise.
+
+    A jax array made per call from a torch tensor (DLPack or a numpy view, both zero-copy) costs
+    the calling thread tens of microseconds in the import, the executable's argument handling
+    and the array's release; a copy of a few kilobytes into memory the executable already holds
+    an array of costs one ``memmove``."""
+    import torch
+
+    total = 0
+    for dtype, shape in signature:
+        total += torch.Size(shape).numel() * torch.empty((), dtype=dtype).element_size()
+    if total > _STAGE_BYTES or _CPU_IMPORT[0] is None:
+        return None
+    tensors = [torch.zeros(shape, dtype=dtype) for dtype, shape in signature]
+    arrays = [_CPU_IMPORT[0](t) for t in tensors]
+    if not all(_is_memory_of(a, t) for a, t in zip(arrays, tensors)):  # a dtype jax changes: imported per call
+        return None
+    views = [t.numpy() if t.dtype in _NUMPY_DTYPES else None for t in tensors]  # (index checks: integers only)
+    return tensors, arrays, [(t.data_ptr(), t.nbytes) for t in tensors], views
+
+
+def _memmove():
+    import ctypes
+
+    return ctypes.memmove
+
+
+_MEMMOVE = [None]  # ctypes.memmove, set with the first TorchModule
+
+
 class _Fast:
     """One compiled inference step of a ``TorchModule``, called without ``nn.Graph``'s call path.
 
@@ -739,6 +874,11 @@ class _Fast:
     is the ``TorchModule``'s own, so of its config key (``Executables.config_key``) only the
     process-wide autocast state can change from outside: the key is compared while some thread
     has autocast on.
+
+    The step runs as its XLA executable on a held argument list (``_RawStep``: half the
+    dispatch's cost of ``Compiled.__call__``); small torch inputs are copied into the entry's
+    staging memory, which that list holds an array of (``_staging``), larger ones imported
+    zero-copy; outputs leave through DLPack (no copies).
     """
 
     __slots__ = (
@@ -757,6 +897,10 @@ class _Fast:
         "imported",
         "numpy",
         "checks",
+        "raw",
+        "template",
+        "staged",
+        "lock",
     )
 
     def __init__(self, graph, program, arrays: list, outputs: list, version: int, key: tuple):
@@ -777,6 +921,13 @@ class _Fast:
         self.avals = [(a.aval, a.sharding) for a in arrays]
         _, counter, hyper = ex.optimizers.now()
         self.rng, self.hyper = (default_generator.base_key_data(), counter), hyper
+        # the XLA executable called directly (see ``_raw``), on argument lists from ``template``
+        self.raw = _raw(entry.compiled, len(arrays), len(outputs))
+        self.template = None
+        # small torch inputs are copied into ``staged`` (see ``stage``); ``lock``: one call at a time
+        self.staged, self.lock = None, threading.Lock()
+        if self.raw is not None and imported and _MEMMOVE[0] is not None:
+            self.staged = _staging(key[1:])
 
     @staticmethod
     def eligible(graph, version: int) -> bool:
@@ -799,24 +950,76 @@ class _Fast:
         """The step's state arguments (``Executable.read``), kept (``state``) where every state
         tensor is a shared one over a shared storage (their writes and re-attachments count in
         ``_WRITES``; a plain Storage's writes do not), with the ``_WRITES`` count they were read
-        at and the torch tensors whose read array is not torch's memory (an import that copied,
-        or the tensor's own array after an fjax write), with their versions: torch's in-place
-        writes reach the others without a check."""
+        at, the torch tensors whose read array is not torch's memory (an import that copied, or
+        the tensor's own array after an fjax write) with their versions (torch's in-place writes
+        reach the others without a check), and the torch tensors the step reads with their data
+        pointers (``p.data = t`` moves one's memory and keeps its version)."""
         writes, tensors = _WRITES[0], self.tensors
         value = self.read()
         self.state = None
         if all(type(t) in _HOOKED and type(t._st) is _TorchStorage for t in tensors):
             stale = [t._st.torch for t in tensors if not (t._st.alias and t._data is t._st.array)]
-            self.state = (writes, value, stale, list(map(_VERSION, stale)))
+            watched = list(dict.fromkeys(tensors[i]._st.torch for i in self._used(value)))
+            self.state = (writes, value, stale, list(map(_VERSION, stale)), watched, list(map(_DATA_PTR, watched)))
         return value
 
+    def _used(self, value) -> range | list:
+        """The positions in ``tensors`` of those the step reads: all but those jax dropped as
+        unused (``_RawStep.kept``), such as BatchNorm's ``num_batches_tracked`` in eval mode.
+        An inference step takes every state tensor, in order, as its last argument."""
+        raw, n = self.raw, len(self.tensors)
+        if raw is None or value[2] is None or len(value[2]) != n:
+            return range(n)
+        start = raw.leaves - n
+        return [pos - start for pos in raw.kept if pos >= start]
+
     def _run(self, state, arrays: list):
+        raw = self.raw
+        if raw is not None:
+            template = self.template
+            if template is None or template[0] is not state:
+                template = self._template(state, arrays)
+            if template is not None:
+                bufs = template[1].copy()
+                if template[2] is None:  # every input read, in one run of positions
+                    bufs[template[3] : template[4]] = arrays
+                else:
+                    for i, slot in template[2]:
+                        bufs[slot] = arrays[i]
+                return raw.execute(bufs).consume_with_handlers(raw.handlers)
+        return self._compiled(state, arrays)
+
+    def _compiled(self, state, arrays: list):
         st, opt_states, kept = state
         if kept is None:
             return self.compiled(st, opt_states, self.rng, self.hyper, arrays)[2]
         return self.compiled(st, opt_states, self.rng, self.hyper, arrays, kept)[2]
 
-    def call(self, arrays: list, owner, imported: bool = False):
+    def _template(self, state, arrays: list):
+        """``_RawStep.template`` for ``state``, kept as ``template``; on the entry's first call also
+        checked: the executable takes the arguments as they are and returns what ``Compiled``
+        returns on them. None (and ``raw`` dropped: the ``Compiled`` call) where either fails."""
+        raw, first = self.raw, self.template is None
+        try:
+            bufs, moves, lo, hi = raw.template(state, self.rng, self.hyper)
+            full = bufs.copy()
+            if moves is None:
+                full[lo:hi] = arrays
+            else:
+                for i, slot in moves:
+                    full[slot] = arrays[i]
+            ok = raw.placed(full)
+            if ok and first:
+                ok = _same_outputs(raw.execute(full).consume_with_handlers(raw.handlers), self._compiled(state, arrays))
+        except Exception:  # noqa: BLE001 - not the layout this expects: the Compiled call
+            ok = False
+        if not ok:
+            self.raw = self.template = None
+            return None
+        self.template = (state, bufs, moves, lo, hi)
+        return self.template
+
+    def call(self, arrays: list, owner, imported: bool = False, host: list | None = None):
         """The step's flat output arrays, or None where this call differs from the built one;
         ``owner``: the ``TorchModule``; ``imported``: the arrays are CPU torch tensors of the
         key's dtypes and shapes through the CPU importer, so their avals and shardings are the
@@ -824,11 +1027,11 @@ class _Fast:
 
         Nothing per parameter before the dispatch: the state read at the last call is still right
         if no shared storage was written, re-imported or swapped for another since (``_WRITES``:
-        one comparison) and torch moved no shared tensor's memory, since torch's in-place writes
-        are in the arrays already (they are its memory). That last check (``owner._moved``: one
-        comparison of all the torch tensors' data pointers; versions only for the ``stale`` few,
-        see ``_read``) runs while the step does; where it fails, that result is dropped and the
-        step dispatched again on a fresh read."""
+        one comparison) and torch moved none of the tensors the step reads, since torch's
+        in-place writes are in the arrays already (they are its memory). That last check (one
+        comparison of those torch tensors' data pointers, and of the versions of the ``stale``
+        few, see ``_read``) runs while the step does; where it fails, that result is dropped and
+        the step dispatched again on a fresh read."""
         if (
             modules_changed[0] != self.version
             or trace_state.depth
@@ -842,7 +1045,7 @@ class _Fast:
                 if (a.aval is not aval and a.aval != aval) or (a.sharding is not sharding and a.sharding != sharding):
                     return None
         if self.checks and config.graph_index_checks:
-            self.program.check_inputs(arrays)
+            self.program.check_inputs(arrays if host is None else host)
         state = self.state
         if state is not None and state[0] == _WRITES[0]:
             try:
@@ -850,10 +1053,14 @@ class _Fast:
             except Exception:  # noqa: BLE001 - a kept array deleted meanwhile (another thread donated it)
                 outs = None
             stale = state[2]
-            if not owner._moved() and (not stale or list(map(_VERSION, stale)) == state[3]) and outs is not None:
+            if (
+                list(map(_DATA_PTR, state[4])) == state[5]
+                and (not stale or list(map(_VERSION, stale)) == state[3])
+                and outs is not None
+            ):
                 return outs
             # torch changed a tensor: ``outs`` may have read its old memory
-        owner._sync()
+        owner._pull()
         return self._run(self._read(), arrays)
 
 
@@ -913,16 +1120,18 @@ class TorchModule(_Mirror):
         # torch tensors' versions and pointers, the input spec of n positional tensors, the last
         # program found
         object.__setattr__(self, "_watch", None)
-        object.__setattr__(self, "_guard", None)  # ``_moved``'s memo (see ``_sync``)
         object.__setattr__(self, "_specs", {})
         object.__setattr__(self, "_last_program", None)
         object.__setattr__(self, "_fast", {})  # input signature -> _Fast
         if _CPU_IMPORT[0] is None:
             _CPU_IMPORT[0], _CPU_EXPORT[0] = _cpu_importer(), _cpu_exporter()
+            _MEMMOVE[0] = _memmove()
         if _TORCH[0] is None:
             import torch
 
+            global _DATA_PTR
             _TORCH[:] = torch.Tensor, torch.utils._pytree.tree_unflatten
+            _DATA_PTR = torch.Tensor.data_ptr
             _NUMPY_DTYPES.update(
                 [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
                 + [torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128]
@@ -964,24 +1173,6 @@ class TorchModule(_Mirror):
             watch[3] += map(data_ptr, tensors)
             return True
         return False
-
-    def _moved(self) -> bool:
-        """For the fast call: whether torch may have moved the memory of a shared tensor since the
-        last ``_sync`` (``p.data = t``, ``module.to(...)``): one comparison of all the torch
-        tensors' data pointers; True without one where a shared storage was written or the
-        modules changed since."""
-        guard = self._guard
-        if guard is None or guard[0] != _WRITES[0] or guard[1] != modules_changed[0]:
-            return True
-        return list(map(guard[2], guard[3])) != guard[4]
-
-    def _sync(self) -> None:
-        """``_pull``, and ``_moved``'s memo: the torch tensors' data pointers at this ``_WRITES``
-        count."""
-        self._pull()
-        _, _, tensors, _, data_ptr = self._watch
-        guard = [_WRITES[0], modules_changed[0], data_ptr, tensors, list(map(data_ptr, tensors))]
-        object.__setattr__(self, "_guard", guard)
 
     def _program(self, flat: list, spec):
         """The captured program for these inputs: one per training mode and input structure whose
@@ -1108,6 +1299,27 @@ class TorchModule(_Mirror):
             return None
         return (False, *[(a.dtype, a.shape) for a in args])
 
+    def __call__(self, *args, **kwargs):
+        # a call a fast entry serves skips ``Module.__call__`` and ``forward`` (when the module
+        # has no hooks and no graph is tracing it: what ``Module.__call__`` would look at)
+        d = self.__dict__
+        if (
+            d["_fast"]
+            and not kwargs
+            and not (
+                d["_forward_pre_hooks"]
+                or d["_forward_hooks"]
+                or d.get("_graph_call")
+                or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")
+                or _global_call_hooks[0]
+            )
+        ):
+            out = self._forward_fast(args)
+            if out is not _MISS:
+                return out
+        return nn.Module.__call__(self, *args, **kwargs)
+
     def _forward_fast(self, args: tuple):
         """A call served by a fast entry (see ``_Fast``), or ``_MISS``."""
         torch_tensor = _TORCH[0]
@@ -1115,9 +1327,37 @@ class TorchModule(_Mirror):
             fast = self._fast.get((True, *[(a.dtype, a.shape) for a in args]))
             if fast is None:
                 return _MISS
+            staged = fast.staged
+            if staged is not None:
+                for a in args:
+                    if not (a.is_cpu and a.is_contiguous()):
+                        staged = None
+                        break
+            if staged is not None and fast.lock.acquire(False):
+                # copied into the entry's own input memory (small inputs: see ``_staging``), which
+                # the executable reads until the outputs are ready
+                try:
+                    memmove = _MEMMOVE[0]
+                    for (ptr, n), a in zip(staged[2], args):
+                        memmove(ptr, a.data_ptr(), n)
+                    outs = fast.call(staged[1], self, True, staged[3])
+                    if outs is not None:
+                        for o in outs:
+                            o.block_until_ready()  # with the GIL released (see ``_TorchStorage.array``)
+                finally:
+                    fast.lock.release()
+                if outs is None:
+                    return _MISS
+                export = fast.export
+                outs = [_array_to_torch(o) for o in outs] if export is None else [export(o) for o in outs]
+                if fast.program.single_output:
+                    return outs[0]
+                return _TORCH[1](outs, fast.program.out_spec)
             importer = _CPU_IMPORT[0]
             if importer is not None and all(a.is_cpu and not a.requires_grad and a.is_contiguous() for a in args):
-                if fast.numpy:  # numpy views of torch's memory: jax's CPU client aliases them too, for less
+                if fast.raw is not None:  # the executable takes jax arrays only
+                    outs = fast.call(list(map(importer, args)), self, fast.imported)
+                elif fast.numpy:  # numpy views of torch's memory: jax's CPU client aliases them too, for less
                     outs = fast.call([a.numpy() for a in args], self, True)
                 else:
                     outs = fast.call(list(map(importer, args)), self, fast.imported)
@@ -1164,6 +1404,7 @@ def _array_to_torch(arr):
 
 
 _VERSION = operator.attrgetter("_version")
+_DATA_PTR = None  # torch.Tensor.data_ptr, set with the first TorchModule
 
 
 def _by_name(torch_module, positional: list) -> dict:
