@@ -17,10 +17,13 @@ Ratios: torch.compile / fjax for the first compile; torch eager / fjax for stead
 layers, 1x16 tokens) and a small ResNet (one Bottleneck per stage, width 16, 1x3x32x32), eval
 and ``torch.no_grad()``, torch at 1 thread: per call (median, µs; the runners interleaved in one
 process, so a loaded machine slows all alike) torch eager, fjax (torch tensors in and out), and
-the graph's own time (its compiled step called directly on the same arguments, waited for);
-fjax - own is the overhead, in wall-clock and in the calling thread's CPU time; and the fast
-call's own Python alone (its compiled step swapped for a stub), which the machine's load barely
-moves. The GPT runs twice: with ``fjax.config.graph_index_checks`` (its
+the graph's own time (its compiled step, a ``jax.stages.Compiled``, called directly on the same
+arguments, waited for: what a ``jax.jit`` call of the step costs), the fast entry's floor (its XLA
+executable called on the argument list the entry holds, output exported to torch: no checks, no
+input conversion); fjax - own is the overhead (negative where the fast call's direct executable
+call beats ``Compiled``'s), in wall-clock and in the calling thread's CPU time, fjax - exe the
+overhead over the floor; and the fast call's own Python alone (its compiled step swapped for a
+stub), which the machine's load barely moves. The GPT runs twice: with ``fjax.config.graph_index_checks`` (its
 embedding lookups' bounds checked on the host: a callback per call) and without.
 """
 
@@ -135,25 +138,61 @@ def _graph_own(compiled_model, x):
     return own
 
 
+def _exe(compiled_model, x):
+    """A callable running ``compiled_model``'s fast entry for ``x`` as its floor: the XLA executable
+    called on the arguments it holds (``_RawStep``: no checks, no input conversion), waited for and
+    its output exported to torch; None where the entry has no raw step."""
+    fast = next((f for f in compiled_model._fast.values() if f.state is not None and f.raw is not None), None)
+    if fast is None:
+        return None
+    raw, (_, bufs, moves, lo, hi) = fast.raw, fast.template
+    bufs = bufs.copy()
+    arrays = fast.staged[1] if fast.staged is not None else [jax.numpy.asarray(x.numpy())]
+    if moves is None:
+        bufs[lo:hi] = arrays
+    else:
+        for i, slot in moves:
+            bufs[slot] = arrays[i]
+    execute, handlers, export = raw.execute, raw.handlers, fast.export
+
+    def exe():
+        outs = execute(bufs).consume_with_handlers(handlers)
+        for o in outs:
+            o.block_until_ready()
+        return [export(o) for o in outs]
+
+    return exe
+
+
 def _python_cost(m, x, fx, reps: int = 1000) -> tuple:
     """The fast call's own Python, µs of thread CPU per call (torch inputs, fjax inputs): each fast
-    entry's compiled step swapped for a stub that returns its last outputs at once, less the stub's
-    own cost (min of 5 rounds; the machine's load barely moves it)."""
+    entry's compiled step (and its executable, see ``_exe``) swapped for a stub that returns its
+    last outputs at once, less the stub's own cost (min of 5 rounds; the machine's load barely
+    moves it)."""
     entries = list(m._fast.values())
-    saved = [f.compiled for f in entries]
+    saved = [(f.compiled, f.raw.execute if f.raw is not None else None) for f in entries]
     fast = next(f for f in entries if f.state is not None)
     st, opt_states, kept = fast.state[1]
-    args = (st, opt_states, fast.rng, fast.hyper, [x.numpy()]) + (() if kept is None else (kept,))
+    args = (st, opt_states, fast.rng, fast.hyper, [jax.numpy.asarray(x.numpy())]) + (() if kept is None else (kept,))
     result = fast.compiled(*args)
     for a in jax.tree.leaves(result):
         a.block_until_ready()
 
+    class _Results:
+        def consume_with_handlers(self, handlers, outputs=result[2]):
+            return list(outputs)
+
     def stub(*args, result=result):
         return result
+
+    def stub_execute(bufs, results=_Results()):
+        return results
 
     try:
         for f in entries:
             f.compiled = stub
+            if f.raw is not None:
+                f.raw.execute = stub_execute
         best = {}
         for label, run in [("stub", stub), ("t", lambda: m(x)), ("f", lambda: m(fx))]:
             for _ in range(5):
@@ -163,8 +202,10 @@ def _python_cost(m, x, fx, reps: int = 1000) -> tuple:
                 t = (time.thread_time() - start) / reps * 1e6
                 best[label] = min(best.get(label, t), t)
     finally:
-        for f, c in zip(entries, saved):
+        for f, (c, e) in zip(entries, saved):
             f.compiled = c
+            if f.raw is not None:
+                f.raw.execute = e
     return best["t"] - best["stub"], best["f"] - best["stub"]
 
 
@@ -201,13 +242,17 @@ def overhead(reps: int) -> None:
     )
     print(f"per call, µs (median of {reps}, interleaved); torch threads {torch.get_num_threads()}")
     print("  torch: torch eager; jit: the same math as a hand-written jax.jit (tiny model only); own: the compiled")
-    print("  step called directly on its arguments; fjax(t): torch tensors in and out; fjax(f): fjax tensors in and")
-    print("  out under fjax.no_grad(); ovh = fjax - own (wall clock); cpu ovh: the same in the calling thread's")
-    print("  CPU time (time.thread_time; on a shared VM it counts stolen time too); py(t)/py(f): the fast call's")
-    print("  own Python alone (its compiled step a stub returning the outputs; thread CPU, min of 5 x 1000)")
+    print("  step called directly on its arguments (jax.stages.Compiled, as a jax.jit call); exe: its XLA executable")
+    print("  called on the arguments the fast entry holds, output to torch (the floor: no checks, no input import);")
+    print("  fjax(t): torch tensors in and out; fjax(f): fjax tensors in and out under fjax.no_grad(); ovh = fjax -")
+    print("  own (wall clock; negative: faster than the Compiled call); ovh exe(t) = fjax(t) - exe; cpu ovh: the")
+    print("  same as ovh in the calling thread's CPU time (time.thread_time; on a shared VM it counts stolen time")
+    print("  too); py(t)/py(f): the fast call's own Python alone (its executable a stub returning the outputs;")
+    print("  thread CPU, min of 5 x 1000)")
     print(
-        f"  {'model':<30}{'torch':>8}{'jit':>8}{'own':>8}{'fjax(t)':>9}{'fjax(f)':>9}"
-        f"{'ovh(t)':>8}{'ovh(f)':>8}{'cpu ovh(t)':>12}{'cpu ovh(f)':>12}{'py(t)':>7}{'py(f)':>7}{'torch/fjax(t)':>15}"
+        f"  {'model':<30}{'torch':>8}{'jit':>8}{'own':>8}{'exe':>8}{'fjax(t)':>9}{'fjax(f)':>9}"
+        f"{'ovh(t)':>8}{'ovh(f)':>8}{'ovh exe(t)':>11}{'cpu ovh(t)':>12}{'cpu ovh(f)':>12}{'py(t)':>7}{'py(f)':>7}"
+        f"{'torch/fjax(t)':>15}"
     )
     for name, model, x in cases:
         model.eval()
@@ -229,6 +274,8 @@ def overhead(reps: int) -> None:
                 m(fx)._data.block_until_ready()  # (under fjax.no_grad(), entered once below)
 
             runners = {"torch": lambda f=model, x=x: f(x), "own": _graph_own(m, x)}
+            if _exe(m, x) is not None:
+                runners["exe"] = _exe(m, x)
             if name.startswith("tiny"):
                 runners["jit"] = _tiny_jit(model, x)
             runners.update({"fjax(t)": lambda m=m, x=x: m(x), "fjax(f)": fjax_in})
@@ -254,11 +301,12 @@ def overhead(reps: int) -> None:
             t = {k: statistics.median(v) * 1e6 for k, v in times.items()}
             c = {k: statistics.median(v) * 1e6 for k, v in cpu.items()}
             jit = f"{t['jit']:8.0f}" if "jit" in t else f"{'-':>8}"
+            exe, ovh_exe = (f"{t['exe']:8.0f}", f"{t['fjax(t)'] - t['exe']:11.0f}") if "exe" in t else ("-", "-")
             print(
-                f"  {name + suffix:<30}{t['torch']:8.0f}{jit}{t['own']:8.0f}{t['fjax(t)']:9.0f}{t['fjax(f)']:9.0f}"
-                f"{t['fjax(t)'] - t['own']:8.0f}{t['fjax(f)'] - t['own']:8.0f}"
-                f"{c['fjax(t)'] - c['own']:12.0f}{c['fjax(f)'] - c['own']:12.0f}{py[0]:7.0f}{py[1]:7.0f}"
-                f"{t['torch'] / t['fjax(t)']:15.2f}",
+                f"  {name + suffix:<30}{t['torch']:8.0f}{jit}{t['own']:8.0f}{exe:>8}{t['fjax(t)']:9.0f}"
+                f"{t['fjax(f)']:9.0f}{t['fjax(t)'] - t['own']:8.0f}{t['fjax(f)'] - t['own']:8.0f}"
+                f"{ovh_exe:>11}{c['fjax(t)'] - c['own']:12.0f}{c['fjax(f)'] - c['own']:12.0f}"
+                f"{py[0]:7.0f}{py[1]:7.0f}{t['torch'] / t['fjax(t)']:15.2f}",
                 flush=True,
             )
 
