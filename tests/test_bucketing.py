@@ -77,6 +77,7 @@ CASES = {
     ),
     "unsqueeze": (lambda n: [_x(n, 5)], lambda L, x: x.unsqueeze(-1) * x.unsqueeze(1)),
     "transpose": (lambda n: [_x(n, 3, 4)], lambda L, x: x.transpose(1, 2) @ x),
+    "_copy": (lambda n: [_x(n, 3)], lambda L, x: L.tanh(x).clone()),
     "permute": (lambda n: [_x(n, 3, 4)], lambda L, x: x.permute(0, 2, 1) @ x),
     "squeeze": (lambda n: [_x(n, 1, 4)], lambda L, x: L.relu(x).squeeze(1) + L.tanh(x).squeeze()),
     "flatten": (lambda n: [_x(n, 2, 3)], lambda L, x: L.flatten(x, 1) * 2),

@@ -19,6 +19,12 @@ reads) at most 16 apart runs from then on with it padded to a bucket size
 - Real rows are the unpadded op's up to the last bits (a reduction over the rows may sum in
   another order).
 
+- A sequence that grows by a token per step pads along its own dim (``_dims.PaddedDims``,
+  ``run_dims``): ``cat`` along a dim that keeps growing writes into a bucket-sized buffer, a
+  slice ``[:T]`` of a real buffer at a padded length reads the bucket, and ops that declare
+  ``Rows.dims`` (a ``Plan``: how padded dims pass through, and the identity their padding holds
+  where the op reduces over them) run on the bucket arrays with the real length as an argument.
+
 On the CPU, padding and copying the real rows out go through numpy: no compile at all. See
 docs/architecture.md, "Bucketed dimensions".
 """
@@ -33,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _lazy
+from . import _dims, _lazy
 from . import profiler as _profiler
 from ._config import config
 from .autograd.engine import Node
@@ -121,21 +127,38 @@ def materialize(t):
 def unpad_edge(node, idx, shape, dtype):
     """Where an op reading the real rows (``shape``) of output ``idx`` of padded ``node`` joins
     the tape: an ``Unpad`` node whose VJP appends the padding's zero rows."""
-    size = (node.out_avals[idx] if node.multi else node.out_avals)[0][0]
+    bucket = tuple((node.out_avals[idx] if node.multi else node.out_avals)[0])
+    shape = tuple(shape)
+    if bucket[1:] != shape[1:]:  # padded dims past dim 0 (``PaddedDims``)
+        unpad = Node("Unpad", _dims.cutter(shape), _grow_back(bucket, shape), ((node, idx),), (shape, dtype))
+        return unpad, 0
     n = shape[0]
-    unpad = Node("Unpad", _lazy.slicer(n), _pad_back(size - n), ((node, idx),), (tuple(shape), dtype))
+    unpad = Node("Unpad", _lazy.slicer(n), _pad_back(bucket[0] - n), ((node, idx),), (shape, dtype))
     return unpad, 0
 
 
-def real_rows_hook(hook, n):
-    """Tensor hook ``hook`` on a bucketed result: it sees the real ``n`` rows of the gradient,
-    and what it returns gets the padding's zero rows back."""
+@functools.lru_cache(maxsize=4096)
+def _grow_back(bucket, shape):
+    """The VJP of taking the leading ``shape`` block of a ``bucket``-shaped array: zeros around it."""
+
+    def vjp(ct):
+        return (jnp.pad(ct, [(0, b - s) for b, s in zip(bucket, shape)]),)
+
+    return jax.tree_util.Partial(vjp)
+
+
+def real_rows_hook(hook, shape):
+    """Tensor hook ``hook`` on a bucketed result: it sees the real block (``shape``) of the
+    gradient, and what it returns gets the padding's zeros back."""
+    shape = (shape,) if type(shape) is int else tuple(shape)
 
     def on_padded(grad):
-        out = hook(Tensor._wrap(_lazy.unpad(grad._data, n)))
-        if out is None or not isinstance(out, Tensor) or tuple(out.shape)[:1] != (n,):
+        bucket = tuple(grad.shape)
+        out = hook(Tensor._wrap(_dims.cut(grad._data, shape[: len(bucket)])))
+        if out is None or not isinstance(out, Tensor) or tuple(out.shape)[: len(shape)] != shape:
             return out  # None, or a result the engine rejects with torch's message
-        return Tensor._wrap(_pad_back(grad.shape[0] - n)(out._data)[0])
+        full = shape + bucket[len(shape) :]
+        return Tensor._wrap(_grow_back(bucket, full)(out._data)[0])
 
     on_padded.__name__ = getattr(hook, "__name__", type(hook).__name__)
     return on_padded
@@ -271,6 +294,8 @@ def note(entry, arrays) -> None:
         spec = entry.spec = _spec(entry)
     if spec is False:
         return
+    if spec.rows.grows is not None:
+        _grows_note(entry, spec, arrays)
     first = getattr(arrays[spec.batched[0]], "shape", ())
     if not first or first[0] == entry.last:
         return  # the batch size of its last call: nothing new (a fixed-shape loop stops here)
@@ -305,6 +330,13 @@ def _pad_family(entry, family) -> None:
 def run(name, entry, leaves, differentiable, linear, padded):
     """``entry`` on ``leaves`` with the batch padded to its bucket; None where this call has no
     batch to pad (then the caller runs it as it is). ``padded``: a leaf holds a Padded value."""
+    if entry.rows.dims is not None and (
+        (entry.bucketing and _GROW in entry.bucketing)
+        or any(isinstance(x, Tensor) and type(x._meta) is _dims.PaddedDims for x in leaves)
+    ):
+        out = run_dims(name, entry, leaves, differentiable, linear)
+        if out is not None or any(isinstance(x, Tensor) and type(x._meta) is _dims.PaddedDims for x in leaves):
+            return out
     spec = entry.spec
     if spec is None:
         spec = entry.spec = _spec(entry)
@@ -486,3 +518,295 @@ def _masked_entry(entry, spec):
 
 
 _Above.materialize, _Above.unpad_edge, _Above.real_rows_hook = materialize, unpad_edge, real_rows_hook
+
+
+# ----------------------------------------------------------------------------- padded dims
+# A sequence that grows by a token per step pads along its own dim (``_dims.PaddedDims``): an op
+# whose record declares ``Rows.dims`` (how padded dims pass through it; ``ops._registry``) takes
+# such inputs as they are, one kernel per bucket; any other op reads the real block.
+
+_GROW = "grows"  # in ``entry.bucketing``: this entry's result grows along a dim (``Rows.grows``)
+_grown: dict = {}  # entry -> {size: the step it first came in} of its growing dim
+_live: dict = {}  # real length -> bucket of the padded dims made lately (``window``)
+
+
+def _axes(shape, array_shape) -> tuple:
+    return tuple(i for i, (s, b) in enumerate(zip(shape, array_shape)) if s != b)
+
+
+def _length(leaves):
+    """The (real length, bucket) all padded dims of ``leaves`` share, their padded axes by
+    position; None where they do not share one."""
+    pair, axes = None, {}
+    for i, x in enumerate(leaves):
+        a = x._meta if isinstance(x, Tensor) else None
+        if not isinstance(a, Padded):
+            continue
+        ax = _axes(a.shape, a.array.shape)
+        for d in ax:
+            p = (a.shape[d], a.array.shape[d])
+            if pair is None:
+                pair = p
+            elif p != pair:
+                return None
+        axes[i] = ax
+    return pair, axes
+
+
+def _grows_note(entry, spec, arrays) -> None:
+    """``note`` for an op whose result grows along a dim (``Rows.grows``: ``cat`` along it):
+    once its length came new in three steps at most ``_WINDOW`` apart, it pads (``_GROW``)."""
+    shapes = _described(arrays, spec.positions)
+    d = spec.rows.grows(spec.statics, shapes)
+    if d is None:
+        return
+    first = shapes.get(spec.names[spec.batched[0]]) or next(iter(shapes.values()), None)
+    if first is None or not -len(first[0]) <= d < len(first[0]):
+        return
+    n = first[0][d]
+    steps = _grown.get(entry)
+    if steps is None:
+        if len(_grown) >= 4096:
+            _grown.clear()
+        steps = _grown[entry] = {}
+    if n not in steps:
+        steps[n] = _lazy.steps
+        recent = sorted(set(steps.values()))[-_NEEDS:]
+        if len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW:
+            _pad_family(entry, _GROW)
+
+
+def _forget_grown():
+    _grown.clear()
+    _live.clear()
+
+
+_lazy.restarted.append(_forget_grown)
+
+
+def _dims_info(entry):
+    """(statics, {parameter: leaf position}) of the entry's template (``Rows.dims``)."""
+    spec = entry.spec
+    if spec is None:
+        spec = entry.spec = _spec(entry)
+    if spec is not False:
+        return spec.statics, spec.positions
+    found = _infos.get(entry)
+    if found is None:
+        if len(_infos) >= 4096:
+            _infos.clear()
+        statics = {
+            k: v.default
+            for k, v in inspect.signature(entry.op.fn).parameters.items()
+            if v.default is not inspect.Parameter.empty
+        }
+        positions: dict = {}
+        count = 0
+
+        def walk(t, name):
+            nonlocal count
+            if t is _LEAF:
+                if name is not None:
+                    positions[name] = count
+                count += 1
+            elif type(t) is tuple and t and t[0] == "seq":
+                for k, e in enumerate(t[2]):
+                    if e is _LEAF and name is not None:
+                        positions[f"{name}[{k}]"] = count
+                    walk(e, None)
+            elif type(t) is tuple and t and t[0] == "c" and name is not None:
+                statics[name] = t[1]
+
+        op = entry.op
+        for i, t in enumerate(entry.args_t):
+            walk(t, op.params[i] if i < len(op.params) else None)
+        for k, t in entry.kwargs_t:
+            walk(t, k)
+        found = _infos[entry] = (statics, positions)
+    return found
+
+
+_infos: dict = {}
+
+
+def run_dims(name, entry, leaves, differentiable, linear):
+    """``entry`` on ``leaves`` some of which hold ``Padded`` values padded along any dims, or
+    whose result grows (``_GROW``): the op's ``Rows.dims`` plan on the bucket arrays; None where
+    it has none (the caller reads the real blocks)."""
+    rule = entry.rows.dims
+    if rule is None or _LEAF is None:
+        return None
+    found = _length(leaves)
+    if found is None:
+        return None
+    (pair, axes) = found
+    for x in leaves:
+        a = x._meta if isinstance(x, Tensor) else x
+        if isinstance(a, jax.core.Tracer) or type(a) is MetaArray:
+            return None
+    statics, positions = _dims_info(entry)
+    shapes = _described(leaves, positions)
+    by_name = {}
+    for p, i in positions.items():
+        if i in axes:
+            by_name[p] = axes[i]
+    if pair is None and not (entry.bucketing and _GROW in entry.bucketing):
+        return None
+    n, size = pair if pair is not None else (None, None)
+    plan = rule(statics, by_name, shapes, n, size)
+    if plan is None:
+        return None
+    if n is None:  # a growing result of real inputs: its input's length
+        n = plan.n
+    out_n = n + plan.grow
+    out_size = bucket(out_n) if plan.grow else size
+    kernel_entry = entry if not plan.static else _resized(entry, plan.static)
+    fills = {positions[p]: tuple(sorted(f.items())) for p, f in plan.fill.items() if p in positions}
+    in_axes = tuple(sorted(axes.items()))
+    outs = plan.out
+    key = (kernel_entry, in_axes, tuple(sorted(fills.items())), outs, plan.kernel, out_size, plan.grow)
+    masked = _dims_kernels.get(key)
+    if masked is None:
+        if len(_dims_kernels) >= 4096:
+            _dims_kernels.clear()
+        masked = _dims_kernels[key] = _dims_entry(
+            kernel_entry, dict(in_axes), fills, outs, plan.kernel, out_size, plan.grow
+        )
+    new = list(leaves)
+    for i, x in enumerate(leaves):
+        if isinstance(x, Tensor) and i not in axes and isinstance(x._meta, Padded):
+            materialize(x)
+    out = _run(name, masked, [_dev_int(n), *new], differentiable, linear)
+    _stats["calls"] += 1
+    _stats["ops"][name] = _stats["ops"].get(name, 0) + 1
+    results = out if type(out) is tuple else (out,)
+    per = outs if outs and type(outs[0]) is tuple else (outs,) * len(results)
+    for o, ax in zip(results, per):
+        a = o._a
+        if not ax or out_n == a.shape[ax[0]]:
+            continue
+        real = list(a.shape)
+        for d in ax:
+            real[d] = out_n
+        o._a = _dims.PaddedDims(tuple(real), a)
+        if o._node is not None:
+            o._node.padded = True
+        _stats["real_elements"] += int(np.prod(real, dtype=np.int64))
+        _stats["padded_elements"] += int(np.prod(a.shape, dtype=np.int64)) - int(np.prod(real, dtype=np.int64))
+    if out_n != out_size:
+        if len(_live) >= 64:
+            _live.clear()
+        _live[out_n] = out_size
+    return out
+
+
+_dims_kernels: dict = {}
+
+
+_lengths: dict = {}
+
+
+def _dev_int(n):
+    """The real length ``n`` as a kernel argument: a device scalar, one per length (a Python int
+    would make a recorded segment's key differ from the one a device scalar makes)."""
+    a = _lengths.get(n)
+    if a is None:
+        if len(_lengths) >= 4096:
+            _lengths.clear()
+        a = _lengths[n] = jax.device_put(n)
+    return a
+
+
+def _axes_mask(n, shape, axes):
+    """A bool array broadcasting to ``shape``: True where every one of ``axes`` is below ``n``."""
+    keep = None
+    for d in axes:
+        m = (jnp.arange(shape[d]) < n).reshape((1,) * d + (shape[d],) + (1,) * (len(shape) - d - 1))
+        keep = m if keep is None else keep & m
+    return keep
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _real_only(y, n, axes):
+    """``y``, whose gradient reaches only its real block along ``axes`` (real length ``n``)."""
+    return y
+
+
+def _real_only_fwd(y, n, axes):
+    return y, n
+
+
+def _real_only_bwd(axes, n, ct):
+    return jnp.where(_axes_mask(n, ct.shape, axes), ct, jnp.zeros((), ct.dtype)), None
+
+
+_real_only.defvjp(_real_only_fwd, _real_only_bwd)
+
+
+def _dims_entry(entry, in_axes, fills, outs, kernel, out_size, grow):
+    """The kernel ``(n, *leaves)``: each padded input's padding set to 0 (or its ``fill``), the op
+    (or the plan's ``kernel``, with ``n`` and the result's bucket), the results' gradients kept
+    to their real blocks."""
+    pure = entry.pure
+
+    def masked(n, *arrays):
+        arrays = list(arrays)
+        for i, ax in in_axes.items():
+            a = arrays[i]
+            a = jnp.where(_axes_mask(n, a.shape, ax), a, jnp.zeros((), a.dtype))
+            for d, v in fills.get(i, ()):
+                a = jnp.where(_axes_mask(n, a.shape, (d,)), a, jnp.asarray(v, a.dtype))
+            arrays[i] = a
+        out = entry.calling(kernel, n=n, size=out_size)(*arrays) if kernel is not None else pure(*arrays)
+        results = out if isinstance(out, (tuple, list)) else (out,)
+        per = outs if outs and type(outs[0]) is tuple else (outs,) * len(results)
+        kept = []
+        for y, ax in zip(results, per):
+            if ax and jnp.issubdtype(y.dtype, jnp.inexact):
+                y = _real_only(y, n + grow, ax)
+            kept.append(y)
+        return type(out)(kept) if isinstance(out, (tuple, list)) else kept[0]
+
+    return entry.derived(masked)
+
+
+def window_index(shape, index):
+    """``x[index]`` of a real ``x`` (``shape``) with slices ``[:n]`` whose ``n`` is the real
+    length of padded dims made lately (a causal mask's ``bias[:, :, :T, :T]`` in a decode step):
+    (the index with those slices reaching the bucket, n, bucket); None where there are none, or
+    ``x`` is shorter than the bucket there."""
+    if not _live or not isinstance(index, tuple):
+        return None
+    pair, new = None, []
+    for e in index:
+        if (
+            type(e) is tuple
+            and len(e) == 4
+            and e[0] == "slice"
+            and e[1] in (None, 0)
+            and e[3] in (None, 1)
+            and type(e[2]) is int
+            and e[2] in _live
+        ):
+            p = (e[2], _live[e[2]])
+            if pair is not None and p != pair:
+                return None
+            pair = p
+            new.append(("slice", e[1], p[1], e[3]))
+        elif e is Ellipsis or (type(e) is tuple and e and e[0] == "slice"):
+            new.append(e)
+        else:
+            return None
+    if pair is None:
+        return None
+    return tuple(new), pair[0], pair[1]
+
+
+def padded_window(out, real_shape):
+    """Give ``out`` (a window read at the bucket's shape) its real ``real_shape``."""
+    a = out._a
+    if tuple(a.shape) == tuple(real_shape):
+        return
+    out._a = _dims.PaddedDims(tuple(real_shape), a)
+    if out._node is not None:
+        out._node.padded = True

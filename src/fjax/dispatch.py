@@ -27,6 +27,7 @@ import numpy as np
 
 from . import (
     _bucket,
+    _dims,
     _jax_compat,
     _lazy,
     ops,  # noqa: F401 - importing it fills the op table
@@ -52,6 +53,7 @@ from .tensor import Tensor, _Above
 _LEAF = object()
 _Pending = _lazy.Pending
 _Padded = _lazy.Padded
+_PaddedDims = _dims.PaddedDims
 _NUMBERS = (int, float, bool, complex)
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
 
@@ -674,6 +676,13 @@ def _window(name, rule, args, kwargs):
     if geoms is None:
         return None
     ((view_shape, view_strides, offset),) = geoms
+    real_shape = view_shape
+    if name == "getitem" and config.bucketing and not trace_state.depth and type(x._meta) is not _PaddedDims:
+        found = _bucket.window_index(shape, args[2] if len(args) > 2 else kwargs.get("index"))
+        if found is not None:  # a slice [:T] of a real tensor, T a padded length: read the bucket
+            wide = rule((shape, strides, 0), None, args[0], args[1], found[0])
+            if wide is not None and all(w in (r, found[2]) for w, r in zip(wide[0][0], view_shape)):
+                ((view_shape, view_strides, offset),) = wide
     key = (shape, view_shape, view_strides)
     entry = _window_entries.get(key)
     if entry is None:
@@ -686,6 +695,8 @@ def _window(name, rule, args, kwargs):
     if not trace_state.depth:  # inside a trace a device scalar would be a constant of the program
         offset = _device_int(offset)
     out = run(name, entry, [x, offset], True, True)
+    if real_shape != view_shape:
+        _bucket.padded_window(out, real_shape)
     if x._st is None or x._geom is None:
         out._view_from(x, geoms[0])
     else:
@@ -761,7 +772,7 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         t = type(a)
         if t is _Pending:
             pending = True
-        elif t is _Padded:
+        elif t is _Padded or t is _PaddedDims:
             padded = True
         arrays.append(a)
     if padded or entry.bucketing:
@@ -771,9 +782,9 @@ def run(name, entry, leaves, differentiable=True, linear=False):
                 return out
         if padded:  # a padded kernel takes the padded arrays; any other kernel the real rows
             if entry.takes_padded:
-                arrays = [a.array if type(a) is _Padded else a for a in arrays]
+                arrays = [a.array if isinstance(a, _Padded) else a for a in arrays]
             else:
-                arrays = [x._data if type(a) is _Padded else a for x, a in zip(leaves, arrays)]
+                arrays = [x._data if isinstance(a, _Padded) else a for x, a in zip(leaves, arrays)]
             pending = any(type(a) is _Pending for a in arrays)
     grad = grad and differentiable and _grad_state.enabled
     diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()

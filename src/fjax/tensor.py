@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _indexing, _lazy
 from . import dtypes as _dt
+from ._dims import PaddedDims
 from ._lazy import Padded, Pending
 from ._lazy import real as _real
 from ._tracing import log_inplace, trace_state
@@ -152,7 +153,7 @@ class Tensor:
         t = type(a)
         if t is Pending:
             a = self._a = a.force()
-        elif t is Padded:
+        elif t is Padded or t is PaddedDims:
             a = _Above.materialize(self)
         return a
 
@@ -173,7 +174,7 @@ class Tensor:
         t = type(a)
         if t is Pending:
             a = self._a = a.force()
-        elif t is Padded:
+        elif t is Padded or t is PaddedDims:
             a = _Above.materialize(self)
         return a
 
@@ -214,7 +215,7 @@ class Tensor:
                 log_inplace(self, "_a")
             self._a = value
             return
-        if type(value) is Padded:  # a storage holds the real rows
+        if isinstance(value, Padded):  # a storage holds the real rows
             value = value.force()
         g = self._geom
         if g is None:
@@ -234,7 +235,7 @@ class Tensor:
         """The storage, created on the first alias."""
         st = self._st
         if st is None:
-            if type(self._a) is Padded:  # a storage holds the real rows
+            if isinstance(self._a, Padded):  # a storage holds the real rows
                 _Above.materialize(self)
             st = Storage(self._a)
             self._attach(st, None)
@@ -741,7 +742,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
         if self._node is not None and self._node.padded:  # a bucketed result: the hook sees its real rows
-            hook = _Above.real_rows_hook(hook, self.shape[0])
+            hook = _Above.real_rows_hook(hook, tuple(self.shape))
         if self._node is None:
             hooks = self._hooks = self._hooks or []
         else:
@@ -1212,7 +1213,7 @@ class Tensor:
             self._derive(base)
         else:
             value = result._meta
-            if type(value) is Padded and self._requires_grad and result._node is None:
+            if isinstance(value, Padded) and self._requires_grad and result._node is None:
                 value = value.force()  # its gradient keeps the real rows' history (a leaf's: its shape)
             self._write(value)
             if result._node is not None:

@@ -97,9 +97,88 @@ class Rows:
     out: Callable | None = None
     masked: Callable | None = None
     resize: Callable | None = None
+    dims: Callable | None = None
+    grows: Callable | None = None
 
 
-ELEMENTWISE = Rows(("input", "other"), broadcast=True)
+# Padded dims (``fjax._bucket.run_dims``): a sequence that grows by one token per step is padded
+# along its own dim, and ``Rows.dims`` says how such dims pass through an op. It is called as
+# ``dims(statics, padded, shapes, n, size)``: ``padded`` {parameter: its padded axes} of the
+# padded inputs, ``shapes`` {parameter: (real shape, dtype)}, ``n`` the real length they share
+# and ``size`` its bucket (None, None for ``Rows.grows``' first padded result); it returns a
+# ``Plan``, or None where the op cannot take them (then it runs on the real blocks). The
+# padding of each padded input holds 0 unless ``Plan.fill`` names another value along an axis
+# (the identity of a reduction over it: -inf for softmax); ``Rows.grows(statics, shapes)``
+# names the dim along which the result grows (``cat``): after three new lengths it pads.
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How an op runs on padded dims (see ``Rows.dims``).
+
+    Attributes:
+        out: the result's padded axes, or a tuple of them per result (a tuple of ints: the same
+            for every result).
+        fill: ``{parameter: {axis: value}}``: what the padding along that axis holds.
+        static: static arguments rewritten for the bucket (a reshape's shape).
+        kernel: the op's function on the bucket arrays, called as the op plus the keywords
+            ``n`` (the real length, traced) and ``size`` (the result's bucket).
+        grow: the result's real length is ``n + grow`` (``cat`` along the padded dim).
+        n: with no padded input (``Rows.grows``): the real length of the growing input.
+    """
+
+    out: tuple
+    fill: dict = field(default_factory=dict)
+    static: dict = field(default_factory=dict)
+    kernel: Callable | None = None
+    grow: int = 0
+    n: int | None = None
+
+
+def _broadcast_dims(params):
+    """``Rows.dims`` of an elementwise op over ``params`` (broadcasting): a padded axis is the
+    result's axis it aligns with; every other input has size 1 there (or lacks it)."""
+
+    def dims(statics, padded, shapes, n, size):
+        tensors = {p: shapes[p][0] for p in shapes if p in params}
+        if not padded or not tensors:
+            return None
+        nd = max(len(s) for s in tensors.values())
+        out = set()
+        for p, axes in padded.items():
+            if p not in tensors:
+                return None
+            out.update(d + nd - len(tensors[p]) for d in axes)
+        for p, shape in tensors.items():
+            own = {d + nd - len(shape) for d in padded.get(p, ())}
+            for o in out - own:
+                d = o - (nd - len(shape))
+                if d >= 0 and shape[d] != 1:
+                    return None
+        return Plan(tuple(sorted(out)))
+
+    return dims
+
+
+def _passes(param="input", keep=lambda statics, shape: None):
+    """``Rows.dims`` of an op whose result keeps ``param``'s axes up to its last ones: the padded
+    axes must be below ``keep(statics, shape)`` (the first axis the op works along; None: the
+    last one)."""
+
+    def dims(statics, padded, shapes, n, size):
+        if set(padded) != {param}:
+            return None
+        shape = shapes[param][0]
+        first = keep(statics, shape)
+        first = len(shape) - 1 if first is None else first
+        if any(d >= first for d in padded[param]):
+            return None
+        return Plan(padded[param])
+
+    return dims
+
+
+ELEMENTWISE = Rows(("input", "other"), broadcast=True, dims=_broadcast_dims(("input", "other")))
 """Rows of an elementwise op of ``input`` (and ``other``): every row is its own."""
 
 

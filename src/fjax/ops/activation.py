@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _checks, _saving
 from ._promote import promote, to_float
-from ._registry import ELEMENTWISE, Rows, defop
+from ._registry import ELEMENTWISE, Plan, Rows, defop
 
 
 def _clip(x, lo, hi):
@@ -496,7 +496,16 @@ def _not_over_rows(statics, shapes):
     return dim is not None and ndim >= 2 and dim % ndim != 0
 
 
-_ROWS_BUT_DIM = Rows(("input",), when=_not_over_rows)
+def _softmax_dims(statics, padded, shapes, n, size):
+    """Padded dims pass through; over a padded dim its padding holds -inf (exp gives 0)."""
+    dim, ndim = statics.get("dim"), len(shapes["input"][0])
+    if set(padded) != {"input"} or dim is None or not -ndim <= dim < ndim:
+        return None
+    fill = {"input": {dim % ndim: float("-inf")}} if dim % ndim in padded["input"] else {}
+    return Plan(padded["input"], fill=fill)
+
+
+_ROWS_BUT_DIM = Rows(("input",), when=_not_over_rows, dims=_softmax_dims)
 
 
 @defop(static=("dim", "dtype"), rows=_ROWS_BUT_DIM)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import Rows, defop
+from ._registry import Rows, _passes, defop
 
 
 @defop(static=("dtype",), method=False, linear=True, rows=Rows(("input",)))
@@ -14,7 +14,11 @@ def _cast(input, dtype):
     return input.astype(dtype)
 
 
-@defop(method=False, linear=True)
+@defop(
+    method=False,
+    linear=True,
+    rows=Rows(("input",), dims=_passes(keep=lambda s, shape: len(shape))),
+)
 def _copy(input):
     """A copy of ``input`` (``Tensor.clone``)."""
     return jnp.array(input, copy=True)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import IndexOutOfRange
 from . import _checks
-from ._registry import Rows, along, defop
+from ._registry import Plan, Rows, _broadcast_dims, along, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -324,7 +324,7 @@ def index_fill(input, dim, index, value):
     return out.reshape(input.shape)
 
 
-@defop(rows=Rows(("input", "mask", "value"), broadcast=True))
+@defop(rows=Rows(("input", "mask", "value"), broadcast=True, dims=_broadcast_dims(("input", "mask", "value"))))
 def masked_fill(input, mask, value):
     """A copy of ``input`` with ``value`` wherever the bool ``mask`` is True; ``mask`` broadcasts
     to ``input``'s shape, and ``value`` (a scalar or a 0-d tensor) takes ``input``'s dtype. A common use:
@@ -508,7 +508,32 @@ def _same_rank_indices(statics, tensors) -> bool:
     return _getitem_batch(statics) != ("arrays",) or len(ranks) == 1
 
 
-@defop(static=("index",), linear=True, rows=Rows(_getitem_batch, when=_same_rank_indices))
+def _getitem_at(input, arrays, index, *, n, size):
+    """``input[:, ..., idx, :, ...]`` with ``idx`` (an integer index tensor) on a padded dim:
+    negative positions count from its real length ``n``."""
+    d = index.index("tensor:0")
+    idx = arrays[0]
+    idx = jnp.where(idx < 0, idx + n, idx)
+    return jnp.take(input, idx, axis=d)
+
+
+def _getitem_dims(statics, padded, shapes, n, size):
+    """One integer index tensor on a padded dim (``x[:, [-1]]``), full slices elsewhere: its
+    positions count from the real length; other padded dims pass through."""
+    index = statics.get("index")
+    if set(padded) != {"input"} or not isinstance(index, tuple) or "arrays[0]" not in shapes or "arrays[1]" in shapes:
+        return None
+    shape = shapes["input"][0]
+    if len(index) != len(shape) or any(e != _ALL for e in index if e != "tensor:0") or index.count("tensor:0") != 1:
+        return None
+    d = index.index("tensor:0")
+    idx_shape, dtype = shapes["arrays[0]"]
+    if d not in padded["input"] or not np.issubdtype(np.dtype(dtype), np.integer) or len(idx_shape) != 1:
+        return None
+    return Plan(tuple(e for e in padded["input"] if e != d), kernel=_getitem_at)
+
+
+@defop(static=("index",), linear=True, rows=Rows(_getitem_batch, when=_same_rank_indices, dims=_getitem_dims))
 def getitem(input, arrays, index):
     """The op behind ``tensor[index]``, with torch's indexing rules: ints and slices (steps included)
     give views, ``None`` adds a dim, ``...`` stands for the remaining dims, and integer or bool tensors select

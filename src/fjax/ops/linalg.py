@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _jax_compat
 from ._promote import promote
-from ._registry import Rows, defop
+from ._registry import Plan, Rows, _passes, defop
 
 
 def _same_dtype(op, *xs):
@@ -38,7 +38,32 @@ def _broadcast(op, *shapes):
         raise ValueError(f"{op}: shapes {', '.join(map(str, shapes))} do not broadcast") from None
 
 
-@defop(rows=Rows(("input",), when=lambda s, t: t["input"][0][1:] and len(t["other"][0]) <= 2))
+def _matmul_dims(statics, padded, shapes, n, size):
+    """A padded batch, row (M) or column (N) dim is the result's; a padded contracted dim (K)
+    must be padded in both operands (their padding holds 0: it adds nothing)."""
+    if "input" not in shapes or "other" not in shapes:
+        return None
+    a, b = shapes["input"][0], shapes["other"][0]
+    if len(a) < 2 or len(b) < 2:
+        return None
+    nd = max(len(a), len(b))
+    pa, pb = set(padded.get("input", ())), set(padded.get("other", ()))
+    if (len(a) - 1 in pa) != (len(b) - 2 in pb):
+        return None
+    out = set()
+    for d in pa - {len(a) - 1}:
+        out.add(d + nd - len(a))
+    for d in pb - {len(b) - 2}:
+        out.add(nd - 1 if d == len(b) - 1 else d + nd - len(b))
+    for shape, own in ((a, pa), (b, pb)):
+        for o in out:
+            d = o - (nd - len(shape))
+            if o < nd - 2 and d >= 0 and d not in own and shape[d] != 1:
+                return None  # a batch dim of the other operand, not padded
+    return Plan(tuple(sorted(out)))
+
+
+@defop(rows=Rows(("input",), when=lambda s, t: t["input"][0][1:] and len(t["other"][0]) <= 2, dims=_matmul_dims))
 def matmul(input, other):
     """Matrix product with torch's rules for the operands' dims: two 1-D tensors give their dot
     product; a 1-D first (second) operand acts as a row (column) vector whose dim is then dropped; beyond
@@ -215,7 +240,7 @@ def einsum(equation, operands):
     return jnp.einsum(equation, *operands)
 
 
-@defop(method=False, rows=Rows(("input",), when=lambda s, t: len(t["input"][0]) >= 2))
+@defop(method=False, rows=Rows(("input",), when=lambda s, t: len(t["input"][0]) >= 2, dims=_passes()))
 def linear(input, weight, bias=None):
     """The affine map of a linear layer: ``input @ weight.T + bias``, with ``weight`` of shape
     ``(out_features, in_features)`` (or ``(in_features,)``) and ``input`` of shape ``(..., in_features)``;

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from ..errors import IndexOutOfRange
 from . import _checks, _saving
 from ._promote import promote, to_float
-from ._registry import Rows, defop
+from ._registry import Rows, _passes, defop
 from .indexing import _check_range, _host
 
 
@@ -32,7 +32,11 @@ def _as_shape(shape):
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
 
-_LAYER_NORM_ROWS = Rows(("input",), when=lambda s, t: len(t["input"][0]) > len(_as_shape(s["normalized_shape"])))
+_LAYER_NORM_ROWS = Rows(
+    ("input",),
+    when=lambda s, t: len(t["input"][0]) > len(_as_shape(s["normalized_shape"])),
+    dims=_passes(keep=lambda s, shape: len(shape) - len(_as_shape(s["normalized_shape"]))),
+)
 """layer_norm's (and rms_norm's) rows are their own where dim 0 is not normalized."""
 
 
@@ -405,7 +409,11 @@ def _check_embedding(input, weight, *args, **kwargs):
     static=("padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
     method=False,
     check=_check_embedding,
-    rows=Rows(("input",), when=lambda s, t: not s["scale_grad_by_freq"] and s["max_norm"] is None),
+    rows=Rows(
+        ("input",),
+        when=lambda s, t: not s["scale_grad_by_freq"] and s["max_norm"] is None,
+        dims=_passes(keep=lambda s, shape: len(shape) if not s["scale_grad_by_freq"] and s["max_norm"] is None else 0),
+    ),
 )
 def embedding(
     input,

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _checks
 from ._promote import result_type
-from ._registry import Rows, along, defop
+from ._registry import Plan, Rows, along, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -50,7 +50,40 @@ def _bucket_shape(statics, n, size) -> dict:
     return {"shape": (size, *_ints("reshape", statics["shape"])[1:])}
 
 
-_RESHAPE_ROWS = Rows(("input",), when=_keeps_batch, resize=_bucket_shape)
+def _reshape_dims(statics, padded, shapes, n, size):
+    """A padded dim that stays its own dim (the elements before it and its length unchanged)
+    is the result's; the shape is rewritten for the bucket."""
+    if set(padded) != {"input"}:
+        return None
+    old = shapes["input"][0]
+    try:
+        shape = list(_ints("reshape", statics["shape"]))
+    except Exception:
+        return None
+    total = int(np.prod(old, dtype=np.int64))
+    if shape.count(-1) == 1:
+        rest = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if rest == 0 or total % rest:
+            return None
+        shape[shape.index(-1)] = total // rest
+    if int(np.prod(shape, dtype=np.int64)) != total:
+        return None
+    out = []
+    for d in padded["input"]:
+        before = int(np.prod(old[:d], dtype=np.int64))
+        j = next(
+            (j for j in range(len(shape)) if int(np.prod(shape[:j], dtype=np.int64)) == before and shape[j] == n), None
+        )
+        after = int(np.prod(old[d + 1 :], dtype=np.int64))
+        if j is None or int(np.prod(shape[j + 1 :], dtype=np.int64)) != after:
+            return None
+        out.append(j)
+    for j in out:
+        shape[j] = size
+    return Plan(tuple(sorted(out)), static={"shape": tuple(shape)})
+
+
+_RESHAPE_ROWS = Rows(("input",), when=_keeps_batch, resize=_bucket_shape, dims=_reshape_dims)
 
 
 @defop(static=("shape",), linear=True, rows=_RESHAPE_ROWS)
@@ -170,11 +203,21 @@ def permute(input, dims):
     return jnp.transpose(input, axes)
 
 
+def _transpose_dims(statics, padded, shapes, n, size):
+    ndim = len(shapes["input"][0])
+    try:
+        a, b = _wrap("transpose", statics["dim0"], ndim), _wrap("transpose", statics["dim1"], ndim)
+    except Exception:
+        return None
+    swap = {a: b, b: a}
+    return Plan(tuple(sorted(swap.get(d, d) for d in padded.get("input", ()))))
+
+
 @defop(
     static=("dim0", "dim1"),
     linear=True,
     aliases=("swapdims",),
-    rows=along("dim0", "dim1"),
+    rows=Rows(along("dim0", "dim1").params, when=along("dim0", "dim1").when, dims=_transpose_dims),
 )
 def transpose(input, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (negative dims count from the end); the other dims stay where
@@ -442,7 +485,50 @@ def _common(name, tensors):
     return [jnp.asarray(t, dt) for t in tensors]
 
 
-@defop(static=("dim",), linear=True, keyword_aliases={"inputs": "tensors"}, rows=along(params=("tensors",)))
+def _cat_dim(statics, shapes):
+    """``Rows.grows`` of cat: the dim it concatenates along (not dim 0: that is the batch's)."""
+    first = shapes.get("tensors[0]")
+    if first is None or len(shapes) != 2 or "tensors[1]" not in shapes:
+        return None
+    nd, d = len(first[0]), statics.get("dim", 0)
+    if type(d) is not int or not -nd <= d < nd or d % nd == 0:
+        return None
+    return d % nd
+
+
+def _cat_grown(tensors, dim=0, *, n, size):
+    """``cat((x, y), dim)`` into a buffer of ``size`` along ``dim``: ``x`` (real length ``n``)
+    padded with zeros, ``y`` written at ``n``."""
+    x, y = _common("cat", tensors)
+    d = _wrap("cat", dim, x.ndim)
+    if x.shape[d] < size:
+        x = jnp.pad(x, [(0, size - x.shape[d]) if k == d else (0, 0) for k in range(x.ndim)])
+    start = [jnp.zeros((), jnp.int32)] * x.ndim
+    start[d] = jnp.asarray(n, jnp.int32)
+    return lax.dynamic_update_slice(x, y.astype(x.dtype), start)
+
+
+def _cat_dims(statics, padded, shapes, n, size):
+    """Along a padded dim (or a growing one, ``Rows.grows``): the first tensor takes the others,
+    real ones, at its real length, in a buffer of the new length's bucket. Along another dim:
+    tensors padded alike keep their padded dims."""
+    d = _cat_dim(statics, shapes)
+    if d is None:
+        return None
+    x, y = shapes["tensors[0]"][0], shapes["tensors[1]"][0]
+    if set(padded) - {"tensors[0]"} or padded.get("tensors[0]", (d,)) != (d,):
+        return None
+    if x[:d] + x[d + 1 :] != y[:d] + y[d + 1 :] or shapes["tensors[0]"][1] != shapes["tensors[1]"][1]:
+        return None
+    return Plan((d,), kernel=_cat_grown, grow=y[d], n=x[d] if n is None else None)
+
+
+@defop(
+    static=("dim",),
+    linear=True,
+    keyword_aliases={"inputs": "tensors"},
+    rows=Rows(("tensors",), when=along(params=("tensors",)).when, dims=_cat_dims, grows=_cat_dim),
+)
 def cat(tensors, dim=0):
     """Concatenate ``tensors`` along the existing dim ``dim``; their shapes must agree in every other dim.
     Mixed dtypes promote to a common one, and 1-D empty tensors are skipped, as in torch.
@@ -568,7 +654,22 @@ def _split_at(input, sizes, d):
     return tuple(lax.slice_in_dim(input, a, b, axis=d) for a, b in zip(offsets[:-1], offsets[1:]))
 
 
-@defop(static=("split_size_or_sections", "dim"), linear=True, rows=along(params=("tensor",)))
+def _split_dims(statics, padded, shapes, n, size):
+    """Split along a dim that is not padded: each piece keeps the padded dims."""
+    ndim = len(shapes["tensor"][0])
+    try:
+        d = _wrap("split", statics["dim"], ndim)
+    except Exception:
+        return None
+    axes = padded.get("tensor", ())
+    return None if d in axes or set(padded) != {"tensor"} else Plan(axes)
+
+
+@defop(
+    static=("split_size_or_sections", "dim"),
+    linear=True,
+    rows=Rows(("tensor",), when=along(params=("tensor",)).when, dims=_split_dims),
+)
 def split(tensor, split_size_or_sections, dim=0):
     """Split ``tensor`` along ``dim``: into chunks of ``split_size_or_sections`` elements (the last may be
     smaller) when it is an int, or into pieces of the listed sizes, which must add up to the dim's size.
