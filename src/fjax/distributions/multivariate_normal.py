@@ -20,11 +20,9 @@ def _batch_shape_of(*shapes) -> tuple:
 
 
 def _tril_solve(L: Tensor, b: Tensor) -> Tensor:
-    """``L^-1 b`` for lower-triangular ``L`` (batches broadcast), reading only L's lower triangle,
-    so its gradient is lower-triangular too, as torch's ``solve_triangular``'s. fjax has no
-    triangular solve, so this is a general solve: the same values up to rounding."""
-    batch = _batch_shape_of(L.shape[:-2], b.shape[:-2])
-    return linalg.solve(L.tril().expand(batch + tuple(L.shape[-2:])), b.expand(batch + tuple(b.shape[-2:])))
+    """``L^-1 b`` for lower-triangular ``L`` (batches broadcast), reading only L's lower
+    triangle, as torch's ``solve_triangular`` (no singularity check: nothing read on the host)."""
+    return linalg.solve_triangular(L, b, upper=False)
 
 
 def _batch_mahalanobis(L: Tensor, x: Tensor) -> Tensor:
