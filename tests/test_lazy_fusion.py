@@ -128,6 +128,7 @@ def test_index_checks_on_computed_indices_wait_for_the_segment(fused):
     dataset's values, the computed indices when the step's program runs. A bad computed index
     raises torch's error (an IndexError naming the op) at the next sync, naming the user's line;
     a bad row of the dataset raises at the call, as in torch."""
+    fjax.manual_seed(0)  # (forgets the check points earlier tests saw)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((6, 8, 5)).astype(np.float32)
     labels = rng.integers(0, 3, (6, 8))
@@ -180,6 +181,7 @@ def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fuse
     actions, ``clip_grad_norm_`` scales the gradients: none of them ends the step's segment once
     the loop repeats, and the numbers are torch's. An invalid argument in the repeated loop
     raises torch's ValueError at the next host read; a first sight raises at the call."""
+    fjax.manual_seed(0)  # (forgets the check points earlier tests saw)
     rng = np.random.default_rng(6)
     fm, tm = fjax.nn.Linear(4, 3), torch.nn.Linear(4, 3)
     fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
