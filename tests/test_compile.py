@@ -186,6 +186,31 @@ def test_a_compiled_module_that_draws_random_numbers_trains():
     assert not all(np.array_equal(masks[0], m) for m in masks[1:]), "every call drew the same mask"
 
 
+def test_a_compiled_module_that_draws_random_numbers_is_traced_once(monkeypatch):
+    """The keys a compiled function draws while traced are constants drawn afresh on each call,
+    in the same order: Dropout inside ``fjax.compile`` traces once, and after the same seed gives
+    eager's masks call by call and leaves the random stream where eager leaves it."""
+    from fjax._transforms import program
+
+    traces = []
+    real = program.trace_arrays
+    monkeypatch.setattr(program, "trace_arrays", lambda *a, **k: traces.append(1) or real(*a, **k))
+    m = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 4), nn.Dropout(0.2))
+    x = fjax.tensor(np.random.default_rng(1).standard_normal((5, 8)).astype(np.float32))
+    fjax.manual_seed(3)
+    eager = [m(x).detach().numpy() for _ in range(4)]
+    after_eager = fjax.rand(3).numpy()
+    fast = fjax.compile(m)
+    fjax.manual_seed(3)
+    compiled = [fast(x).detach().numpy() for _ in range(4)]
+    after_compiled = fjax.rand(3).numpy()
+    assert len(traces) == 1
+    for e, c in zip(eager, compiled):
+        np.testing.assert_array_equal(e, c)
+    assert not np.array_equal(compiled[0], compiled[1])
+    np.testing.assert_array_equal(after_eager, after_compiled)
+
+
 def test_graph_break_warns_once_and_matches_eager():
     calls = []
 

@@ -36,6 +36,26 @@ draws = [0]
 """Keys drawn from any generator so far (a traced program that drew one cannot be reused)."""
 
 
+class _Recording(threading.local):
+    draws = None  # a list while ``recording``
+
+
+_recording = _Recording()
+
+
+@contextlib.contextmanager
+def recording():
+    """Within the block (a transform tracing a function), each key an eager-stream generator
+    draws is a concrete constant of the traced program, listed as ``(generator, key)`` in the
+    yielded list, in order: a call that reuses the program passes keys drawn afresh in the same
+    order (``Generator.next_key``), as the function run again would draw them."""
+    saved, _recording.draws = _recording.draws, []
+    try:
+        yield _recording.draws
+    finally:
+        _recording.draws = saved
+
+
 class _Stream:
     __slots__ = ("key", "counter", "offset")
 
@@ -186,10 +206,19 @@ class Generator:
             >>> bool((g.next_key() == g.next_key()))
             False
         """
-        key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
+        recorded = _recording.draws
+        if recorded is not None and self._traced_stream() is None:  # a transform traces (``recording``)
+            with jax.ensure_compile_time_eval():  # a concrete key: a constant of the program
+                key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
+            recorded.append((self, key))
+        else:
+            key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
         self._counter += 1
         draws[0] += 1
         return key
+
+    def _traced_stream(self):
+        return getattr(self._traced, "stream", None)
 
 
 default_generator = Generator().manual_seed(67280421310721)

@@ -356,26 +356,38 @@ class _Entry(NamedTuple):
     fits: Callable[[list], bool]  # whether constants read have the avals traced with
     refs: list  # what the key names by id, kept alive: Modules and Tensors weakly (see _weakly)
     sources: Callable[[], tuple]  # the program's sources (weakly held Tensors) as they are now
+    unread: Callable[[], None]  # takes back the keys the last read drew (its call did not run)
 
 
 _entries: OrderedDict = OrderedDict()
 _MAX_ENTRIES = 512
 
 
-def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
-    """``(read, fits)`` for a program's constants; ``slots``: per constant, the Tensor that
-    holds it (read afresh on each call) or None (a fixed value). ``fits(consts)`` says whether
-    constants read have the shapes and dtypes the program was traced with."""
+def _const_readers(consts: list, slots: list, keys: list = ()) -> tuple[Callable, Callable, Callable]:
+    """``(read, fits, unread)`` for a program's constants; ``slots``: per constant, the Tensor
+    that holds it (read afresh on each call) or None (a fixed value); ``keys``: the random keys
+    the trace drew, in order, as ``(generator, index of the constant or None)``: each read draws
+    them afresh (``unread`` takes them back). ``fits(consts)`` says whether constants read have
+    the shapes and dtypes the program was traced with."""
     places = [
         (i, weakref.ref(tensor), c.aval) for i, (tensor, c) in enumerate(zip(slots, consts)) if tensor is not None
     ]
-    consts = [None if tensor is not None else c for tensor, c in zip(slots, consts)]  # not the traced values
+    drawn = {i for _, i in keys}
+    consts = [None if tensor is not None or i in drawn else c for i, (tensor, c) in enumerate(zip(slots, consts))]
 
     def read() -> list:
         out = list(consts)
         for i, tensor, _ in places:
             out[i] = tensor()._data
+        for generator, i in keys:
+            key = generator.next_key()
+            if i is not None:  # (None: drawn and unused, the stream still moves on)
+                out[i] = key
         return out
+
+    def unread() -> None:
+        for generator, _ in keys:
+            generator._counter -= 1
 
     def fits(values: list) -> bool:
         for i, _, aval in places:
@@ -384,13 +396,16 @@ def _const_readers(consts: list, slots: list) -> tuple[Callable, Callable]:
                 return False
         return True
 
-    return read, fits
+    return read, fits, unread
 
 
 def _fresh(entry: _Entry) -> Program | None:
     """The entry's program with its constants read from their Tensors now (None: shapes changed)."""
     consts = entry.read()
-    return entry.program._replace(consts=consts, sources=entry.sources()) if entry.fits(consts) else None
+    if entry.fits(consts):
+        return entry.program._replace(consts=consts, sources=entry.sources())
+    entry.unread()
+    return None
 
 
 def _no_tensor() -> None:
@@ -405,7 +420,7 @@ def _weakly(obj) -> bool:
     return isinstance(obj, Tensor) or _is_module(obj)
 
 
-def _store(key, program: Program, result, slots: list, refs: list) -> _Entry:
+def _store(key, program: Program, result, slots: list, refs: list, keys: list = ()) -> _Entry:
     """Put ``program`` in the cache under ``key``, holding the Modules and Tensors it names weakly:
     when one dies, the entry is dropped."""
 
@@ -419,8 +434,8 @@ def _store(key, program: Program, result, slots: list, refs: list) -> _Entry:
     def sources() -> tuple:  # (map: read on every repeated call that records)
         return tuple(map(operator.call, weak_slots))
 
-    read, fits = _const_readers(program.consts, slots)
-    entry = _entries[key] = _Entry(program._replace(consts=(), sources=()), result, read, fits, held, sources)
+    read, fits, unread = _const_readers(program.consts, slots, keys)
+    entry = _entries[key] = _Entry(program._replace(consts=(), sources=()), result, read, fits, held, sources, unread)
     return entry
 
 
@@ -482,20 +497,25 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     guards = Guards(collect=True)
     guards.key(roots)
     draws, version = _random.draws[0], modules_changed[0]
-    program = do_trace()
+    with _random.recording() as drawn:
+        program = do_trace()
     result = side()
-    if _random.draws[0] != draws or modules_changed[0] != version:
-        # random keys drawn or modules changed while tracing: not reusable; its captured
-        # tensors still become tape inputs
+    if _random.draws[0] - draws != len(drawn) or modules_changed[0] != version:
+        # random keys drawn where they could not be recorded (another thread, a graph's stream)
+        # or modules changed while tracing: not reusable; its captured tensors still become
+        # tape inputs
         return _sourced(program, roots), result, None
-    slots = []
-    for c in program.consts:
+    at = {id(k): i for i, (_, k) in enumerate(drawn)}
+    slots, keys = [], [None] * len(drawn)
+    for j, c in enumerate(program.consts):
         tensor = guards.sources.get(id(c))
-        if tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
+        if tensor is None and id(c) in at:  # a key drawn while tracing: drawn afresh on each call
+            keys[at[id(c)]] = j
+        elif tensor is None and not isinstance(c, np.ndarray):  # np arrays: the program's lifted literals
             return _sourced(program, roots), result, None  # an array no guarded Tensor holds
         slots.append(tensor)
     program = program._replace(sources=tuple(slots))
-    entry = _store(key, program, result, slots, guards.refs)
+    entry = _store(key, program, result, slots, guards.refs, [(g, j) for (g, _), j in zip(drawn, keys)])
     if len(_entries) > _MAX_ENTRIES:
         _entries.popitem(last=False)
     return program, result, Ticket(guard, entry, [walk.reads])

@@ -164,13 +164,17 @@ class Repeat:
                 return None
         ticket, record = self.ticket, self.record
         cached = ticket.entry
+        consts = None
         try:  # dispatched before the remaining checks, which then run while it computes
             consts = cached.read()
             res = executable.call(self.name, self.entry, consts, cached.sources() if record else (), tensors, record)
         except Exception:  # a constant of a new shape the program cannot take (fits says no), or
-            return None  # its Tensor died (a module's parameter replaced: the entry is gone)
+            if consts is not None:  # its Tensor died (a module's parameter replaced: the entry is gone)
+                cached.unread()
+            return None
         if not (cached.fits(consts) and (ticket.reads[0].unchanged() or guards.holds(ticket, (func, *self.rest)))):
-            return None  # the computation is pure: its result is dropped
+            cached.unread()  # the computation is pure: its result is dropped (and its keys taken back)
+            return None
         return res if self.post is None else self.post(res)
 
 
