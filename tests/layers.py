@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "_memory",
             "_jax_compat",
             "_lazy",
+            "_dims",
             "_missing",
             "_tensor_str",
         ],
