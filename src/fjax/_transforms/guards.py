@@ -15,9 +15,9 @@ to the same program:
 - the shapes and dtypes of the inputs and of every tensor the program captured.
 
 Captured tensors (parameters, closure tensors) are read afresh on each call, so new values
-reuse the program. A function that reaches anything else (a list, a dict, an arbitrary
-object), draws random numbers, changes a module while tracing, or captures an array no guarded
-Tensor holds is traced on every call instead. Python side effects of a reused function
+reuse the program, and random keys drawn while tracing are drawn afresh, in the same order.
+A function that reaches anything else (a list, a dict, an arbitrary object), changes a module
+while tracing, or captures an array no guarded Tensor holds is traced on every call instead. Python side effects of a reused function
 (``print``) happen when it is traced, as under ``jax.jit``.
 """
 
