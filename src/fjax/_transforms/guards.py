@@ -17,8 +17,9 @@ to the same program:
 Captured tensors (parameters, closure tensors) are read afresh on each call, so new values
 reuse the program, and random keys drawn while tracing are drawn afresh, in the same order.
 A function that reaches anything else (a list, a dict, an arbitrary object), changes a module
-while tracing, or captures an array no guarded Tensor holds is traced on every call instead. Python side effects of a reused function
-(``print``) happen when it is traced, as under ``jax.jit``.
+while tracing, or captures an array no guarded Tensor holds is traced on every call instead.
+Python side effects of a reused function (``print``) happen when it is traced, as under
+``jax.jit``.
 """
 
 from __future__ import annotations
