@@ -425,27 +425,34 @@ def then(fn, arrays):
     return fn(*[real(a) for a in arrays])
 
 
-def check_later(ok, recheck) -> bool:
-    """Defer a value check on pending values to the flush that computes them, so that a check
-    inside a loop does not end the loop's segment (an index a step computes, a distribution's
-    arguments). ``ok`` is the check's recorded boolean; where it comes out false, the flush (the
-    next host read, ``backward`` or ``step()``, ``fjax.sync()``) calls ``recheck()``, the check
-    on the computed values, which raises the op's own error, noting the line that called the
-    op; as after a device-side assert in torch on a GPU, the ops recorded after it have run.
-
-    Only a check that repeats defers: the same ops (at the same shapes) recorded in its segment
-    before it were checked here before, since the last ``restart``. Returns False at a first
-    sight (one-off code, a loop's first steps: a step with n such checks repeats from its n-th
-    run on): the caller checks now, so the error raises at the call."""
-    seg = ok.seg
-    point = hash(tuple(seg.key))
-    if point not in _checked:
-        if len(_checked) >= _MAX_SEEN:
-            _checked.clear()
-        _checked.add(point)
+def check_point(tag) -> bool:
+    """Whether a value check on pending values (``tag``: which check) should be deferred to the
+    flush that computes them (``check_later``), so that a check inside a loop does not end the
+    loop's segment (an index a step computes, a distribution's arguments). Only a check point
+    that repeats defers: the same check after the same recent ops of its segment was met before
+    since the last ``restart``. False at a first sight (one-off code, a loop's first steps: a
+    step with n such checks repeats from its n-th run on): the caller checks now, so the error
+    raises at the call, and records nothing."""
+    seg = _local.seg
+    if seg is None or not seg.ops:
         return False
-    seg.checks.append((ok, recheck, _user_site()))
-    return True
+    key = seg.key
+    point = hash((tag, len(key), tuple(key[-8:])))  # (a collision only defers sooner)
+    if point in _checked:
+        return True
+    if len(_checked) >= _MAX_SEEN:
+        _checked.clear()
+    _checked.add(point)
+    return False
+
+
+def check_later(ok, recheck) -> None:
+    """Test the recorded boolean ``ok`` when its segment runs (after ``check_point`` said so):
+    where it comes out false, the flush (the next host read, ``backward`` or ``step()``,
+    ``fjax.sync()``) calls ``recheck()``, the check on the computed values, which raises the
+    op's own error, noting the line that called the op; as after a device-side assert in torch
+    on a GPU, the ops recorded after it have run."""
+    ok.seg.checks.append((ok, recheck, _user_site()))
 
 
 def _user_site():

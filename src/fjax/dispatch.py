@@ -592,6 +592,8 @@ def _check_later(check, a, kw) -> bool:
             return False
     except TypeError:  # an unhashable argument
         return False
+    if not _lazy.check_point(check):  # a first sight: checked now
+        return False
     fn = _later_fns.get(key[:3])
     if fn is None:
 
@@ -630,7 +632,8 @@ def _check_later(check, a, kw) -> bool:
         ca, ckw = jax.tree_util.tree_unflatten(treedef, [_lazy.real(x) for x in kept])
         check(*ca, **ckw)
 
-    return _lazy.check_later(ok, recheck)
+    _lazy.check_later(ok, recheck)
+    return True
 
 
 _no_deferred_checks = threading.local()

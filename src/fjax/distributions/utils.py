@@ -197,12 +197,14 @@ def _check_all(value: Tensor, check, error) -> None:
     trace). A ``value`` pending under eager fusion (a step's output), in a loop, is checked when
     its segment runs (``fjax._lazy.check_later``): validating a distribution made from a step's
     outputs does not end the step's segment."""
+    later = isinstance(value, Tensor) and type(value._meta) is _lazy.Pending
+    later = later and _lazy.check_point(getattr(check, "__func__", check))  # (a bound method: its function)
     valid = check(value)
     if _traced(valid):
         return
     ok = valid.all()
-    later = isinstance(value, Tensor) and type(value._meta) is _lazy.Pending and type(ok._meta) is _lazy.Pending
-    if later and _lazy.check_later(ok._meta, lambda: _raise(error)):
+    if later and type(ok._meta) is _lazy.Pending:
+        _lazy.check_later(ok._meta, lambda: _raise(error))
         return
     if not bool(ok):
         raise error()
