@@ -188,14 +188,15 @@ class _Spec:
     __slots__ = ("rows", "batched", "names", "positions", "pads", "reduce", "out", "statics")
 
 
-def _spec(entry):
-    """The entry's ``_Spec``, or False where this template cannot pad (a legacy ``reduce=``)."""
+def _template(entry):
+    """``(statics, positions, lists)`` of an op entry's argument template: the static values by
+    parameter (defaults, then the template's constants), each tensor parameter's leaf position
+    (a list parameter's elements as ``name[k]``), and each list parameter's leaf positions."""
     op = entry.op
-    rows = op.rows
     statics = {
         k: v.default for k, v in inspect.signature(op.fn).parameters.items() if v.default is not inspect.Parameter.empty
     }
-    positions, lists = {}, {}  # parameter -> leaf position; list parameter -> its leaves' positions
+    positions, lists = {}, {}
     count = 0
 
     def walk(t, name):
@@ -217,6 +218,13 @@ def _spec(entry):
         walk(t, op.params[i] if i < len(op.params) else None)
     for k, t in entry.kwargs_t:
         walk(t, k)
+    return statics, positions, lists
+
+
+def _spec(entry):
+    """The entry's ``_Spec``, or False where this template cannot pad (a legacy ``reduce=``)."""
+    rows = entry.op.rows
+    statics, positions, lists = _template(entry)
     spec = _Spec()
     spec.rows, spec.statics, spec.positions = rows, statics, positions
     params = rows.params(statics) if callable(rows.params) else rows.params
@@ -595,34 +603,7 @@ def _dims_info(entry):
     if found is None:
         if len(_infos) >= 4096:
             _infos.clear()
-        statics = {
-            k: v.default
-            for k, v in inspect.signature(entry.op.fn).parameters.items()
-            if v.default is not inspect.Parameter.empty
-        }
-        positions: dict = {}
-        count = 0
-
-        def walk(t, name):
-            nonlocal count
-            if t is _LEAF:
-                if name is not None:
-                    positions[name] = count
-                count += 1
-            elif type(t) is tuple and t and t[0] == "seq":
-                for k, e in enumerate(t[2]):
-                    if e is _LEAF and name is not None:
-                        positions[f"{name}[{k}]"] = count
-                    walk(e, None)
-            elif type(t) is tuple and t and t[0] == "c" and name is not None:
-                statics[name] = t[1]
-
-        op = entry.op
-        for i, t in enumerate(entry.args_t):
-            walk(t, op.params[i] if i < len(op.params) else None)
-        for k, t in entry.kwargs_t:
-            walk(t, k)
-        found = _infos[entry] = (statics, positions)
+        found = _infos[entry] = _template(entry)[:2]
     return found
 
 
