@@ -137,6 +137,7 @@ def test_index_checks_on_computed_indices_wait_for_the_segment(fused):
     fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     f_opt, t_opt = fjax.optim.SGD(fm.parameters(), lr=0.1), torch.optim.SGD(tm.parameters(), lr=0.1)
     f_x, f_y, t_x, t_y = fjax.tensor(x), fjax.tensor(labels), torch.tensor(x), torch.tensor(labels)
+    fjax.sync()  # (the set-up's pending ops would make step 0's check point differ from the loop's)
 
     def step(m, opt, xs, ys):
         logits = m(xs)
