@@ -145,6 +145,7 @@ CASES.update(  # within each row: reductions, scans, sorts, concatenations and s
         "cumprod": (lambda n: [_x(n, 5)], lambda L, x: L.cumprod(x, -1)),
         "var": (lambda n: [_x(n, 5)], lambda L, x: L.var(x, 1)),
         "std": (lambda n: [_x(n, 5)], lambda L, x: L.std(x, -1, keepdim=True)),
+        "prod": (lambda n: [_x(n, 5)], lambda L, x: (x * 0.1 + 1).prod(1)),
         "topk": (lambda n: [_x(n, 6)], lambda L, x: x.topk(2, dim=1).values * 3),
         "_cast": (lambda n: [_x(n, 5)], lambda L, x: (x > 0).float() * x + x.double().float()),
         "one_hot": (

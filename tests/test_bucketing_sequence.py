@@ -56,10 +56,60 @@ CASES = {
     "matmul_rows_cols": ([(2, None, 4), (2, 4, None)], lambda L, q, k: q @ k),
     "matmul_contracted": ([(2, 3, None), (2, None, 4)], lambda L, a, v: L.softmax(a, -1) @ v),
     "getitem_last": ([(2, None, 5)], lambda L, x: (x * 2)[:, [-1], :]),
+    # reductions over the padded dim (its padding holds the op's identity) or over others
+    "sum_padded_dim": ([(2, None, 3)], lambda L, x: x.sum(1)),
+    "sum_keepdim": ([(2, None, 3)], lambda L, x: x.sum(-2, keepdim=True)),
+    "sum_other_dim": ([(2, None, 3)], lambda L, x: x.sum(-1)),
+    "sum_all": ([(2, None, 3)], lambda L, x: x.sum()),
+    "sum_one_of_two": ([(2, None, None)], lambda L, x: x.sum(2)),
+    "mean_padded_dim": ([(2, None, 3)], lambda L, x: x.mean(1)),
+    "mean_all": ([(2, None, None)], lambda L, x: x.mean()),
+    "mean_other_keepdim": ([(2, None, 3)], lambda L, x: x.mean(-1, keepdim=True)),
+    "var_padded_dim": ([(2, None, 3)], lambda L, x: x.var(1)),
+    "var_all": ([(2, None, 3)], lambda L, x: x.var(correction=0)),
+    "std_padded_dim": ([(2, None, 3)], lambda L, x: x.std(dim=(0, 1), keepdim=True)),
+    "std_other_dim": ([(2, None, 3)], lambda L, x: x.std(-1)),
+    "amax_padded_dim": ([(2, None, 3)], lambda L, x: (x - 9).amax(1)),
+    "amax_one_of_two": ([(2, None, None)], lambda L, x: (x - 9).amax(-1)),
+    "amin_both": ([(2, None, None)], lambda L, x: (x + 9).amin((1, 2))),
+    "max_dim": ([(2, None, 3)], lambda L, x: (lambda r: r.values + r.indices)((x - 9).max(1))),
+    "min_dim_keepdim": ([(2, None, 3)], lambda L, x: (lambda r: r[0] * r[1])((x + 9).min(1, keepdim=True))),
+    "max_all": ([(2, None, 3)], lambda L, x: (x - 9).max()),
+    "min_other_dim": ([(2, None, 3)], lambda L, x: (lambda r: r.values + r.indices)(x.min(-1))),
+    "logsumexp_padded_dim": ([(2, None, 3)], lambda L, x: (x - 9).logsumexp(1)),
+    "logsumexp_other_dim": ([(2, None, 3)], lambda L, x: x.logsumexp(2)),
+    "argmax_padded_dim": ([(2, None, 3)], lambda L, x: (x - 9).argmax(1) + x.amax(1)),
+    "argmin_keepdim": ([(2, None, 3)], lambda L, x: (x + 9).argmin(1, keepdim=True) * x.amin(1, keepdim=True)),
+    "prod_padded_dim": ([(2, None, 3)], lambda L, x: (x * 0.1 + 2).prod(1)),
+    "prod_other_dim": ([(2, None, 3)], lambda L, x: (x * 0.1 + 2).prod(-1)),
 }
 
 
-REAL_RESULT = {"getitem_last", "matmul_contracted"}  # the padded dim indexed or contracted away
+REAL_RESULT = {  # the padded dim indexed, contracted or reduced away
+    "getitem_last",
+    "matmul_contracted",
+    "sum_padded_dim",
+    "sum_keepdim",
+    "sum_all",
+    "mean_padded_dim",
+    "mean_all",
+    "var_padded_dim",
+    "var_all",
+    "std_padded_dim",
+    "amax_padded_dim",
+    "amin_both",
+    "max_dim",
+    "min_dim_keepdim",
+    "max_all",
+    "logsumexp_padded_dim",
+    "argmax_padded_dim",
+    "argmin_keepdim",
+    "prod_padded_dim",
+}
+
+# a view op of a padded tensor that is no view itself gives that tensor a storage, which holds
+# its real block (the view keeps the bucket array)
+VIEWS_A_COPY = {"transpose_view_copy"}
 
 
 def _padded(t):
@@ -76,7 +126,10 @@ def test_padded_dims_match_torch(name):
     want = fn(torch, *[_slice(torch, x, s) for x, s in zip(tt, shapes)])
     slices = [_slice(fjax, x, s) for x, s in zip(ft, shapes)]
     assert any(type(x._meta) is dims.PaddedDims for x in slices)
+    unpads = fjax.profiler._buckets["unpads"]
     got = fn(fjax, *slices)
+    if name not in VIEWS_A_COPY:
+        assert fjax.profiler._buckets["unpads"] == unpads, "a padded input was copied out"
     assert (type(got._meta) is dims.PaddedDims) == (name not in REAL_RESULT), got._meta
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=2e-6, atol=1e-6)
@@ -87,6 +140,40 @@ def test_padded_dims_match_torch(name):
     (got * fjax.tensor(g)).nan_to_num(0.0).sum().backward()
     for a, b in zip(ft, tt):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=2e-5, atol=1e-5)
+
+
+def test_reductions_over_a_growing_length_compile_per_bucket():
+    """Lengths 17 to 23 share bucket 24: reductions over the padded dim (and their backward)
+    give numpy's values and, after the first lengths, compile nothing."""
+    data = RNG.standard_normal((2, 32, 3)).astype(np.float32)
+    buf = fjax.tensor(data, requires_grad=True)
+    compiles = []
+    for t in range(17, 24):
+        bucket._live[t] = bucket.bucket(t)
+        before = fjax.profiler.compile_count()
+        x = buf[:, :t]
+        assert type(x._meta) is dims.PaddedDims
+        outs = [x.sum(1), x.mean(1), x.var(1), x.std(1), x.amax(1), x.max(1).values, x.logsumexp(1), x.prod(1)]
+        sum(o.sum() for o in outs).backward()
+        got = [o.detach().numpy() for o in outs] + [x.argmin(1).numpy(), buf.grad.numpy()[:, :t]]
+        buf.grad = None
+        compiles.append(fjax.profiler.compile_count() - before)
+        real = data[:, :t]
+        want = [
+            real.sum(1),
+            real.mean(1),
+            real.var(1, ddof=1),
+            real.std(1, ddof=1),
+            real.max(1),
+            real.max(1),
+            np.log(np.exp(real).sum(1)),
+            real.prod(1),
+            real.argmin(1),
+        ]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        assert np.isfinite(got[-1]).all()
+    assert sum(compiles[3:]) == 0, compiles
 
 
 def test_embedding_and_cat_grow_in_a_bucket():

@@ -698,15 +698,6 @@ def _dev_int(n):
     return a
 
 
-def _axes_mask(n, shape, axes):
-    """A bool array broadcasting to ``shape``: True where every one of ``axes`` is below ``n``."""
-    keep = None
-    for d in axes:
-        m = (jnp.arange(shape[d]) < n).reshape((1,) * d + (shape[d],) + (1,) * (len(shape) - d - 1))
-        keep = m if keep is None else keep & m
-    return keep
-
-
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _real_only(y, n, axes):
     """``y``, whose gradient reaches only its real block along ``axes`` (real length ``n``)."""
@@ -718,7 +709,7 @@ def _real_only_fwd(y, n, axes):
 
 
 def _real_only_bwd(axes, n, ct):
-    return jnp.where(_axes_mask(n, ct.shape, axes), ct, jnp.zeros((), ct.dtype)), None
+    return jnp.where(_dims.real_mask(n, ct.shape, axes), ct, jnp.zeros((), ct.dtype)), None
 
 
 _real_only.defvjp(_real_only_fwd, _real_only_bwd)
@@ -734,9 +725,9 @@ def _dims_entry(entry, in_axes, fills, outs, kernel, out_size, grow):
         arrays = list(arrays)
         for i, ax in in_axes.items():
             a = arrays[i]
-            a = jnp.where(_axes_mask(n, a.shape, ax), a, jnp.zeros((), a.dtype))
+            a = jnp.where(_dims.real_mask(n, a.shape, ax), a, jnp.zeros((), a.dtype))
             for d, v in fills.get(i, ()):
-                a = jnp.where(_axes_mask(n, a.shape, (d,)), a, jnp.asarray(v, a.dtype))
+                a = jnp.where(_dims.real_mask(n, a.shape, (d,)), a, jnp.asarray(v, a.dtype))
             arrays[i] = a
         out = entry.calling(kernel, n=n, size=out_size)(*arrays) if kernel is not None else pure(*arrays)
         results = out if isinstance(out, (tuple, list)) else (out,)

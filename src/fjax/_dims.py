@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import _lazy
@@ -20,6 +21,16 @@ from . import profiler as _profiler
 def cutter(shape):
     """A jitted function taking the leading ``shape`` block of an array."""
     return jax.jit(lambda x: x[tuple(slice(0, s) for s in shape)])
+
+
+def real_mask(n, shape, axes):
+    """A bool array broadcasting to ``shape``: True where every one of ``axes`` is below ``n``
+    (the real block of a bucket array whose padded ``axes`` have real length ``n``, traced)."""
+    keep = None
+    for d in axes:
+        m = (jnp.arange(shape[d]) < n).reshape((1,) * d + (shape[d],) + (1,) * (len(shape) - d - 1))
+        keep = m if keep is None else keep & m
+    return keep
 
 
 def cut(a, shape):

@@ -135,6 +135,24 @@ class Plan:
     n: int | None = None
 
 
+@dataclass(frozen=True)
+class Bound:
+    """``fn`` with the keyword arguments ``keywords`` fixed (``bind``)."""
+
+    fn: Callable
+    keywords: tuple
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **dict(self.keywords), **kwargs)
+
+
+def bind(fn, **keywords) -> Bound:
+    """``fn`` with ``keywords`` fixed, equal to another binding of the same values: a
+    ``Plan.kernel`` that depends on the call's padded axes (a plan's kernel keys the bucket's
+    compiled kernel, so a new closure per call would compile per call)."""
+    return Bound(fn, tuple(sorted(keywords.items())))
+
+
 def _broadcast_dims(params):
     """``Rows.dims`` of an elementwise op over ``params`` (broadcasting): a padded axis is the
     result's axis it aligns with; every other input has size 1 there (or lacks it)."""
@@ -182,11 +200,14 @@ ELEMENTWISE = Rows(("input", "other"), broadcast=True, dims=_broadcast_dims(("in
 """Rows of an elementwise op of ``input`` (and ``other``): every row is its own."""
 
 
-def along(*dims: str, params: tuple = ("input",), extra: int = 0, none: bool = False) -> Rows:
+def along(
+    *dims: str, params: tuple = ("input",), extra: int = 0, none: bool = False, padded: Callable | None = None
+) -> Rows:
     """Rows of an op along the static dims named by ``dims`` (default ``"dim"``) of the first of
     ``params`` (``ndim + extra`` dims: a new dim for ``stack`` and ``unsqueeze``): each row its
     own where every such dim is given and is not 0 (a reduction, scan, sort, concatenation or
-    transpose within each row). ``none``: a dim left None keeps the rows too (``squeeze``)."""
+    transpose within each row). ``none``: a dim left None keeps the rows too (``squeeze``).
+    ``padded``: its ``Rows.dims``."""
     dims = dims or ("dim",)
 
     def when(statics, tensors) -> bool:
@@ -199,7 +220,7 @@ def along(*dims: str, params: tuple = ("input",), extra: int = 0, none: bool = F
             named += () if d is None else (d,) if type(d) is int else tuple(d) if isinstance(d, (tuple, list)) else (d,)
         return all(type(e) is int and -n <= e < n and e % n != 0 for e in named)
 
-    return Rows(params, when=when)
+    return Rows(params, when=when, dims=padded)
 
 
 def batch_of(spatial: int) -> Rows:

@@ -15,9 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _dims as _padded
 from . import _checks
 from ._promote import DEFAULT_INT, result_type
-from ._registry import Rows, along, defop
+from ._registry import Plan, Rows, along, bind, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -75,6 +76,84 @@ def _select(x, idx, axis, keepdim):
     return (v, idx) if keepdim else (jnp.squeeze(v, axis), jnp.squeeze(idx, axis))
 
 
+# ----------------------------------------------------------------------------- padded dims
+# A reduction over a dim padded to a bucket (``fjax._bucket.run_dims``, a growing sequence) runs on
+# the bucket array: the padding along the dims it reduces over holds the op's identity (0 for a
+# sum, -inf for a max or logsumexp, 1 for a product), or, for a mean or a variance, the op runs
+# with a mask of the real elements, whose count is the real one. Padded dims it keeps pass through.
+
+
+def _lowest(dtype):
+    """The identity of a max: -inf, or the dtype's least value."""
+    if dtype == np.bool_:
+        return False
+    return int(np.iinfo(dtype).min) if np.issubdtype(dtype, np.integer) else float("-inf")
+
+
+def _highest(dtype):
+    """The identity of a min: inf, or the dtype's greatest value."""
+    if dtype == np.bool_:
+        return True
+    return int(np.iinfo(dtype).max) if np.issubdtype(dtype, np.integer) else float("inf")
+
+
+def _over_padded(identity=None, where=None, flat=False):
+    """``Rows.dims`` of a reduction over the static ``dim`` (None or (): every dim). Along a padded
+    dim it reduces over, the padding holds ``identity(dtype)`` (0 when None; None: not taken),
+    or the kernel is ``where`` (the op plus ``padded``, those dims, and ``n``); padded dims it
+    keeps pass through. ``flat``: over every dim the result is a flat index (argmax): not taken."""
+
+    def dims(statics, padded, shapes, n, size):
+        if set(padded) != {"input"}:
+            return None
+        shape, dtype = shapes["input"]
+        dim = statics.get("dim")
+        if isinstance(dim, bool) or (flat and dim is None):
+            return None
+        try:
+            axes = _dims("", dim, len(shape))
+        except Exception:
+            return None
+        own = padded["input"]
+        reduced = tuple(d for d in own if d in axes)
+        keep = statics.get("keepdim")
+        out = tuple(d if keep else d - sum(a < d for a in axes) for d in own if d not in axes)
+        if not reduced:
+            return Plan(out)
+        if where is not None:
+            return Plan(out, kernel=bind(where, padded=reduced))
+        value = 0 if identity is None else identity(np.dtype(dtype))
+        return None if value is None else Plan(out, fill={"input": dict.fromkeys(reduced, value)})
+
+    return dims
+
+
+def _mean_where(input, dim=None, keepdim=False, *, dtype=None, padded, n, size):
+    """``mean`` over a bucket array padded along ``padded`` (real length ``n``): the real mean."""
+    axes = _dims("mean", dim, input.ndim)
+    real = _padded.real_mask(n, input.shape, padded)
+    return jnp.mean(input.astype(_mean_dtype(input, dtype)), axis=axes, keepdims=keepdim, where=real)
+
+
+def _var_where(input, dim=None, unbiased=None, keepdim=False, *, correction=None, padded, n, size, root=False):
+    """``var`` (``std``: ``root``) over a bucket array padded along ``padded``: the real count."""
+    _need_float("std" if root else "var", input)
+    dim, ddof = _correction("var", dim, unbiased, correction)
+    axes = _dims("var", dim, input.ndim)
+    real = _padded.real_mask(n, input.shape, padded)
+    how = jnp.std if root else jnp.var
+    return how(input, axis=axes, ddof=ddof, keepdims=keepdim, where=real)
+
+
+def _std_where(*args, **kwargs):
+    return _var_where(*args, root=True, **kwargs)
+
+
+def _exp_identity(dtype):
+    """logsumexp's identity: -inf (a float input; an integer one is cast first: not taken)."""
+    return float("-inf") if np.issubdtype(dtype, np.inexact) else None
+
+
 # ----------------------------------------------------------------------------- sums and means
 
 
@@ -98,8 +177,10 @@ def _reduces_rows(dim) -> bool:
     return dim in (None, ()) or 0 in _given(dim)
 
 
-def _rows_of_a_total(masked):
-    return Rows(("input",), when=_total_or_per_row, out=lambda s: not _reduces_rows(s["dim"]), masked=masked)
+def _rows_of_a_total(masked, padded):
+    return Rows(
+        ("input",), when=_total_or_per_row, out=lambda s: not _reduces_rows(s["dim"]), masked=masked, dims=padded
+    )
 
 
 def _real_rows(input, valid):
@@ -120,7 +201,7 @@ def _mean_of_real_rows(input, dim=None, keepdim=False, *, dtype=None, valid):
     return total / count.astype(total.dtype)
 
 
-@defop("sum", static=("dim", "keepdim", "dtype"), rows=_rows_of_a_total(_sum_of_real_rows))
+@defop("sum", static=("dim", "keepdim", "dtype"), rows=_rows_of_a_total(_sum_of_real_rows, _over_padded()))
 def sum_(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of the elements over ``dim`` (an int or a tuple of ints; all dims when None); the reduced
     dims are dropped unless ``keepdim``. As in torch, bool and integer inputs accumulate and return int64
@@ -165,7 +246,7 @@ def _mean_dtype(input, dtype=None):
     return dtype
 
 
-@defop(static=("dim", "keepdim", "dtype"), rows=_rows_of_a_total(_mean_of_real_rows))
+@defop(static=("dim", "keepdim", "dtype"), rows=_rows_of_a_total(_mean_of_real_rows, _over_padded(where=_mean_where)))
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean over ``dim`` (all dims when None); ``keepdim`` keeps the reduced dims as size 1.
     The input must be floating point or complex, or ``dtype`` must name such a type: an integer tensor
@@ -205,7 +286,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return jnp.nanmean(input.astype(dtype), axis=axes, keepdims=keepdim)
 
 
-@defop(static=("dim", "keepdim", "dtype"))
+@defop(static=("dim", "keepdim", "dtype"), rows=along(padded=_over_padded(lambda dtype: 1)))
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of the elements over ``dim`` (all dims when None); bool and integer inputs multiply in
     int64 unless ``dtype`` says otherwise. torch takes a single int ``dim``; a tuple of dims works here too.
@@ -232,7 +313,7 @@ def _correction(name, dim, unbiased, correction):
     return dim, correction
 
 
-@defop(static=("dim", "unbiased", "keepdim", "correction"), rows=along())
+@defop(static=("dim", "unbiased", "keepdim", "correction"), rows=along(padded=_over_padded(where=_var_where)))
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` (all dims when None): the sum of squared deviations from the mean divided by
     ``N - correction``. The default ``correction=1`` is the unbiased (Bessel) estimate; ``correction=0``
@@ -254,7 +335,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return jnp.var(input, axis=_dims("var", dim, input.ndim), ddof=ddof, keepdims=keepdim)
 
 
-@defop(static=("dim", "unbiased", "keepdim", "correction"), rows=along())
+@defop(static=("dim", "unbiased", "keepdim", "correction"), rows=along(padded=_over_padded(where=_std_where)))
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim``: the square root of ``var`` with the same ``correction`` /
     ``unbiased`` rule (by default the divisor is ``N - 1``).
@@ -308,7 +389,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (jnp.std(input, axis=axes, ddof=ddof, keepdims=keepdim), jnp.mean(input, axis=axes, keepdims=keepdim))
 
 
-@defop(static=("dim", "keepdim"), rows=along())
+@defop(static=("dim", "keepdim"), rows=along(padded=_over_padded(_exp_identity)))
 def logsumexp(input, dim=None, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably by factoring out the maximum, so large
     inputs give a finite result where the naive formula overflows. Integer inputs are computed in float32.
@@ -395,7 +476,7 @@ def _extreme(name, fn, argfn, input, dim, keepdim):
     return _select(input, idx, axis, keepdim)
 
 
-@defop("max", static=("dim", "keepdim"), returns=("values", "indices"), rows=along())
+@defop("max", static=("dim", "keepdim"), returns=("values", "indices"), rows=along(padded=_over_padded(_lowest)))
 def max_(input, dim=None, keepdim=False):
     """``max(input)`` is the largest element, a 0-d tensor (tied maxima share the gradient).
     ``max(input, dim, keepdim=False)`` returns the tuple ``(values, indices)`` of the maxima along ``dim``
@@ -416,7 +497,7 @@ def max_(input, dim=None, keepdim=False):
     return _extreme("max", jnp.max, jnp.argmax, input, dim, keepdim)
 
 
-@defop("min", static=("dim", "keepdim"), returns=("values", "indices"), rows=along())
+@defop("min", static=("dim", "keepdim"), returns=("values", "indices"), rows=along(padded=_over_padded(_highest)))
 def min_(input, dim=None, keepdim=False):
     """``min(input)`` is the smallest element, a 0-d tensor; ``min(input, dim, keepdim=False)`` returns
     the tuple ``(values, indices)`` of the minima along ``dim`` and their positions; ``min(input, other)``
@@ -433,7 +514,7 @@ def min_(input, dim=None, keepdim=False):
     return _extreme("min", jnp.min, jnp.argmin, input, dim, keepdim)
 
 
-@defop(static=("dim", "keepdim"), rows=along())
+@defop(static=("dim", "keepdim"), rows=along(padded=_over_padded(_lowest)))
 def amax(input, dim=(), keepdim=False):
     """Maximum over ``dim`` (an int or a tuple; all dims by default), values only. Unlike
     ``max(input, dim)``, the gradient is split evenly among elements that tie for the maximum.
@@ -451,7 +532,7 @@ def amax(input, dim=(), keepdim=False):
     return jnp.max(input, axis=_dims("amax", dim, input.ndim), keepdims=keepdim)
 
 
-@defop(static=("dim", "keepdim"), rows=along())
+@defop(static=("dim", "keepdim"), rows=along(padded=_over_padded(_highest)))
 def amin(input, dim=(), keepdim=False):
     """Minimum over ``dim`` (an int or a tuple; all dims by default), values only; tied elements share
     the gradient evenly.
@@ -498,7 +579,7 @@ def _arg(name, fn, input, dim, keepdim):
     return fn(input, axis=axis, keepdims=keepdim).astype(DEFAULT_INT)
 
 
-@defop(static=("dim", "keepdim"), differentiable=False, rows=along())
+@defop(static=("dim", "keepdim"), differentiable=False, rows=along(padded=_over_padded(_lowest, flat=True)))
 def argmax(input, dim=None, keepdim=False):
     """Position of the maximum along ``dim``, as int64. With ``dim=None`` the input is flattened and a
     single index into the flattened tensor comes back. When several elements tie, the first one's index is
@@ -517,7 +598,7 @@ def argmax(input, dim=None, keepdim=False):
     return _arg("argmax", jnp.argmax, input, dim, keepdim)
 
 
-@defop(static=("dim", "keepdim"), differentiable=False, rows=along())
+@defop(static=("dim", "keepdim"), differentiable=False, rows=along(padded=_over_padded(_highest, flat=True)))
 def argmin(input, dim=None, keepdim=False):
     """Position of the minimum along ``dim``, as int64; with ``dim=None``, an index into the flattened
     input. When several elements tie, the first one's index is returned.
