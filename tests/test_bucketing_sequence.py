@@ -82,6 +82,20 @@ CASES = {
     "argmin_keepdim": ([(2, None, 3)], lambda L, x: (x + 9).argmin(1, keepdim=True) * x.amin(1, keepdim=True)),
     "prod_padded_dim": ([(2, None, 3)], lambda L, x: (x * 0.1 + 2).prod(1)),
     "prod_other_dim": ([(2, None, 3)], lambda L, x: (x * 0.1 + 2).prod(-1)),
+    # view ops that keep the padded dim
+    "permute": ([(2, None, 2, 4)], lambda L, x: x.permute(0, 2, 3, 1) * 2),
+    "permute_attention": (
+        [(2, None, 8)],
+        lambda L, x: (
+            (lambda q: L.softmax(q @ q.transpose(-2, -1), -1) @ q)(x.view(2, T, 2, 4).permute(0, 2, 1, 3))
+            .permute(0, 2, 1, 3)
+            .reshape(2, T, 8)
+        ),
+    ),
+    "unsqueeze_before": ([(2, None, 3)], lambda L, x: x.unsqueeze(1) * 2),
+    "unsqueeze_after": ([(2, None, 3)], lambda L, x: x.unsqueeze(-1) * x.unsqueeze(2)),
+    "squeeze_dim": ([(2, None, 1, 3)], lambda L, x: x.squeeze(2) * 2),
+    "squeeze_all": ([(1, None, 1, 3)], lambda L, x: x.squeeze() * 2),
 }
 
 
@@ -109,7 +123,7 @@ REAL_RESULT = {  # the padded dim indexed, contracted or reduced away
 
 # a view op of a padded tensor that is no view itself gives that tensor a storage, which holds
 # its real block (the view keeps the bucket array)
-VIEWS_A_COPY = {"transpose_view_copy"}
+VIEWS_A_COPY = {"transpose_view_copy", "permute_attention"}
 
 
 def _padded(t):

@@ -183,7 +183,19 @@ def unflatten(input, dim, sizes):
     return input.reshape(input.shape[:d] + sub + input.shape[d + 1 :])
 
 
-@defop(static=("dims",), linear=True, rows=Rows(("input",), when=_permute_keeps_first))
+def _permute_dims(statics, padded, shapes, n, size):
+    """A padded dim goes where the permutation puts it."""
+    ndim = len(shapes["input"][0])
+    try:
+        axes = [_wrap("permute", d, ndim) for d in _ints("permute", statics["dims"])]
+    except Exception:
+        return None
+    if sorted(axes) != list(range(ndim)):
+        return None
+    return Plan(tuple(sorted(axes.index(d) for d in padded.get("input", ()))))
+
+
+@defop(static=("dims",), linear=True, rows=Rows(("input",), when=_permute_keeps_first, dims=_permute_dims))
 def permute(input, dims):
     """Reorder the dims: dim ``i`` of the result is dim ``dims[i]`` of ``input``. ``dims`` names every
     dim exactly once (negative dims count from the end).
@@ -294,7 +306,23 @@ def movedim(input, source, destination):
     )
 
 
-@defop(static=("dim",), linear=True, rows=along(none=True))
+def _squeeze_dims(statics, padded, shapes, n, size):
+    """Dims of size 1 go, and padded dims past them move down; a padded dim of real length 1 would
+    go too: not taken (its bucket is longer)."""
+    shape = shapes["input"][0]
+    dim = statics.get("dim")
+    try:
+        named = range(len(shape)) if dim is None else {_wrap("squeeze", d, len(shape)) for d in _ints("squeeze", dim)}
+    except Exception:
+        return None
+    own = padded.get("input", ())
+    if n == 1 and any(d in named for d in own):
+        return None
+    gone = [d for d in named if shape[d] == 1]
+    return Plan(tuple(d - sum(g < d for g in gone) for d in own))
+
+
+@defop(static=("dim",), linear=True, rows=along(none=True, padded=_squeeze_dims))
 def squeeze(input, dim=None):
     """Remove dims of size 1: all of them when ``dim`` is None, otherwise those listed in ``dim`` (an int
     or a tuple). As in torch, a listed dim whose size is not 1 is kept, without an error.
@@ -317,7 +345,16 @@ def squeeze(input, dim=None):
     return jnp.squeeze(input, tuple(a for a in axes if input.ndim and input.shape[a] == 1))
 
 
-@defop(static=("dim",), linear=True, rows=along(extra=1))
+def _unsqueeze_dims(statics, padded, shapes, n, size):
+    """Padded dims at or past the new dim move up one."""
+    try:
+        new = _wrap("unsqueeze", statics["dim"], len(shapes["input"][0]) + 1)
+    except Exception:
+        return None
+    return Plan(tuple(d + (d >= new) for d in padded.get("input", ())))
+
+
+@defop(static=("dim",), linear=True, rows=along(extra=1, padded=_unsqueeze_dims))
 def unsqueeze(input, dim):
     """Insert a dim of size 1 at position ``dim``, which ranges over ``-input.dim() - 1 ..
     input.dim()``: -1 appends a trailing dim.
