@@ -43,13 +43,31 @@ class Storage:
     tensors that share a storage position, as torch's.
     """
 
-    __slots__ = ("array", "gen", "_ptr", "__weakref__")
+    __slots__ = ("_array", "gen", "_ptr", "__weakref__")
     _addresses = itertools.count(1)
 
     def __init__(self, array):
-        self.array = array
+        self._array = array
         self.gen = next(_GENERATIONS)
         self._ptr = next(Storage._addresses) << 40
+
+    @property
+    def array(self):
+        """The values. A bucketed tensor's storage (a ``Padded`` value: a view of it was taken)
+        copies its real block out at the first read, not when the view is made."""
+        a = self._array
+        if isinstance(a, Padded):
+            a = self._array = a.force()
+        return a
+
+    @array.setter
+    def array(self, value):
+        self._array = value
+
+    @property
+    def shape(self) -> tuple:
+        """The values' shape (a bucketed tensor's real one), read without computing them."""
+        return tuple(self._array.shape)
 
     def data_ptr(self) -> int:
         return self._ptr
@@ -235,9 +253,7 @@ class Tensor:
         """The storage, created on the first alias."""
         st = self._st
         if st is None:
-            if isinstance(self._a, Padded):  # a storage holds the real rows
-                _Above.materialize(self)
-            st = Storage(self._a)
+            st = Storage(self._a)  # a Padded value: its real block, copied out when read
             self._attach(st, None)
         return st
 
@@ -252,7 +268,7 @@ class Tensor:
         if self._st is None:
             shape = tuple(self._a.shape)
         elif self._geom is None:
-            shape = tuple(self._st.array.shape)
+            shape = self._st.shape
         else:
             return self._geom
         return shape, _views.contiguous_strides(shape), 0
@@ -273,7 +289,7 @@ class Tensor:
     def _view_from(self, x: "Tensor", geom: tuple) -> None:
         """Make this fresh op output a view of ``x``'s storage at ``geom``."""
         st = x._storage()
-        whole = (tuple(st.array.shape), _views.contiguous_strides(st.array.shape), 0)
+        whole = (st.shape, _views.contiguous_strides(st.shape), 0)
         self._attach(st, None if geom == whole else geom, x if x._vbase is None else x._vbase, x._stop)
         self._multi = x._multi if x._vbase is not None else None  # torch: views of them inherit it
         self._vc = x._vc
