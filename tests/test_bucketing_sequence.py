@@ -96,6 +96,10 @@ CASES = {
     "unsqueeze_after": ([(2, None, 3)], lambda L, x: x.unsqueeze(-1) * x.unsqueeze(2)),
     "squeeze_dim": ([(2, None, 1, 3)], lambda L, x: x.squeeze(2) * 2),
     "squeeze_all": ([(1, None, 1, 3)], lambda L, x: x.squeeze() * 2),
+    # cat along another dim of tensors padded alike (rotate-half)
+    "cat_other_dim": ([(2, None, 3), (2, None, 2)], lambda L, x, y: L.cat([x, -y, x], dim=-1)),
+    "cat_rotate_half": ([(2, None, 4)], lambda L, x: (lambda a, b: L.cat((-b, a), dim=-1))(*x.split(2, dim=-1))),
+    "cat_batch_dim": ([(2, None, 3), (1, None, 3)], lambda L, x, y: L.cat([x, y * 2], dim=0)),
 }
 
 

@@ -545,10 +545,26 @@ def _cat_grown(tensors, dim=0, *, n, size):
     return lax.dynamic_update_slice(x, y.astype(x.dtype), start)
 
 
+def _cat_alike(statics, padded, shapes):
+    """``cat`` along a dim no tensor is padded along, every tensor padded alike: the result is."""
+    tensors = [p for p in shapes if p.startswith("tensors[")]
+    if not padded or set(padded) != set(tensors):
+        return None
+    axes, nd, d = padded["tensors[0]"], len(shapes["tensors[0]"][0]), statics.get("dim", 0)
+    if type(d) is not int or not -nd <= d < nd or d % nd in axes:
+        return None
+    if any(padded[p] != axes or len(shapes[p][0]) != nd for p in tensors):
+        return None
+    return Plan(axes)
+
+
 def _cat_dims(statics, padded, shapes, n, size):
     """Along a padded dim (or a growing one, ``Rows.grows``): the first tensor takes the others,
     real ones, at its real length, in a buffer of the new length's bucket. Along another dim:
-    tensors padded alike keep their padded dims."""
+    tensors padded alike keep their padded dims (``_cat_alike``)."""
+    alike = _cat_alike(statics, padded, shapes)
+    if alike is not None:
+        return alike
     d = _cat_dim(statics, shapes)
     if d is None:
         return None
