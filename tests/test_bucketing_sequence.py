@@ -80,6 +80,8 @@ CASES = {
     "logsumexp_other_dim": ([(2, None, 3)], lambda L, x: x.logsumexp(2)),
     "argmax_padded_dim": ([(2, None, 3)], lambda L, x: (x - 9).argmax(1) + x.amax(1)),
     "argmin_keepdim": ([(2, None, 3)], lambda L, x: (x + 9).argmin(1, keepdim=True) * x.amin(1, keepdim=True)),
+    "argmax_all": ([(2, None, None)], lambda L, x: (x - 9).argmax() + x.amax()),
+    "argmin_all_keepdim": ([(2, None, 3)], lambda L, x: (x + 9).argmin(keepdim=True) * x.amin()),
     "prod_padded_dim": ([(2, None, 3)], lambda L, x: (x * 0.1 + 2).prod(1)),
     "prod_other_dim": ([(2, None, 3)], lambda L, x: (x * 0.1 + 2).prod(-1)),
     # view ops that keep the padded dim
@@ -122,6 +124,8 @@ REAL_RESULT = {  # the padded dim indexed, contracted or reduced away
     "logsumexp_padded_dim",
     "argmax_padded_dim",
     "argmin_keepdim",
+    "argmax_all",
+    "argmin_all_keepdim",
     "prod_padded_dim",
 }
 

@@ -97,19 +97,23 @@ def _highest(dtype):
     return int(np.iinfo(dtype).max) if np.issubdtype(dtype, np.integer) else float("inf")
 
 
-def _over_padded(identity=None, where=None, flat=False):
+def _over_padded(identity=None, where=None, flat=None):
     """``Rows.dims`` of a reduction over the static ``dim`` (None or (): every dim). Along a padded
     dim it reduces over, the padding holds ``identity(dtype)`` (0 when None; None: not taken),
     or the kernel is ``where`` (the op plus ``padded``, those dims, and ``n``); padded dims it
-    keeps pass through. ``flat``: over every dim the result is a flat index (argmax): not taken."""
+    keeps pass through. ``flat``: over every dim (``dim=None``) the result is the index ``flat``
+    (``jnp.argmax``) gives in the flattened input, counted in the real block (``_flat_index``)."""
 
     def dims(statics, padded, shapes, n, size):
         if set(padded) != {"input"}:
             return None
         shape, dtype = shapes["input"]
         dim = statics.get("dim")
-        if isinstance(dim, bool) or (flat and dim is None):
+        if isinstance(dim, bool):
             return None
+        if flat is not None and dim is None:
+            fill = {"input": dict.fromkeys(padded["input"], identity(np.dtype(dtype)))}
+            return Plan((), fill=fill, kernel=bind(_flat_index, find=flat, padded=padded["input"]))
         try:
             axes = _dims("", dim, len(shape))
         except Exception:
@@ -126,6 +130,16 @@ def _over_padded(identity=None, where=None, flat=False):
         return None if value is None else Plan(out, fill={"input": dict.fromkeys(reduced, value)})
 
     return dims
+
+
+def _flat_index(input, dim=None, keepdim=False, *, find, padded, n, size):
+    """argmax/argmin (``find``) of a bucket array padded along ``padded`` (real length ``n``):
+    the flat index of the position it finds, in the real block."""
+    coords = jnp.unravel_index(find(input.reshape(-1)), input.shape)
+    index = jnp.zeros((), DEFAULT_INT)
+    for d, c in enumerate(coords):
+        index = index * (n if d in padded else input.shape[d]) + c
+    return index.reshape((1,) * input.ndim if keepdim else ())
 
 
 def _mean_where(input, dim=None, keepdim=False, *, dtype=None, padded, n, size):
@@ -579,7 +593,7 @@ def _arg(name, fn, input, dim, keepdim):
     return fn(input, axis=axis, keepdims=keepdim).astype(DEFAULT_INT)
 
 
-@defop(static=("dim", "keepdim"), differentiable=False, rows=along(padded=_over_padded(_lowest, flat=True)))
+@defop(static=("dim", "keepdim"), differentiable=False, rows=along(padded=_over_padded(_lowest, flat=jnp.argmax)))
 def argmax(input, dim=None, keepdim=False):
     """Position of the maximum along ``dim``, as int64. With ``dim=None`` the input is flattened and a
     single index into the flattened tensor comes back. When several elements tie, the first one's index is
@@ -598,7 +612,7 @@ def argmax(input, dim=None, keepdim=False):
     return _arg("argmax", jnp.argmax, input, dim, keepdim)
 
 
-@defop(static=("dim", "keepdim"), differentiable=False, rows=along(padded=_over_padded(_highest, flat=True)))
+@defop(static=("dim", "keepdim"), differentiable=False, rows=along(padded=_over_padded(_highest, flat=jnp.argmin)))
 def argmin(input, dim=None, keepdim=False):
     """Position of the minimum along ``dim``, as int64; with ``dim=None``, an index into the flattened
     input. When several elements tie, the first one's index is returned.
