@@ -36,6 +36,7 @@ import linecache
 import os
 import sys
 import threading
+import warnings
 from collections import OrderedDict
 
 import jax
@@ -251,7 +252,7 @@ class Segment:
             outputs = tuple(j for j in range(len(pending)) if sys.getrefcount(pending[j]) > 2)
             try:
                 trains, self.trains = self.trains, False
-                values = _execute(tuple(key), tuple(ops), outputs, ext, trains)
+                values = _execute(tuple(key), tuple(ops), outputs, ext, trains, pending)
             except Exception as err:
                 self.error = err
                 raise
@@ -269,7 +270,7 @@ class Segment:
                 _raise_failed(recheck, site)
 
 
-def _execute(key, ops, outputs, ext, trains=False):
+def _execute(key, ops, outputs, ext, trains=False, pending=None):
     prog_key = (key, outputs)
     if prog_key not in _sighted:
         if len(_sighted) >= _MAX_SEEN:
@@ -295,8 +296,15 @@ def _execute(key, ops, outputs, ext, trains=False):
             _stats["segments_replayed"] += 1
             return _replay(ops, outputs, ext)
     prog = _programs.get(prog_key)
-    if prog is None:
-        prog = _programs[prog_key] = jax.jit(_program(ops, outputs))
+    fresh = prog is None
+    if fresh:
+        donate, order = _donors(key, ext, pending, outputs)
+        back = None
+        if order != outputs:  # (the results come back in ``outputs``' order)
+            at = {j: k for k, j in enumerate(order)}
+            back = tuple(at[j] for j in outputs)
+        fenced = frozenset(_fences(key, donate))
+        prog = _programs[prog_key] = (jax.jit(_program(ops, order, donate, fenced), donate_argnums=0), donate, back)
         while len(_programs) > _MAX_PROGRAMS:
             _programs.popitem(last=False)
         _stats["segment_compiles"] += 1
@@ -304,16 +312,114 @@ def _execute(key, ops, outputs, ext, trains=False):
         _programs.move_to_end(prog_key)
     _stats["segment_hits"] += 1
     _stats["ops_fused"] += len(ops)
-    return prog(ext)
+    fn, donate, back = prog
+    if not donate:
+        return fn((), ext)
+    given = []
+    for i in donate:
+        if sys.getrefcount(ext[i]) > 2:  # held elsewhere this time (the list's reference and getrefcount's are 2)
+            ext[i] = jax.numpy.array(ext[i], copy=True)
+        given.append(ext[i])
+        _stats["donated_bytes"] += ext[i].nbytes
+        ext[i] = None  # (passed once, donated)
+    if fresh:
+        with warnings.catch_warnings():  # (jax warns at the compile where XLA could not reuse a donated buffer)
+            warnings.filterwarnings("ignore", "Some donated buffers were not usable")
+            values = fn(given, ext)
+    else:
+        values = fn(given, ext)
+    return values if back is None else [values[k] for k in back]
 
 
-def _program(ops, outputs):
-    """The segment as a function of its external inputs, returning the values in ``outputs``."""
+_DONATE_MIN = 1 << 16  # bytes: a smaller input is never donated (not worth a copy where it is held)
 
-    def program(ext):
+
+def _donors(key, ext, pending, outputs):
+    """``(donate, order)`` for a segment's new program: the positions of the inputs ``ext`` it
+    takes as donated (``donate_argnums``), and ``outputs`` reordered so that jit, which pairs
+    donated inputs with results of their shape and dtype first come first, writes each result
+    into the input it replaces (``then``'s gradient accumulation ``grad + ct``, an optimizer's
+    update of its state), not into a fresh buffer. On the CPU, as on a GPU, a program's results
+    are allocated when it starts, so a training step's new gradients and optimizer state would
+    double those bytes through the whole forward and backward; torch updates them in place.
+
+    An input qualifies where nothing but this segment references it now (an old gradient the
+    backward accumulated into, an old parameter the optimizer's update replaced), it has at least
+    ``_DONATE_MIN`` bytes, and the last op that reads it has a result of its shape and dtype still
+    referenced: that result takes its buffer. The choice is made once, when the program compiles,
+    so a later run never compiles again for it: an input chosen then that something else holds on
+    a later run (a reference the user kept, a numpy view) is copied first, and the copy is
+    donated. (Python's reference count sees every holder but another ``jax.Array`` object made on
+    the same buffer by raw JAX, ``jax.device_put(a, a.device)``: fjax's own tensors never make
+    one, and ``Tensor.to`` of the device a tensor is on returns the tensor.)"""
+    if pending is None:
+        return (), outputs
+    readers: dict = {}
+    for k, (_, refs, _) in enumerate(key):
+        for r in set(refs):
+            if r >= 0:
+                readers[r] = k
+    wanted = set(outputs)
+    donate, paired = [], []
+    start = 0
+    firsts = []  # each op's first result slot
+    for fn, _, avals in key:
+        known = _seen.get((fn, avals))
+        if known is None:  # (forgotten: _seen was cleared) no donation
+            return (), outputs
+        firsts.append(start)
+        start += len(known[1])
+    firsts.append(start)
+    for i in range(len(ext)):
+        k = readers.get(i, -1)
+        if k < 0 or type(ext[i]) is not _ARRAY or sys.getrefcount(ext[i]) > 2 or ext[i].nbytes < _DONATE_MIN:
+            continue
+        shape, dtype = tuple(ext[i].shape), ext[i].dtype
+        for j in range(firsts[k], firsts[k + 1]):
+            p = pending[j]
+            if j in wanted and tuple(p.shape) == shape and p.dtype == dtype:
+                wanted.discard(j)
+                donate.append(i)
+                paired.append(j)
+                break
+    return tuple(donate), tuple(paired) + tuple(j for j in outputs if j in wanted)
+
+
+def _fences(key, donate):
+    """The ops whose array inputs a segment's program passes through one
+    ``optimization_barrier``: the last reader of each donated input that other ops read too (a
+    parameter its forward, backward and update read). Its result is written into that input's
+    buffer, so every other read must come first; the barrier makes the result depend on all
+    of the op's inputs (the update of every parameter of a group on all of their gradients, and
+    so on the backward's reads), without which XLA, unable to order the reads before the write,
+    copies the input when the program starts and saves nothing. The values are the same."""
+    readers = {}
+    for k, (_, refs, _) in enumerate(key):
+        for r in set(refs):
+            if r >= 0:
+                readers.setdefault(r, []).append(k)
+    return {readers[i][-1] for i in donate if len(readers[i]) > 1}
+
+
+def _program(ops, outputs, donate=(), fenced=frozenset()):
+    """The segment as a function of its external inputs, returning the values in ``outputs``:
+    ``program(donated, ext)`` where ``donated`` are the inputs at the positions ``donate`` (the
+    arrays that ``ext`` holds None for, passed apart so that jit donates them)."""
+
+    def program(donated, ext):
+        if donate:
+            ext = list(ext)
+            for i, a in zip(donate, donated):
+                ext[i] = a
         slots = []
-        for fn, refs in ops:
-            slots.extend(jax.tree_util.tree_leaves(fn(*[ext[r] if r >= 0 else slots[~r] for r in refs])))
+        for k, (fn, refs) in enumerate(ops):
+            args = [ext[r] if r >= 0 else slots[~r] for r in refs]
+            if k in fenced:
+                at = [n for n, a in enumerate(args) if isinstance(a, jax.Array)]
+                held = jax.lax.optimization_barrier([args[n] for n in at])
+                for n, a in zip(at, held):
+                    args[n] = a
+            slots.extend(jax.tree_util.tree_leaves(fn(*args)))
         return [slots[j] for j in outputs]
 
     return program

@@ -94,6 +94,7 @@ _fusion = {
     "segment_compiles": 0,
     "segments_replayed": 0,
     "ops_fused": 0,
+    "donated_bytes": 0,
 }
 
 
@@ -107,7 +108,9 @@ def fusion_stats() -> dict:
     experts' buckets). For
     the forward (``fjax._lazy``): ``segment_hits`` (recorded op sequences run as one program),
     ``segment_compiles`` (such programs built), ``segments_replayed`` (sequences seen for the
-    first time, run op by op) and ``ops_fused`` (ops that ran inside segment programs).
+    first time, run op by op), ``ops_fused`` (ops that ran inside segment programs) and
+    ``donated_bytes`` (the bytes of inputs that segment programs wrote their results into: old
+    parameters, gradients and optimizer state that nothing else referenced).
 
         >>> import fjax
         >>> w = fjax.randn(3, requires_grad=True)
