@@ -137,7 +137,6 @@ def test_index_checks_on_computed_indices_wait_for_the_segment(fused):
     fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     f_opt, t_opt = fjax.optim.SGD(fm.parameters(), lr=0.1), torch.optim.SGD(tm.parameters(), lr=0.1)
     f_x, f_y, t_x, t_y = fjax.tensor(x), fjax.tensor(labels), torch.tensor(x), torch.tensor(labels)
-    fjax.sync()  # (the set-up's pending ops would make step 0's check point differ from the loop's)
 
     def step(m, opt, xs, ys):
         logits = m(xs)
@@ -479,3 +478,53 @@ def test_the_same_ops_at_a_new_length_compile_one_program(fused):
     assert after["segment_compiles"] - before["segment_compiles"] == 5
     for n, g in zip(range(31, 37), got):
         np.testing.assert_allclose(g, step(n, torch), rtol=1e-5, atol=1e-5)
+
+
+def _flushes():
+    s = fusion_stats()
+    return s["segments_replayed"] + s["segment_hits"]
+
+
+@pytest.mark.parametrize("how", ["create_graph", "functorch"])
+def test_second_order_steps_stay_one_segment(fused, how):
+    """A gradient penalty / MAML-style inner step (``autograd.grad(..., create_graph=True)``, or
+    ``torch.func.grad`` of a functional call) on a step's pending values records its program in
+    the step's segment instead of running what came before: one program per step once the loop
+    repeats, torch's numbers."""
+    fjax.manual_seed(0)
+    rng = np.random.default_rng(7)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    fm = fjax.nn.Sequential(fjax.nn.Linear(3, 8), fjax.nn.Tanh(), fjax.nn.Linear(8, 1))
+    fm.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    f_opt, t_opt = fjax.optim.Adam(fm.parameters(), lr=0.01), torch.optim.Adam(tm.parameters(), lr=0.01)
+
+    def step(lib, m, opt, x):
+        x = lib.tensor(x) * 1.0  # pending under fusion
+        x.requires_grad_(True)
+        if how == "create_graph":
+            y = m(x).sum()
+            (g,) = lib.autograd.grad(y, x, grad_outputs=lib.ones_like(y), create_graph=True)
+            loss = (g * g).sum() + y
+        else:
+            params = dict(m.named_parameters())
+
+            def inner(p, x):
+                return lib.func.functional_call(m, p, (x,)).pow(2).mean()
+
+            grads = lib.func.grad(inner)(params, x.detach())
+            loss = sum((g * g).sum() for g in grads.values()) + m(x).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for i in range(5):
+        x = rng.standard_normal((4, 3)).astype(np.float32)
+        before = _flushes()
+        fl, tl = step(fjax, fm, f_opt, x), step(torch, tm, t_opt, x)
+        flushed = _flushes() - before
+        if i >= 2:
+            assert flushed == 1, (i, flushed)
+        np.testing.assert_allclose(fl.item(), tl.item(), rtol=1e-4, atol=1e-6)
+    for p, q in zip(fm.parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)

@@ -41,12 +41,14 @@ from collections import OrderedDict
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
 
 from . import _jax_compat
 from . import profiler as _profiler
 
 _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete array class
 _SCALARS = (int, float, bool, complex)
+_WEAK_INT = ((), np.dtype(np.int64), True)
 _MAX_OPS = 1000  # a segment this long flushes: bounds its program and its pending memory
 _MAX_SEEN = 16384
 _MAX_PROGRAMS = 64
@@ -180,8 +182,12 @@ def signature(fn, arrays):
         t = type(a)
         if t is _ARRAY or t is Pending:
             avals.append((a.shape, a.dtype, a.weak_type))
+        elif t is int:  # as a device int (``numbers``): jit makes the same program of both
+            avals.append(_WEAK_INT)
         elif t in _SCALARS:
             avals.append(t)
+        elif t is np.ndarray:  # (a traced program's constants)
+            avals.append((a.shape, a.dtype, False))
         else:
             return None
     return (fn, tuple(avals))
@@ -237,6 +243,10 @@ class Segment:
         self.error = None
         self.trains = False  # ends with a fused backward (``call``): a training step
         self.checks = []  # deferred value checks (``check_later``): (ok, recheck, site)
+
+    def reads_global(self) -> bool:
+        """Whether an input of this segment is a global (sharded) array: its values may be too."""
+        return any(type(getattr(a, "sharding", None)) is NamedSharding for a in self.ext)
 
     def flush(self) -> None:
         with self.lock:
@@ -451,18 +461,40 @@ def _replay(ops, outputs, ext):
     return [slots[j] for j in outputs]
 
 
+# ids of the device arrays that stand for Python numbers (``dispatch._device_int``): the same
+# array whenever the number is equal, so a segment gives each use its own input, and its key
+# does not depend on which of a step's numbers happen to be equal
+numbers: set = set()
+
+
 class _Local(threading.local):
     seg = None
+    off = False  # inside ``unrecorded()``
 
 
 _local = _Local()
+
+
+@contextlib.contextmanager
+def unrecorded():
+    """Ops run at once inside this block, outside the thread's segment: a library check on
+    concrete values that reads its result on the host (a distribution validating a given sample)
+    then runs only its own ops instead of ending the segment recorded so far."""
+    off, _local.off = _local.off, True
+    try:
+        yield
+    finally:
+        _local.off = off
 
 
 def record(sig, known, arrays):
     """Append ``sig``'s kernel on ``arrays`` to the thread's segment. Returns the segment and the
     result (the kernel's output structure with ``Pending`` leaves), or None where it cannot be
     recorded (an input on another device, or on several)."""
-    seg = _local.seg
+    local = _local
+    if local.off:
+        return None
+    seg = local.seg
     if seg is not None and len(seg.ops) >= _MAX_OPS:
         seg.flush()
     if seg is None:
@@ -494,6 +526,8 @@ def record(sig, known, arrays):
                 t = type(a)
             if t is _ARRAY:
                 r = ext_ids.get(id(a))
+                if r is not None and id(a) in numbers:
+                    r = None  # (a number's array: shared only when two numbers are equal)
                 if r is None:
                     if a.devices() != seg.dev:
                         return None

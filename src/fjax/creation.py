@@ -329,7 +329,7 @@ def _like(op, input, value, dtype, device, requires_grad, layout=None, memory_fo
     if device is None and input.is_meta:  # torch: a meta input gives a meta result
         device = "meta"
     placement, sbp = _like_global(input, device, placement, sbp)
-    return _filled(op, input._data.shape, value, dtype, device, requires_grad, placement, sbp)
+    return _filled(op, input._meta.shape, value, dtype, device, requires_grad, placement, sbp)
 
 
 def zeros_like(

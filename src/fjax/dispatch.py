@@ -720,9 +720,11 @@ def _device_int(i: int):
         if a < 7:
             if a == 0 and len(_device_ints) >= 4096:
                 _device_ints.clear()
+                _lazy.numbers.clear()
             _device_ints[i] = a + 1
             return i
         a = _device_ints[i] = jax.device_put(i)  # weak-typed, as the Python int: the same kernel
+        _lazy.numbers.add(id(a))
     return a
 
 

@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import jax
 
+from .. import _lazy
 from .. import dtypes as _dt
 from .._tracing import trace_state
 from ..dispatch import _vjp_of, run
@@ -28,7 +29,7 @@ class Compiled:
     ``program(*inputs)`` evaluates the traced function (a list of output arrays).
     """
 
-    __slots__ = ("pure", "jit", "vjps")
+    __slots__ = ("pure", "jit", "vjps", "effects")
     rows, bucketing, takes_padded = None, False, False  # never padded (``fjax._bucket``)
 
     def __init__(self, jaxpr, transform: Callable):
@@ -45,6 +46,7 @@ class Compiled:
         self.pure = pure
         self.jit = jax.jit(pure)
         self.vjps: dict = {}
+        self.effects = bool(jaxpr.effects)  # (callbacks, prints: they run at the call, not later)
 
     def vjp(self, diff_idx):
         """The jitted forward-with-VJP for the arguments at ``diff_idx`` (create_graph=True)."""
@@ -122,6 +124,8 @@ def call(name: str, entry: Compiled, consts: Sequence, sources: Sequence, args: 
     if record:  # captured Tensors that require grad are inputs of the tape node, as in torch
         held = [s if s is not None and s.requires_grad else c for c, s in zip(consts, sources)]
         return run(name, entry, [*held, *consts[len(held) :], *args])
+    if not (trace_state.depth or entry.effects) and any(type(a._meta) is _lazy.Pending for a in args):
+        return run(name, entry, [*consts, *args], differentiable=False)  # recorded: nothing flushes
     outs = entry.jit(*consts, *[a._data for a in args])
     if trace_state.depth and any(isinstance(o, jax.core.Tracer) for o in outs):
         outs = jax.lax.stop_gradient(outs)

@@ -85,7 +85,7 @@ def replay(name: str, fn: Callable, leaves: Sequence[Tensor]) -> tuple:
     VJP of a replayed tape), through the pipeline: traced to a program, compiled once per
     program (a loop that differentiates the same graph each step reuses the executable), and
     recorded on the tape as one node."""
-    traced = Traced(program.trace_arrays(fn, [t._data.aval for t in leaves], name), None, None, ())
+    traced = Traced(program.trace_arrays(fn, [program.aval(t) for t in leaves], name), None, None, ())
     return finish(name, ("replay",), traced, _apply, leaves, record=True)
 
 
@@ -115,7 +115,7 @@ def _plan(name: str, repeat: tuple, traced: Traced, args: Sequence[Tensor], entr
         held = (weakref.WeakMethod if type(func) is types.MethodType else weakref.ref)(func, drop)
     except TypeError:
         return
-    avals = [a._data.aval for a in args]
+    avals = [program.aval(a) for a in args]
     plans[key] = Repeat(name, held, template, avals, traced.roots[1:], traced.ticket.weak(), entry, record, post)
     if len(plans) > _MAX_PLANS:
         plans.popitem(last=False)
@@ -159,7 +159,7 @@ class Repeat:
         if not _match(self.template, parts, tensors):
             return None
         for t, aval in zip(tensors, self.avals):
-            a = t._data.aval
+            a = program.aval(t)
             if a is not aval and a != aval:
                 return None
         ticket, record = self.ticket, self.record

@@ -16,7 +16,7 @@ import numpy as np
 from jax.extend import core as jcore
 from jax.extend import linear_util as lu
 
-from .. import _jax_compat
+from .. import _jax_compat, _lazy
 from .._tracing import tracing
 from ..autograd.grad_mode import no_grad
 from ..errors import OpError
@@ -92,7 +92,11 @@ def _uses_custom_vjp(jaxpr: jcore.Jaxpr) -> bool:
 
 
 def aval(x: Tensor):
-    """The abstract value (shape, dtype, weak type) of a Tensor's data (arrays cache it)."""
+    """The abstract value (shape, dtype, weak type) of a Tensor's data (arrays cache it); a value
+    eager fusion has not computed yet stays pending."""
+    a = x._meta
+    if type(a) is _lazy.Pending:
+        return jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
     return x._data.aval
 
 

@@ -227,16 +227,16 @@ def _grad_with_graph(outputs, grads, inputs: Sequence):
     """
     from .._transforms.pipeline import replay
 
-    program, leaves = engine.replay_program(outputs, list(inputs))
+    program, leaves, pending = engine.replay_program(outputs, list(inputs))
     wrt = list(inputs) + leaves
-    n = len(wrt)
+    n, m = len(wrt), len(wrt) + len(grads)
 
     def vjp_of_program(*arrays):  # in torch's convention for complex gradients (engine._conj)
-        primals, cts = arrays[:n], arrays[n:]
-        _, vjp = jax.vjp(program, *primals)
+        primals, cts, rest = arrays[:n], arrays[n:m], arrays[m:]
+        _, vjp = jax.vjp(lambda *xs: program(*xs, *rest), *primals)
         return tuple(engine._conj(g) for g in vjp(tuple(engine._conj(c) for c in cts)))
 
-    results = replay("GradWithGraph", vjp_of_program, wrt + list(grads))
+    results = replay("GradWithGraph", vjp_of_program, wrt + list(grads) + pending)
     return list(results), wrt
 
 

@@ -121,7 +121,7 @@ class Unread:
                 "replaying the forward to differentiate the backward needs its value: keep a reference to it, "
                 "unmodified, until the create_graph backward (as torch keeps it), or make it require grad"
             )
-        return t._data
+        return t._meta
 
 
 def _zeros(aval):
@@ -532,20 +532,29 @@ def _run_tensor_hooks(node, cts):
 def replay_program(roots, inputs):
     """The recorded program from ``inputs`` (Tensors) to ``roots`` as a pure function.
 
-    Returns ``(fn, leaves)``: ``fn(*input_arrays, *leaf_arrays) -> root arrays`` replays every
-    node between them, where ``leaves`` are the other leaves requiring grad that the roots
-    depend on. Used by ``create_graph=True``: JAX differentiates the replay, and the result
-    becomes one tape node whose inputs are ``inputs + leaves``.
+    Returns ``(fn, leaves, pending)``: ``fn(*input_arrays, *leaf_arrays, *pending_arrays) ->
+    root arrays`` replays every node between them, where ``leaves`` are the other leaves
+    requiring grad that the roots depend on, and ``pending`` the values the nodes read that
+    eager fusion has not computed yet (Tensors; the program takes them as inputs, so nothing
+    flushes). Used by ``create_graph=True``: JAX differentiates the replay, and the result
+    becomes one tape node whose inputs are ``inputs + leaves`` (and ``pending``).
     """
     from ..tensor import Tensor
 
-    _lazy.flush()
     cut = {}  # (id(node), idx) or id(leaf) -> position in the argument list
     for i, t in enumerate(inputs):
         cut[("node", id(t._node), t._idx) if t._node is not None else id(t)] = i
     nodes = [t._node for t in roots if t._node is not None]
     order = list(reversed(_toposort(nodes)))  # producers first
     leaves: list = []
+    pending: list = []
+
+    def const(v):
+        if type(v) is _lazy.Pending and v.seg is not None:
+            pending.append(Tensor._wrap(v))
+            return ("pending", len(pending) - 1)
+        return ("const", _lazy.real(v))
+
     plan = []
     for node in order:
         _check_alive(node)
@@ -565,12 +574,12 @@ def replay_program(roots, inputs):
                     leaves.append(x)
                 args.append(("arg", cut[id(x)]))
             else:
-                args.append(("const", x.value(node) if type(x) is Unread else x))
+                args.append(const(x.value(node) if type(x) is Unread else x))
         plan.append((id(node), node.fn, args, node.multi))
     root_refs = []
     for t in roots:
         if t._node is None:
-            root_refs.append(("arg", cut[id(t)]) if id(t) in cut else ("const", t._data))
+            root_refs.append(("arg", cut[id(t)]) if id(t) in cut else const(t._meta))
         else:
             key = ("node", id(t._node), t._idx)
             root_refs.append(("arg", cut[key]) if key in cut else key)
@@ -583,6 +592,8 @@ def replay_program(roots, inputs):
                 return arrays[ref[1]]
             if ref[0] == "const":
                 return ref[1]
+            if ref[0] == "pending":
+                return arrays[len(arrays) - len(pending) + ref[1]]
             return values[(ref[1], ref[2])]
 
         for nid, f, args, multi in plan:
@@ -591,4 +602,4 @@ def replay_program(roots, inputs):
                 values[(nid, i)] = o
         return tuple(read(r) for r in root_refs)
 
-    return fn, leaves
+    return fn, leaves, pending

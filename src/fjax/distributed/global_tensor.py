@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding
 
+from .. import _lazy
 from ..device import MetaArray
 from ..dispatch import functions as F
 from ..errors import OpError
@@ -23,6 +24,9 @@ from .placement import _PartialSum, as_sbp_tuple, partial_sum, partition_spec, p
 
 
 def is_global(t: Tensor) -> bool:
+    a = t._meta
+    if type(a) is _lazy.Pending and a.seg is not None and not a.seg.reads_global():
+        return False  # (no flush: a value computed from local arrays only is local)
     return isinstance(getattr(t._data, "sharding", None), NamedSharding)
 
 

@@ -3,6 +3,7 @@ broadcasting, probs/logits conversion and ``lazy_property``."""
 
 from __future__ import annotations
 
+import contextlib
 from functools import update_wrapper
 
 import jax
@@ -199,15 +200,16 @@ def _check_all(value: Tensor, check, error) -> None:
     outputs does not end the step's segment."""
     later = isinstance(value, Tensor) and type(value._meta) is _lazy.Pending
     later = later and _lazy.check_point(getattr(check, "__func__", check))  # (a bound method: its function)
-    valid = check(value)
-    if _traced(valid):
-        return
-    ok = valid.all()
-    if later and type(ok._meta) is _lazy.Pending:
-        _lazy.check_later(ok._meta, lambda: _raise(error))
-        return
-    if not bool(ok):
-        raise error()
+    with contextlib.nullcontext() if later else _lazy.unrecorded():  # (read now: not in the segment)
+        valid = check(value)
+        if _traced(valid):
+            return
+        ok = valid.all()
+        if later and type(ok._meta) is _lazy.Pending:
+            _lazy.check_later(ok._meta, lambda: _raise(error))
+            return
+        if not bool(ok):
+            raise error()
 
 
 def _raise(error):

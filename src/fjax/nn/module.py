@@ -1038,9 +1038,9 @@ class Module:
                 for p in module._parameters.values():
                     if p is None:
                         continue
-                    p._data = fn(p)._data
+                    p._data = fn(p)._meta  # (pending under eager fusion: no flush per parameter)
                     if p.grad is not None:
-                        p.grad = Tensor._wrap(fn(p.grad)._data)
+                        p.grad = Tensor._wrap(fn(p.grad)._meta)
                 for name, b in module._buffers.items():
                     if b is not None:
                         module._buffers[name] = fn(b)
