@@ -356,9 +356,12 @@ class Optimizer:
                 p._data = data
                 p._vc[0] += 1
             stepped.append((params, new[1]))
-        pending = _lazy.step_end()  # (the states hold arrays again, as everything that reads them expects)
-        for params, states in stepped:
-            self._state.update(zip(params, jax.tree_util.tree_map(_lazy.real, states) if pending else states))
+            self._state.update(zip(params, new[1]))  # (before the flush: the old states are then free
+            # for the program to write the new ones into)
+        states = grads = new = None  # (nothing here holds the old states or gradients at the flush)
+        if _lazy.step_end():  # the states hold arrays again, as everything that reads them expects
+            for params, states in stepped:
+                self._state.update(zip(params, jax.tree_util.tree_map(_lazy.real, states)))
         return loss
 
     def clip_grad(self, error_if_nonfinite: bool = False) -> None:
