@@ -15,6 +15,10 @@ A configuration is a dict, a JSON/YAML file or a ``MeshConfig``::
 - ``zero_stage``: 1 shards optimizer state over ``data``, 2 also the gradients, 3 also the
   parameters (OneFlow's ``enable_zero``); XLA inserts the reduce-scatters and all-gathers.
 - ``batch_axis`` (default ``data``): inputs are split on dim 0 over it.
+- ``pipeline``: how a ``pipe`` axis runs the model's repeated blocks, which nn.Graph finds by
+  itself (``graph/auto_pipeline.py``): ``{"schedule": "gpipe" | "1f1b" | "gpipe_table" |
+  "interleaved", "microbatches": M, "virtual_stages": V, "axis": "pipe"}`` (defaults: gpipe,
+  1 micro-batch with a warning, V = 2 when interleaved, axis ``pipe``).
 
 With several processes (``jax.distributed``), the graph places each process's parameters and
 inputs with ``jax.device_put``, which assumes every process holds the same values: seed all
@@ -48,8 +52,21 @@ class MeshConfig:
     zero_min_size: int = 0  # ZeRO leaves tensors with fewer elements unsharded (OneFlow's shard_min_size)
     batch_axis: str | None = "data"
     type: str = "cuda"
+    pipeline: dict = field(default_factory=dict)  # the pipe axis's schedule and micro-batches
 
     def __post_init__(self):
+        unknown = set(self.pipeline) - {"schedule", "microbatches", "virtual_stages", "axis"}
+        if unknown:
+            raise OpError(f"mesh config: unknown pipeline keys {sorted(unknown)}")
+        for k in ("microbatches", "virtual_stages"):
+            v = self.pipeline.get(k)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise OpError(f"mesh config: pipeline {k} must be an int >= 1, got {v!r}")
+        if self.pipeline and self.pipeline.get("axis", "pipe") not in self.axes:
+            raise OpError(
+                f"mesh config: the pipeline settings need a {self.pipeline.get('axis', 'pipe')!r} mesh axis; "
+                f"the mesh has {list(self.axes)}"
+            )
         if self.zero_stage not in (0, 1, 2, 3):
             raise OpError(f"mesh config: zero_stage must be 0, 1, 2 or 3, got {self.zero_stage!r}")
         if self.batch_axis is not None and self.batch_axis not in self.axes:
@@ -80,7 +97,7 @@ class MeshConfig:
                 source = json.loads(text)
         if not isinstance(source, dict) or "mesh" not in source:
             raise OpError(f"mesh config: expected a dict with a 'mesh' entry (axis name -> size), got {source!r}")
-        unknown = set(source) - {"mesh", "rules", "tensor_parallel", "zero_stage", "batch_axis", "type"}
+        unknown = set(source) - {"mesh", "rules", "tensor_parallel", "zero_stage", "batch_axis", "type", "pipeline"}
         if unknown:
             raise OpError(f"mesh config: unknown keys {sorted(unknown)}")
         rules = [(p, tuple(s)) for p, s in dict(source.get("rules", {})).items()]
@@ -96,6 +113,7 @@ class MeshConfig:
             zero_stage=int(source.get("zero_stage", 0)),
             batch_axis=source.get("batch_axis", "data"),
             type=source.get("type", "cuda"),
+            pipeline=dict(source.get("pipeline") or {}),
         )
 
     # -- shardings ------------------------------------------------------------------------
@@ -158,10 +176,12 @@ class MeshConfig:
         MeshConfig in place, so its identity does not say which step it compiles to)."""
         zero = (self.zero_stage, self.zero_min_size) if self.zero_stage else (0,)
         rules = tuple((pattern, tuple(spec)) for pattern, spec in self.rules)
-        return (tuple(self.axes.items()), rules, zero, self.batch_axis, self.type)
+        pipeline = tuple(sorted(self.pipeline.items()))
+        return (tuple(self.axes.items()), rules, zero, self.batch_axis, self.type, pipeline)
 
     def __repr__(self):
-        return f"MeshConfig(axes={self.axes}, zero_stage={self.zero_stage}, rules={len(self.rules)})"
+        pipeline = f", pipeline={self.pipeline}" if self.pipeline else ""
+        return f"MeshConfig(axes={self.axes}, zero_stage={self.zero_stage}, rules={len(self.rules)}{pipeline})"
 
 
 def place(arrays: list, shardings: list) -> list:

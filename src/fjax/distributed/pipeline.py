@@ -35,6 +35,7 @@ identical fjax blocks: GPipe inside eager code or an nn.Graph on a mesh with a p
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import jax
@@ -543,11 +544,136 @@ def _jax_mesh(mesh):
     )
 
 
-def _pipeline_stack_class():
+def stack_outputs(block_fn, layers, xs, mesh, axis: str = "pipe", schedule: str = "gpipe", virtual_stages=None):
+    """The last stage's outputs ``(M, micro_batch, ...)`` of the layers (every leaf of ``layers``
+    stacked on dim 0) applied to each micro-batch of ``xs``, pipelined over ``axis``; differentiable
+    in ``layers`` and ``xs``. Here the loss comes after the stack (an nn.Graph's head), so the
+    table schedules run in the backward: ``"gpipe"`` is ``_gpipe_forward`` under autodiff (every
+    micro-batch's residuals kept); ``"1f1b"``, ``"gpipe_table"`` and ``"interleaved"`` run GPipe's
+    forward keeping only the inputs, then their table with the output gradients as the last
+    stage's seeds (``_table_loss`` with loss ``sum(h * g)``): one more forward, each stage holding
+    at most its schedule's stage inputs.
+
+    Example:
+        >>> import jax, jax.numpy as jnp, numpy as np
+        >>> mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("pipe",))
+        >>> ys = stack_outputs(lambda p, h: jnp.tanh(h @ p), jnp.ones((2, 3, 3)) * 0.1, jnp.ones((4, 2, 3)),
+        ...                    mesh, schedule="1f1b")
+        >>> ys.shape
+        (4, 2, 3)
+    """
+    S, M = mesh.shape[axis], xs.shape[0]
+    if schedule == "gpipe":
+        return _gpipe_forward(block_fn, layers, xs, mesh, axis, S, M)
+    sched = Schedule.make(schedule, S, M, virtual_stages)
+    branch_free = any(n != axis and size > 1 for n, size in mesh.shape.items())
+    seeded = _table_loss(block_fn, lambda lp, h, g: jnp.sum(h * g) * M, mesh, axis, sched, branch_free)
+
+    @jax.custom_vjp
+    def outputs(layers, xs):
+        return _gpipe_forward(block_fn, layers, xs, mesh, axis, S, M)
+
+    def outputs_fwd(layers, xs):
+        return outputs(layers, xs), (layers, xs)
+
+    def outputs_bwd(res, g):
+        return jax.grad(lambda p, x: seeded(p, x, (), g), argnums=(0, 1))(*res)
+
+    outputs.defvjp(outputs_fwd, outputs_bwd)
+    return outputs(layers, xs)
+
+
+def check_split(name: str, layers: int, stages: int, virtual_stages: int = 1) -> None:
+    """Raise an OpError (prefixed by ``name``) unless ``layers`` split evenly over the stages
+    (times ``virtual_stages`` chunks per stage)."""
+    if layers < stages:
+        raise OpError(f"{name}: the pipe axis has {stages} stages, more than the {layers} repeated layers")
+    if layers % (stages * virtual_stages):
+        what = f"{stages} stages" if virtual_stages == 1 else f"{stages} stages x {virtual_stages} chunks"
+        raise OpError(
+            f"{name}: {layers} layers cannot split evenly over the {what} of the pipe axis; "
+            f"use a number of layers divisible by {stages * virtual_stages} or another pipe size"
+        )
+
+
+def run_units(units, x, mesh, *, microbatches: int, axis: str = "pipe", schedule: str = "gpipe",
+              virtual_stages=None, name: str = "pipeline", around=contextlib.nullcontext):  # fmt: skip
+    """``x`` through ``units`` in order (each a list of fjax modules called one after the other;
+    every unit built alike), pipelined over ``axis`` of ``mesh``: the units' parameters and
+    buffers stack (unit ``i`` is layer ``i``) and split over the stages, dim 0 of ``x`` splits into
+    ``microbatches``; recorded as one tape node, so gradients reach each unit's own parameters.
+    The first unit's modules run every layer, with each layer's tensors swapped in. A unit may
+    read its buffers, not write them, and draws no random numbers (dropout would repeat one
+    mask); each break of that raises naming ``name``. ``around()``: a context entered around each
+    trace of a layer (nn.Graph's pipe axis lets the first unit's modules run as themselves there).
+
+    Example:
+        >>> from fjax.distributed import MeshConfig
+        >>> units = [[nn.Linear(4, 4), nn.Tanh()] for _ in range(2)]
+        >>> y = run_units(units, fjax.ones(4, 4), MeshConfig(axes={"pipe": 1}).mesh, microbatches=2)
+        >>> y.shape
+        fjax.Size([4, 4])
+    """
     from ..autograd.grad_mode import no_grad
     from ..dispatch import call_pure
-    from ..nn.module import Module
+    from ..random import default_generator
     from ..tensor import Tensor
+
+    mesh = _jax_mesh(mesh)
+    S, M, L = mesh.shape[axis], int(microbatches), len(units)
+    V = (2 if virtual_stages is None else int(virtual_stages)) if schedule == "interleaved" else 1
+    check_split(name, L, S, V)
+    shape = tuple(x.shape)
+    if M < 1 or not shape or shape[0] % M:
+        raise OpError(f"{name}: a batch of {shape[0] if shape else 0} (input shape {shape}) does not split into "
+                      f"{M} micro-batches")  # fmt: skip
+
+    def tensors(unit):
+        return [t for m in unit for t in list(m.parameters()) + list(m.buffers())]
+
+    slots = tensors(units[0])
+    buffers = {id(b) for m in units[0] for b in m.buffers()}
+    arrays = [t for u in units for t in tensors(u)]
+    K = len(slots)
+
+    def block_fn(layer, h):
+        saved = [(t, t._data, t._node) for t in slots]
+        drawn = default_generator._counter
+        try:
+            for t, a in zip(slots, layer):
+                t._data, t._node = a, None
+            with no_grad(), around():
+                y = Tensor._wrap(h)
+                for m in units[0]:
+                    y = m(y)
+            if any(id(t) in buffers and t._data is not a for t, a in zip(slots, layer)):
+                raise NotImplementedError(f"{name}: a pipelined layer writes a buffer (e.g. BatchNorm's statistics)")
+            if default_generator._counter != drawn:
+                raise NotImplementedError(f"{name}: a pipelined layer draws random numbers (dropout); use p=0 or eval")
+            if not isinstance(y, Tensor) or tuple(y.shape) != tuple(h.shape) or y.dtype != h.dtype:
+                raise OpError(
+                    f"{name}: a pipelined layer must give a tensor of its input's shape and dtype, got "
+                    f"{tuple(getattr(y, 'shape', ()))} {getattr(y, 'dtype', type(y).__name__)} from {tuple(h.shape)} "
+                    f"{h.dtype}"
+                )
+            return y._data
+        finally:
+            default_generator._counter = drawn
+            for t, data, node in saved:
+                t._data, t._node = data, node
+
+    def pure(*leaves):
+        layers = [jnp.stack(leaves[j : len(arrays) : K]) for j in range(K)]
+        h = leaves[-1]
+        xs = h.reshape((M, shape[0] // M) + h.shape[1:])
+        out = stack_outputs(block_fn, layers, xs, mesh, axis, schedule, virtual_stages)
+        return out.reshape(h.shape)
+
+    return call_pure("pipeline_stack", pure, arrays + [x])
+
+
+def _pipeline_stack_class():
+    from ..nn.module import Module
 
     class PipelineStack(Module):
         """A stack of identical blocks (an ``nn.ModuleList``/``nn.Sequential``) run as a GPipe
@@ -594,36 +720,8 @@ def _pipeline_stack_class():
                 raise OpError(f"PipelineStack: microbatches must be >= 1, got {microbatches}")
 
         def forward(self, x):
-            M, B = self.microbatches, x.shape[0]
-            if B % M:
-                raise OpError(
-                    f"PipelineStack: a batch of {B} (input shape {tuple(x.shape)}) does not split into "
-                    f"{M} micro-batches"
-                )
-            template = self.blocks[0]
-            slots = [p for _, p in template.named_parameters()]
-            params = [p for b in self.blocks for _, p in b.named_parameters()]
-            P_, S = len(slots), self._jmesh.shape[self.axis]
-
-            def block_fn(layer, h):
-                saved = [(t, t._data, t._node) for t in slots]
-                try:
-                    for t, a in zip(slots, layer):
-                        t._data, t._node = a, None
-                    with no_grad():
-                        return template(Tensor._wrap(h))._data
-                finally:
-                    for t, data, node in saved:
-                        t._data, t._node = data, node
-
-            def pure(*arrays):
-                layers = [jnp.stack(arrays[j : len(params) : P_]) for j in range(P_)]
-                h = arrays[-1]
-                xs = h.reshape((M, B // M) + h.shape[1:])
-                out = _gpipe_forward(block_fn, layers, xs, self._jmesh, self.axis, S, M)
-                return out.reshape((B,) + out.shape[2:])
-
-            return call_pure("pipeline_stack", pure, params + [x])
+            return run_units([[b] for b in self.blocks], x, self._jmesh, microbatches=self.microbatches,
+                             axis=self.axis, name="PipelineStack")  # fmt: skip
 
     return PipelineStack
 
@@ -714,4 +812,14 @@ def theory_bubble(stages: int, microbatches: int, virtual_stages: int = 1) -> fl
     return (stages - 1) / (virtual_stages * microbatches + stages - 1)
 
 
-__all__ = ["SCHEDULES", "Schedule", "get_layer_placement", "pipeline_loss", "stacked", "theory_bubble"]
+__all__ = [
+    "SCHEDULES",
+    "Schedule",
+    "check_split",
+    "get_layer_placement",
+    "pipeline_loss",
+    "run_units",
+    "stack_outputs",
+    "stacked",
+    "theory_bubble",
+]

@@ -29,6 +29,7 @@ from ..distributed import global_tensor as _global
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
+from . import auto_pipeline as _auto_pipeline
 from . import stages as _stages
 from .memory import OPTIMIZER_SCOPE, module_paths
 from .modules import _checkpointer, _scoped
@@ -58,6 +59,7 @@ class Step:
         self.graph, self.in_tree, self.statics = graph, in_tree, statics
         self.state = GraphState.of(graph)
         self.stage_devices = _stages.devices_of(graph)  # to_global between stages keeps values in place
+        self.auto_pipeline = _auto_pipeline.plan(graph, warn=True)  # a mesh pipe axis over repeated blocks
         self.training = graph.training
         self.amp = graph.config.amp_dtype
         self.n_acc = graph.config.grad_acc_steps if self.training else 1
@@ -96,7 +98,8 @@ class Step:
                 policy = policies.get(id(m))
                 object.__setattr__(m, "_graph_call", _checkpointer(path, policy) if policy else _scoped(path))
                 installed.append(m)
-            yield
+            with self.auto_pipeline.installed() if self.auto_pipeline else contextlib.nullcontext():
+                yield
         finally:
             trace_state.graph_checks = checks
             _global.staged.devices = staged
@@ -129,6 +132,8 @@ class Step:
         args, kwargs = jax.tree_util.tree_unflatten(self.in_tree, leaves)
         with enable_grad() if self.training else no_grad():
             out = self.graph.build(*args, **kwargs)
+        if self.auto_pipeline is not None:
+            self.auto_pipeline.finish()
         flat, out_tree = jax.tree_util.tree_flatten(out, is_leaf=is_tensor)
         self.record["out_tree"] = out_tree
         self.record["out_static"] = [None if isinstance(x, Tensor) else x for x in flat]
