@@ -50,6 +50,7 @@ _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete ar
 _SCALARS = (int, float, bool, complex)
 _WEAK_INT = ((), np.dtype(np.int64), True)
 _MAX_OPS = 1000  # a segment this long flushes: bounds its program and its pending memory
+_MAX_BACKWARDS = 4  # a segment holding this many fused backwards flushes before the next (``call``)
 _MAX_SEEN = 16384
 _MAX_PROGRAMS = 64
 
@@ -241,7 +242,7 @@ class Segment:
         self.dev = dev
         self.lock = threading.Lock()
         self.error = None
-        self.trains = False  # ends with a fused backward (``call``): a training step
+        self.trains = 0  # the fused backwards it holds (``call``): a training step
         self.checks = []  # deferred value checks (``check_later``): (ok, recheck, site)
 
     def reads_global(self) -> bool:
@@ -261,7 +262,7 @@ class Segment:
             # and getrefcount's own are 2)
             outputs = tuple(j for j in range(len(pending)) if sys.getrefcount(pending[j]) > 2)
             try:
-                trains, self.trains = self.trains, False
+                trains, self.trains = self.trains, 0
                 values = _execute(tuple(key), tuple(ops), outputs, ext, trains, pending)
             except Exception as err:
                 self.error = err
@@ -623,9 +624,10 @@ def call(program, n_seeds, arrays, keep_pending=False):
     """``program(arrays[:n_seeds], arrays[n_seeds:])`` (a fused backward) as the last op of this
     thread's segment, then the flush: the recorded forward and its backward run as one program.
     ``keep_pending`` (``Tensor.backward``): it returns the results pending instead, so the optimizer's
-    update joins the program (``step_end`` flushes it); a segment holds one backward, so a loop
-    with neither a host read nor an optimizer still cuts its segments at the same place each
-    step. Without a pending input, or where one cannot be recorded, it simply runs."""
+    update joins the program (``step_end`` flushes it); a segment holds at most
+    ``_MAX_BACKWARDS`` backwards (a gradient penalty's step has three), so a loop with neither a
+    host read nor an optimizer still cuts its segments at the same places each time round.
+    Without a pending input, or where one cannot be recorded, it simply runs."""
     if not any(type(a) is Pending for a in arrays):
         return program(arrays[:n_seeds], arrays[n_seeds:])
     fn = _split.get(program)
@@ -633,7 +635,7 @@ def call(program, n_seeds, arrays, keep_pending=False):
         fn = _split[program] = jax.jit(lambda *a: program(list(a[:n_seeds]), list(a[n_seeds:])))
         if len(_split) > 2 * _MAX_PROGRAMS:
             _split.pop(next(iter(_split)))
-    if _local.seg is not None and _local.seg.trains:
+    if _local.seg is not None and _local.seg.trains >= _MAX_BACKWARDS:
         _local.seg.flush()
     sig = signature(fn, arrays)
     lazy = None
@@ -643,7 +645,7 @@ def call(program, n_seeds, arrays, keep_pending=False):
         flush()
         return fn(*[real(a) for a in arrays])
     seg, out = lazy
-    seg.trains = True
+    seg.trains += 1
     if keep_pending:
         return out
     seg.flush()
