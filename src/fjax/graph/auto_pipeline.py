@@ -67,7 +67,7 @@ def _runs(container) -> list:
 
 
 def find(graph):
-    """The run to pipeline: ``(container path, start, period, units)``, or None."""
+    """The run to pipeline: ``(container path, container, start, period, units)``, or None."""
     from ..nn.containers import ModuleList, Sequential
 
     best, seen = None, set()
@@ -80,14 +80,14 @@ def find(graph):
             for size, count, start, period, units in _runs(sub):
                 rank = (size, count, bool(list(units[0][0].parameters())), -start)
                 if best is None or rank > best[0]:
-                    best = (rank, (path, start, period, units))
+                    best = (rank, (path, sub, start, period, units))
     return None if best is None else best[1]
 
 
 class AutoPipeline:
     """The pipelined run of one compiled step (see the module docstring)."""
 
-    def __init__(self, graph, mesh, path, start, period, units):
+    def __init__(self, graph, mesh, path, container, start, period, units):
         self.graph, self.mesh = graph, mesh
         settings = mesh.pipeline
         self.axis = settings.get("axis", "pipe")
@@ -95,12 +95,11 @@ class AutoPipeline:
         self.virtual_stages = settings.get("virtual_stages")
         self.microbatches = int(settings.get("microbatches", 1))
         self.units, self.modules = units, [m for u in units for m in u]
-        first, last = start, start + len(self.modules) - 1
-        self.where = (
-            f"'{path}.{first}'..'{path}.{last}' ({len(units)} x {'+'.join(type(m).__name__ for m in units[0])})"
-        )
+        names = list(container._modules)[start : start + len(self.modules)]  # "0", "1", ... or Sequential's keys
+        self.paths = [f"{path}.{n}" for n in names]
+        kinds = "+".join(type(m).__name__ for m in units[0])
+        self.where = f"'{self.paths[0]}'..'{self.paths[-1]}' ({len(units)} x {kinds})"
         self.name = f"nn.Graph {graph.name}: the pipelined layers {self.where}"
-        self.paths = [f"{path}.{i}" for i in range(first, last + 1)]
         self.next, self.last, self.inside, self.ran = 0, None, False, False
 
     def _run(self, x):

@@ -4,6 +4,7 @@ losses, gradients and weights match one device; the per-block names stay the use
 
 from __future__ import annotations
 
+import collections
 import functools
 import pathlib
 import sys
@@ -76,9 +77,10 @@ def _tokens(seed=0):
 
 MESHES = {
     "pp2_1f1b": {"mesh": {"pipe": 2}, "pipeline": {"schedule": "1f1b", "microbatches": 4}},
-    "dp2_tp2_pp2_gpipe": {
+    "dp2_tp2_pp2_zero1_gpipe": {
         "mesh": {"data": 2, "tensor": 2, "pipe": 2},
         "tensor_parallel": {**TENSOR_PARALLEL, "axis": "tensor"},
+        "zero_stage": 1,
         "pipeline": {"microbatches": 2},
     },
     "dp2_tp2_pp2_1f1b": {
@@ -135,13 +137,19 @@ def _error(make, mesh, data, match, exc=OpError):
 
 def test_errors_name_the_modules_and_numbers():
     x, y = fjax.randn(8, 8), fjax.randn(8, 2)
-    five = {"mesh": {"pipe": 8}, "pipeline": {"microbatches": 8}}
+    eight = {"mesh": {"pipe": 8}, "pipeline": {"microbatches": 8}}
     _error(
         _mlp,
-        five,
+        eight,
         (x, y),
         r"'model.2'..'model.9' \(4 x Linear\+Tanh\).*pipe axis has 8 stages, more than the 4 repeated",
     )
+
+    def named():
+        hidden = [(f"h{i}", nn.Linear(16, 16)) for i in range(3)]
+        return nn.Sequential(collections.OrderedDict([("inp", nn.Linear(8, 16)), *hidden, ("out", nn.Linear(16, 2))]))
+
+    _error(named, eight, (x, y), r"'model.h0'..'model.h2' \(3 x Linear\).*8 stages, more than the 3 repeated layers")
     three = {"mesh": {"pipe": 3}, "pipeline": {"microbatches": 4}}
     _error(_mlp, three, (x, y), r"4 layers cannot split evenly over the 3 stages of the pipe axis")
     inter = {"mesh": {"pipe": 4}, "pipeline": {"schedule": "interleaved", "microbatches": 4}}
