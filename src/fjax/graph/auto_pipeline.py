@@ -14,7 +14,7 @@ the configuration's ``"pipeline"`` entry) and returns the last unit's output; ev
 module of the run checks that it is called next, on the previous one's output, and passes it
 on. So the run must be called in order, each module on the previous one's output (as
 ``Sequential`` does and ``for block in self.blocks: x = block(x)`` does), and the outputs of
-its inner modules must not be used otherwise (they are the run's output). The parameters stay
+its inner modules exist only for the next module (reading one otherwise raises, ``_Inner``). The parameters stay
 the modules' own: state_dict, ``.grad`` and optimizer state keep their per-block names.
 """
 
@@ -84,6 +84,22 @@ def find(graph):
     return None if best is None else best[1]
 
 
+class _Inner:
+    """The value of an inner module's output of a pipelined run: reading it raises."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def _fail(self, *_):
+        raise OpError(
+            f"{self.what} is not computed: only the next module of the run may take it (the pipeline "
+            "computes the run's last output). Use a module's output elsewhere only outside a pipe axis"
+        )
+
+    shape = dtype = ndim = weak_type = aval = property(_fail)
+    __jax_array__ = __array__ = _fail
+
+
 class AutoPipeline:
     """The pipelined run of one compiled step (see the module docstring)."""
 
@@ -100,7 +116,7 @@ class AutoPipeline:
         kinds = "+".join(type(m).__name__ for m in units[0])
         self.where = f"'{self.paths[0]}'..'{self.paths[-1]}' ({len(units)} x {kinds})"
         self.name = f"nn.Graph {graph.name}: the pipelined layers {self.where}"
-        self.next, self.last, self.inside, self.ran = 0, None, False, False
+        self.next, self.last, self.out, self.inside, self.ran = 0, None, None, False, False
 
     def _run(self, x):
         from ..distributed.pipeline import run_units
@@ -133,13 +149,19 @@ class AutoPipeline:
                 f"the previous one's output; expected '{self.paths[self.next]}' next"
             )
         if k == 0:
-            self.last, self.ran = self._run(args[0]), True
+            self.out, self.ran = self._run(args[0]), True
         elif args[0] is not self.last:
             raise OpError(
                 f"{where} is called on a tensor that is not '{self.paths[k - 1]}''s output; the run {self.where} "
                 "must be called in order, each module on the previous one's output"
             )
         self.next = (k + 1) % len(self.modules)
+        if self.next == 0:
+            self.last = self.out
+            return self.out
+        # an inner module's output does not exist (the run computes the last one only): a
+        # tensor that only the next module takes, and that raises if anything else reads it
+        self.last = Tensor._wrap(_Inner(f"{where}: its output inside the pipelined run {self.where}"))
         return self.last
 
     def finish(self) -> None:

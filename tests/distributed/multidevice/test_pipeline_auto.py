@@ -182,6 +182,12 @@ class Skips(nn.Module):
         elif self.how == "residual":
             for b in self.blocks:
                 x = x + b(x)
+        elif self.how == "kept":  # an inner block's output used after the run
+            outs = []
+            for b in self.blocks:
+                x = b(x)
+                outs.append(x)
+            x = x + outs[1]
         else:  # stops half way
             for b in self.blocks[:2]:
                 x = b(x)
@@ -192,8 +198,12 @@ def test_blocks_must_be_called_in_order_on_the_previous_output():
     x, y = fjax.randn(8, 8), fjax.randn(8, 2)
     mesh = {"mesh": {"pipe": 2}, "pipeline": {"microbatches": 2}}
     _error(lambda: Skips("reversed"), mesh, (x, y), r"'model.blocks.3' \(pipelined over the pipe axis\) is called out")
-    _error(lambda: Skips("residual"), mesh, (x, y), r"'model.blocks.1' .* not 'model.blocks.0''s output")
-    _error(lambda: Skips("half"), mesh, (x, y), r"build stopped after 'model.blocks.1'")
+    inner = (
+        r"'model.blocks.{}' \(pipelined over the pipe axis\): its output inside the pipelined run .* is not computed"
+    )
+    _error(lambda: Skips("residual"), mesh, (x, y), inner.format(0))
+    _error(lambda: Skips("kept"), mesh, (x, y), inner.format(1))
+    _error(lambda: Skips("half"), mesh, (x, y), inner.format(1))  # (the head reads block 1's output)
 
 
 def test_one_micro_batch_warns_with_a_value():
