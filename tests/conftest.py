@@ -53,3 +53,16 @@ def _eager_fusion_mode(request):
         yield
     finally:
         fjax.config.eager_fusion = saved
+
+
+@pytest.fixture
+def fused():
+    """Eager fusion on for this test, whatever the suite's mode; what it recorded runs at the end."""
+    import fjax
+
+    saved, fjax.config.eager_fusion = fjax.config.eager_fusion, True
+    try:
+        yield
+        fjax.sync()
+    finally:
+        fjax.config.eager_fusion = saved

@@ -20,14 +20,6 @@ from fjax.profiler import fusion_stats
 W = 256  # 256 x 256 float32 weights: 256 KiB, above _lazy._DONATE_MIN
 
 
-@pytest.fixture
-def fused():
-    saved, fjax.config.eager_fusion = fjax.config.eager_fusion, True
-    yield
-    fjax.sync()
-    fjax.config.eager_fusion = saved
-
-
 def _model():
     fjax.manual_seed(0)
     return fjax.nn.Sequential(fjax.nn.Linear(W, W), fjax.nn.ReLU(), fjax.nn.Linear(W, W), fjax.nn.Tanh())

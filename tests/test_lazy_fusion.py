@@ -13,14 +13,6 @@ from fjax import _lazy
 from fjax.profiler import fusion_stats
 
 
-@pytest.fixture
-def fused():
-    saved, fjax.config.eager_fusion = fjax.config.eager_fusion, True
-    yield
-    fjax.sync()
-    fjax.config.eager_fusion = saved
-
-
 def _pending(t):
     return type(t._a) is _lazy.Pending
 
