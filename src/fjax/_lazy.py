@@ -365,11 +365,7 @@ def _donors(key, ext, pending, outputs):
     one, and ``Tensor.to`` of the device a tensor is on returns the tensor.)"""
     if pending is None:
         return (), outputs
-    readers: dict = {}
-    for k, (_, refs, _) in enumerate(key):
-        for r in set(refs):
-            if r >= 0:
-                readers[r] = k
+    readers = _readers(key)
     wanted = set(outputs)
     donate, paired = [], []
     start = 0
@@ -382,7 +378,7 @@ def _donors(key, ext, pending, outputs):
         start += len(known[1])
     firsts.append(start)
     for i in range(len(ext)):
-        k = readers.get(i, -1)
+        k = readers[i][-1] if i in readers else -1  # the last op that reads it
         if k < 0 or type(ext[i]) is not _ARRAY or sys.getrefcount(ext[i]) > 2 or ext[i].nbytes < _DONATE_MIN:
             continue
         shape, dtype = tuple(ext[i].shape), ext[i].dtype
@@ -404,12 +400,18 @@ def _fences(key, donate):
     of the op's inputs (the update of every parameter of a group on all of their gradients, and
     so on the backward's reads), without which XLA, unable to order the reads before the write,
     copies the input when the program starts and saves nothing. The values are the same."""
-    readers = {}
+    readers = _readers(key)
+    return {readers[i][-1] for i in donate if len(readers[i]) > 1}
+
+
+def _readers(key) -> dict:
+    """external input -> the ops of a segment (by position, in order) that read it"""
+    readers: dict = {}
     for k, (_, refs, _) in enumerate(key):
         for r in set(refs):
             if r >= 0:
                 readers.setdefault(r, []).append(k)
-    return {readers[i][-1] for i in donate if len(readers[i]) > 1}
+    return readers
 
 
 def _program(ops, outputs, donate=(), fenced=frozenset()):
