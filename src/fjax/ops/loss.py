@@ -53,8 +53,49 @@ def _class_dim(name, input, target):
     return 0 if input.ndim == 1 else 1
 
 
-def _nll(name, logp, target, weight, ignore_index, reduction):
-    """Negative log-likelihood of class-index targets; also returns the per-element weights."""
+def _logits_nll(x, target, dim):
+    """``-log_softmax(x, dim)`` picked at the class indices ``target`` (``dim`` dropped), without
+    the log-softmax as a full array: the forward keeps ``x`` and two row statistics (the max
+    and the log of the shifted sum), and the derivative is torch's cross-entropy backward,
+    ``exp(log_softmax(x)) * g - onehot(target) * g``, one elementwise expression of ``x`` (no
+    scatter). The values are those of ``jax.nn.log_softmax`` picked by ``take_along_axis``
+    (the same operations on the same numbers). Inside one compiled program (a fused eager step)
+    XLA then holds the logits and the gradient at the loss's backward, where JAX's own rules
+    held the log-softmax, its exponential, a dense scatter of the picks and the gradient.
+
+    The rule is a JVP linear in the tangent, run under ``jax.checkpoint`` (as
+    ``_saving.saves_inputs``): linearizing saves its arguments alone, and forward mode, higher
+    derivatives and vmap work as for any JAX function."""
+    at = jnp.expand_dims(target, dim)
+
+    def value(x):
+        m = jax.lax.stop_gradient(jnp.max(x, dim, initial=-jnp.inf, keepdims=True))
+        logs = jnp.log(jnp.sum(jnp.exp(x - m), dim, keepdims=True))
+        picked = jnp.take_along_axis(x, at, axis=dim) - m
+        return -jnp.squeeze(picked - logs, dim), m, logs
+
+    def rule(x, m, logs, at, t):
+        hit = jax.lax.broadcasted_iota(at.dtype, x.shape, dim) == at
+        p = jnp.exp((x - m) - logs)
+        return jnp.sum(p * t, axis=dim) - jnp.sum(jnp.where(hit, t, jnp.zeros((), t.dtype)), axis=dim)
+
+    @jax.custom_jvp
+    def op(x, at):
+        return value(x)[0]
+
+    @op.defjvp
+    def _jvp(primals, tangents):
+        x, at = primals
+        y, m, logs = value(x)
+        return y, jax.checkpoint(rule, prevent_cse=False)(x, m, logs, at, tangents[0])
+
+    return op(x, at)
+
+
+def _nll(name, logp, target, weight, ignore_index, reduction, logits=False):
+    """Negative log-likelihood of class-index targets; also returns the per-element weights.
+    With ``logits``, ``logp`` holds unnormalized logits and the loss is their cross entropy
+    (``_logits_nll``: the same values as of their log-softmax)."""
     dim = _class_dim(name, logp, target)
     expected = logp.shape[:dim] + logp.shape[dim + 1 :]
     if target.shape != expected:
@@ -66,11 +107,13 @@ def _nll(name, logp, target, weight, ignore_index, reduction):
         raise ValueError(f"{name}: expected weight of shape ({n_classes},), got {weight.shape}")
     ignored = target == ignore_index
     safe = jnp.where(ignored, 0, target)
-    picked = jnp.take_along_axis(logp, jnp.expand_dims(safe, dim), axis=dim)
-    picked = jnp.squeeze(picked, dim)
+    if logits:
+        nll = _logits_nll(logp, safe, dim)
+    else:
+        nll = -jnp.squeeze(jnp.take_along_axis(logp, jnp.expand_dims(safe, dim), axis=dim), dim)
     w = jnp.ones((), logp.dtype) if weight is None else weight.astype(logp.dtype)[safe]
     w = jnp.where(ignored, jnp.zeros((), logp.dtype), w)
-    loss = -picked * w
+    loss = nll * w
     if reduction == "mean":
         return jnp.sum(loss) / jnp.sum(jnp.broadcast_to(w, loss.shape)), w
     return _reduce(loss, reduction), w
@@ -178,6 +221,8 @@ def cross_entropy(
         raise _checks.OpError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     if weight is not None and weight.shape != (n_classes,):
         raise ValueError(f"cross_entropy: expected weight of shape ({n_classes},), got {weight.shape}")
+    if not jnp.issubdtype(target.dtype, jnp.floating) and label_smoothing == 0:
+        return _nll("cross_entropy", input, target, weight, ignore_index, reduction, logits=True)[0]
     logp = jax.nn.log_softmax(input, axis=dim)
     wshape = (n_classes,) + (1,) * (input.ndim - dim - 1)
     if jnp.issubdtype(target.dtype, jnp.floating):
