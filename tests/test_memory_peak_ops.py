@@ -5,6 +5,9 @@ still gives torch's values and gradients on fresh random inputs.
 - ``cross_entropy`` with class-index targets and no label smoothing: ``loss._logits_nll``, whose
   derivative is torch's ``softmax - onehot`` in one elementwise expression of the logits (JAX's
   own rules held the log-softmax, its exponential and a dense scatter of the picks at once).
+- ``layer_norm``: ``nn._layer_norm``, whose rule reads the input, the row means and rstd, as
+  torch's backward (XLA merged the recomputation with the forward and kept ``x - mean`` and a
+  broadcast ``rstd`` besides the input).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import torch
 import fjax
 import fjax.nn.functional as F
 from fjax.ops import loss as L
+from fjax.ops import nn as N
 
 _CE_CASES = [
     # (input shape, n classes, kwargs)
@@ -159,3 +163,57 @@ def test_cross_entropy_fused_step_matches_op_by_op():
     Wt = torch.tensor(w, requires_grad=True)
     torch.nn.functional.cross_entropy(torch.tensor(h) @ Wt.T, torch.tensor(t)).backward()
     np.testing.assert_allclose(out[True][1], Wt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("affine", [(True, True), (True, False), (False, True), (False, False)])
+@pytest.mark.parametrize("shape,normalized", [((4, 5, 6), (6,)), ((3, 4, 5), (4, 5)), ((7,), (7,))])
+def test_layer_norm_matches_torch(shape, normalized, affine, dtype):
+    """layer_norm's rule reads the input, mean and rstd (torch's saved tensors)."""
+    rng = np.random.default_rng(zlib.crc32(repr((shape, affine, dtype)).encode()))
+    x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    w = rng.standard_normal(normalized).astype(dtype) if affine[0] else None
+    b = rng.standard_normal(normalized).astype(dtype) if affine[1] else None
+    g = rng.standard_normal(shape).astype(dtype)
+    ts = [None if a is None else torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    want = torch.nn.functional.layer_norm(ts[0], normalized, ts[1], ts[2], eps=1e-4)
+    want.backward(torch.tensor(g))
+    fs = [None if a is None else fjax.tensor(a, requires_grad=True) for a in (x, w, b)]
+    got = F.layer_norm(fs[0], normalized, fs[1], fs[2], eps=1e-4)
+    got.backward(fjax.tensor(g))
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol)
+    for f, t in zip(fs, ts):
+        if f is not None:
+            np.testing.assert_allclose(f.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_layer_norm_second_derivative_matches_torch():
+    rng = np.random.default_rng(5)
+    x, w, b, v = (rng.standard_normal(s) for s in ((3, 6), (6,), (6,), (3, 6)))
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    out = torch.nn.functional.layer_norm(xt, (6,), wt, bt)
+    (gt,) = torch.autograd.grad((out * out.detach().sin()).sum(), xt, create_graph=True)
+    hv_t = torch.autograd.grad(gt, (xt, wt), torch.tensor(v))
+
+    def grad(x, w):
+        def f(x):
+            y = N.layer_norm(x, (6,), w, jnp.asarray(b))
+            return jnp.sum(y * jnp.sin(jax.lax.stop_gradient(y)))
+
+        return jax.grad(f)(x)
+
+    _, hv_x = jax.jvp(lambda x: grad(x, jnp.asarray(w)), (jnp.asarray(x),), (jnp.asarray(v),))
+    np.testing.assert_allclose(np.asarray(hv_x), hv_t[0].numpy(), rtol=1e-9, atol=1e-11)
+    hv_w = jax.grad(lambda w: jnp.sum(grad(jnp.asarray(x), w) * v))(jnp.asarray(w))
+    np.testing.assert_allclose(np.asarray(hv_w), hv_t[1].numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_layer_norm_backward_keeps_input_and_row_statistics():
+    """The linearized residuals of a layer norm: the input (and weight) plus two row vectors,
+    no other array of the input's size."""
+    x = jnp.ones((8, 16), jnp.float32)
+    w = jnp.ones((16,), jnp.float32)
+    _, vjp = jax.vjp(lambda x, w: N.layer_norm(x, (16,), w, None), x, w)
+    big = [a for a in jax.tree_util.tree_leaves(vjp) if getattr(a, "size", 0) >= x.size]
+    assert len(big) == 1, [a.shape for a in big]

@@ -69,10 +69,55 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ValueError(f"layer_norm: input {input.shape} does not end with normalized_shape {shape}")
     input, weight, bias = promote(input, weight, bias)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
-    # the backward reads the inputs only (torch saves input, mean and rstd: the statistics are recomputed)
-    return _saving.saves_inputs(
-        lambda x, w, b, eps: _affine(_normalize(x, axes, eps), w, b, shape), input, weight, bias, eps
-    )
+    return _layer_norm(input, weight, bias, eps, axes, shape)
+
+
+def _layer_norm(x, w, b, eps, axes, shape):
+    """``_affine(_normalize(x, axes, eps), w, b, shape)`` whose derivative reads what torch's
+    layer-norm backward saves: the input, the row means and the reciprocal standard
+    deviations. The rule (a JVP, run under ``jax.checkpoint`` as ``_saving.saves_inputs``'s)
+    forms the normalized input as ``x * rstd - mean * rstd``, not the forward's
+    ``(x - mean) * rstd``: inside one compiled program (a fused eager step) XLA would merge the
+    two and keep the forward's ``x - mean`` and a broadcast ``rstd`` until the backward, two
+    arrays of the input's size beside the input. ``eps`` gets no derivative (torch's is a number)."""
+    if not _saving._floating(x):
+        return _affine(_normalize(x, axes, eps), w, b, shape)
+    have = [a is not None for a in (w, b)]
+
+    def stats(x, eps):
+        mean = jnp.mean(x, axis=axes, keepdims=True)
+        var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+        return mean, jax.lax.rsqrt(var + jnp.asarray(eps, x.dtype))
+
+    def affine(y, wb):
+        w, b = (wb.pop(0) if h else None for h in have)
+        return _affine(y, w, b, shape)
+
+    def rule(x, mean, rstd, wb, tx, twb):
+        xhat = x * rstd - mean * rstd
+        tm = jnp.mean(tx, axis=axes, keepdims=True)
+        ty = rstd * (tx - tm - xhat * jnp.mean(xhat * tx, axis=axes, keepdims=True))
+        tw, tb = (twb.pop(0) if h else None for h in have)
+        if have[0]:
+            ty = ty * wb[0].reshape(shape) + xhat * tw.reshape(shape)
+        return ty if tb is None else ty + tb.reshape(shape)
+
+    @jax.custom_jvp
+    def op(x, wb, eps):
+        mean, rstd = stats(x, eps)
+        return affine((x - mean) * rstd, list(wb))
+
+    @op.defjvp
+    def _jvp(primals, tangents):
+        x, wb, eps = primals
+        tx, twb, _ = tangents
+        mean, rstd = stats(x, eps)
+        y = affine((x - mean) * rstd, list(wb))
+        return y, jax.checkpoint(lambda *a: rule(*a[:4], a[4], list(a[5])), prevent_cse=False)(
+            x, mean, rstd, list(wb), tx, list(twb)
+        )
+
+    return op(x, [a for a in (w, b) if a is not None], eps)
 
 
 @defop(static=("normalized_shape", "eps"), method=False, rows=_LAYER_NORM_ROWS)
