@@ -343,6 +343,14 @@ def _waste(buckets) -> str:
     return f"{padded / real:.1%}" if real else "0.0%"
 
 
+def _copy_outs(buckets, steps: int) -> str:
+    """Padded values whose real block was copied out (``bucket_stats()["unpads"]``) per step."""
+    before, after = buckets
+    if before is None or after is None or "unpads" not in after:
+        return "n/a"
+    return f"{(after['unpads'] - before.get('unpads', 0)) / steps:.2f}"
+
+
 def _warmup_cfg(case: str, cfg: dict, warmup: int) -> dict:
     """The warm-up's settings: the decode loop's warm-up ends at the block size, so its sequence
     lengths are not the measured run's."""
@@ -379,6 +387,7 @@ def measure(case: str, cfg: dict, steps: int, warmup: int = 16, on_torch=None, o
         "fjax_rep": ms["repeat", True],
         "fusion": fj["fusion"],
         "waste": _waste(fj["buckets"]),
+        "copy_outs": _copy_outs(fj["buckets"], steps),
         "same": fj["values"] == runs["measured", False]["values"] if case == "decode" else None,
     }
 
@@ -444,7 +453,7 @@ def main(argv=None):
     head = (
         f"{'case':<9} {'unit':<5} {'torch med':>9} {'fjax med':>9} {'ratio':>7} {'torch mean':>10} {'fjax mean':>10}"
         f" {'ratio':>7} {'compiles':>8} {'rep fjax':>9} {'rep ratio':>9} {'rep comp':>8}"
-        f"  {'fusion bwd h/c, seg h/c':<23} {'waste':>6}"
+        f"  {'fusion bwd h/c, seg h/c':<23} {'waste':>6} {'copy-outs':>9}"
     )
     print(head)
     rows = []
@@ -460,7 +469,7 @@ def main(argv=None):
             f" {r['torch_mean']:>10.3f} {r['fjax_mean']:>10.2f} {r['fjax_mean'] / r['torch_mean']:>7.0f}"
             f" {r['compiles']:>8.2f} {r['fjax_rep']:>9.2f} {r['fjax_rep'] / r['torch_rep']:>9.1f}"
             f" {r['rep_compiles']:>8.2f}  {fusion:<23}"
-            f" {r['waste']:>6}",
+            f" {r['waste']:>6} {r['copy_outs']:>9}",
             flush=True,
         )
         if r["same"] is False:

@@ -102,6 +102,32 @@ CASES = {
     "cat_other_dim": ([(2, None, 3), (2, None, 2)], lambda L, x, y: L.cat([x, -y, x], dim=-1)),
     "cat_rotate_half": ([(2, None, 4)], lambda L, x: (lambda a, b: L.cat((-b, a), dim=-1))(*x.split(2, dim=-1))),
     "cat_batch_dim": ([(2, None, 3), (1, None, 3)], lambda L, x, y: L.cat([x, y * 2], dim=0)),
+    # cat along the padded dim (a KV cache growing): the new rows written at the real length
+    "cat_grow": ([(2, None, 3), (2, 2, 3)], lambda L, x, y: L.cat([x * 2, y], dim=1) + 1),
+    "cat_grow_negative_dim": ([(1, 2, None, 3), (1, 2, 3, 3)], lambda L, x, y: L.cat((x, y * 3), dim=-2).exp()),
+    "cat_grow_to_the_bucket": ([(2, None, 3), (2, 1, 3)], lambda L, x, y: L.cat([x, y], dim=1) * 2),
+    # slices, ints and narrow (views): a position or start from the end counts from the real length
+    "slice_head": ([(2, None, 3)], lambda L, x: x[:, :3] * 2),
+    "slice_drop_last": ([(2, None, 3)], lambda L, x: x[:, :-1] * 2),
+    "slice_drop_first": ([(2, None, 3)], lambda L, x: x[:, 2:] * 2),
+    "slice_middle": ([(2, None, 3)], lambda L, x: x[:, 1:-1] * 2),
+    "slice_tail": ([(2, None, 3)], lambda L, x: x[:, -2:] * 2),
+    "slice_from_end_to_end": ([(2, None, 3)], lambda L, x: x[:, -4:-1] * 2),
+    "slice_whole_real_length": ([(2, None, 3)], lambda L, x: x[:, :T] * 2),
+    "slice_past_the_end": ([(2, None, 3)], lambda L, x: x[:, :100] * 2),
+    "int_last": ([(2, None, 3)], lambda L, x: x[:, -1] * 2),
+    "int_first": ([(2, None, 3)], lambda L, x: x[:, 0] * 2),
+    "ellipsis_last_row": ([(2, None, 3)], lambda L, x: x[..., -1, :] * 2),
+    "last_of_both": ([(2, None, None)], lambda L, x: x[:, -1, -2] * 2),
+    "other_dims": ([(2, None, 3)], lambda L, x: x[1, :, 1:] * 2),
+    "other_dims_new_axis": ([(2, None, 3)], lambda L, x: x[None, ..., :2, None] * 2),
+    "narrow_padded": ([(2, None, 3)], lambda L, x: x.narrow(1, 2, 3) * 2),
+    "narrow_from_end": ([(2, None, 3)], lambda L, x: x.narrow(1, -3, 2) * 2),
+    "narrow_whole": ([(2, None, 3)], lambda L, x: x.narrow(1, 0, T) * 2),
+    "narrow_other_dim": ([(2, None, 3)], lambda L, x: x.narrow(2, 1, 2) * 2),
+    "select_last": ([(2, None, 3)], lambda L, x: x.select(1, -1) * 2),
+    "select_other_dim": ([(2, None, 3)], lambda L, x: x.select(0, 1) * 2),
+    "getitem_list_short": ([(2, None, 3)], lambda L, x: x[:, [-1]] * 2),
 }
 
 
@@ -127,6 +153,18 @@ REAL_RESULT = {  # the padded dim indexed, contracted or reduced away
     "argmax_all",
     "argmin_all_keepdim",
     "prod_padded_dim",
+    "cat_grow_to_the_bucket",
+    "slice_head",
+    "slice_tail",
+    "slice_from_end_to_end",
+    "int_last",
+    "int_first",
+    "ellipsis_last_row",
+    "last_of_both",
+    "narrow_padded",
+    "narrow_from_end",
+    "select_last",
+    "getitem_list_short",
 }
 
 
@@ -235,6 +273,79 @@ def test_embedding_and_cat_grow_in_a_bucket():
         np.testing.assert_array_equal(e_f.numpy(), torch.nn.functional.embedding(idx_t, torch.tensor(w)).numpy())
         assert idx_f.tolist() == idx_t.tolist()  # a step (host read)
     assert all(padded[4:]), padded
+
+
+def test_slices_of_a_growing_length_compile_per_bucket():
+    """Lengths 17 to 23 share bucket 24: slices, ints, narrow and select along the padded dim (a
+    position from the end counted from the real length) give numpy's values and gradients,
+    copy nothing out and, after the first lengths, compile nothing."""
+    data = RNG.standard_normal((2, 32, 3)).astype(np.float32)
+    buf = fjax.tensor(data, requires_grad=True)
+    reads = {
+        "x[:, :4]": (lambda x: x[:, :4], lambda r: r[:, :4]),
+        "x[:, :-1]": (lambda x: x[:, :-1], lambda r: r[:, :-1]),
+        "x[:, 2:]": (lambda x: x[:, 2:], lambda r: r[:, 2:]),
+        "x[:, -3:]": (lambda x: x[:, -3:], lambda r: r[:, -3:]),
+        "x[:, -1]": (lambda x: x[:, -1], lambda r: r[:, -1]),
+        "x[..., -2, :]": (lambda x: x[..., -2, :], lambda r: r[..., -2, :]),
+        "x[1, :, 1:]": (lambda x: x[1, :, 1:], lambda r: r[1, :, 1:]),
+        "narrow(1, -2, 2)": (lambda x: x.narrow(1, -2, 2), lambda r: r[:, -2:]),
+        "select(1, -1)": (lambda x: x.select(1, -1), lambda r: r[:, -1]),
+    }
+    compiles = []
+    for t in range(17, 24):
+        bucket._live[t] = bucket.bucket(t)
+        x = buf[:, :t]
+        assert type(x._meta) is dims.PaddedDims
+        before, unpads = fjax.profiler.compile_count(), fjax.profiler._buckets["unpads"]
+        outs = [read(x * 1) for read, _ in reads.values()]
+        sum((o * o).sum() for o in outs).backward()
+        assert fjax.profiler._buckets["unpads"] == unpads, "a padded input was copied out"
+        got = [o.detach().numpy() for o in outs]
+        compiles.append(fjax.profiler.compile_count() - before)
+        grad = np.zeros_like(data)
+        for (name, (_, want)), g in zip(reads.items(), got):
+            np.testing.assert_array_equal(g, want(data[:, :t]), err_msg=name)
+            view = np.zeros((2, t, 3), np.float32)
+            want(view)[...] = 2 * g  # the gradient reaches the positions the read took
+            grad[:, :t] += view
+        np.testing.assert_allclose(buf.grad.numpy(), grad, rtol=1e-5, atol=1e-6)
+        buf.grad = None
+    assert sum(compiles[3:]) == 0, compiles
+
+
+def test_embedding_of_a_padded_index_checks_the_real_rows_without_a_copy_out(fused):
+    """The embedding's index range check reads the real block of a padded index (its padding may
+    hold anything: here an index past the weight), copies nothing out, and still raises for a real
+    index out of range; in a loop whose check repeats, at the next host read."""
+    w = fjax.tensor(RNG.standard_normal((9, 4)).astype(np.float32))
+    buf = np.full((1, BIG), 100, np.int64)  # past the real length: out of range
+    buf[0, :T] = RNG.integers(0, 9, T)
+    bucket._live[T] = bucket.bucket(T)
+    idx = fjax.tensor(buf)[:, :T]
+    assert type(idx._meta) is dims.PaddedDims
+    unpads = fjax.profiler._buckets["unpads"]
+    out = fjax.nn.functional.embedding(idx, w)
+    assert fjax.profiler._buckets["unpads"] == unpads
+    np.testing.assert_array_equal(out.numpy(), w.numpy()[buf[:, :T]])
+    bad = buf.copy()
+    bad[0, T - 1] = 9
+    with pytest.raises(IndexError, match="embedding: index 9 is out of range for a weight with 9 rows"):
+        fjax.nn.functional.embedding(fjax.tensor(bad)[:, :T], w)
+        fjax.sync()
+    # a decode loop: the index grows by cat (padded, pending), its check goes into the segment
+    idx = fjax.tensor(RNG.integers(0, 9, (1, 3)))
+    for step in range(14):
+        new = fjax.tensor([[9 if step == 13 else int(RNG.integers(0, 9))]])
+        idx = fjax.cat((idx, new), dim=1)
+        unpads = fjax.profiler._buckets["unpads"]
+        if step < 13:
+            e = fjax.nn.functional.embedding(idx, w)
+            e.sum().item()  # a host read: the step's end
+            assert step < 6 or fjax.profiler._buckets["unpads"] == unpads
+        else:
+            with pytest.raises(IndexError, match="embedding: index 9 is out of range for a weight with 9 rows"):
+                fjax.nn.functional.embedding(idx, w).sum().item()
 
 
 @pytest.fixture(scope="module")

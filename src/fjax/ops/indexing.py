@@ -9,13 +9,17 @@ integer arrays select first, then numpy's rule for the array indices).
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _lazy
 from ..errors import IndexOutOfRange
 from . import _checks
-from ._registry import Plan, Rows, _broadcast_dims, along, defop
+from ._registry import Plan, Rows, _broadcast_dims, along, bind, defop
+from .shape import on_padded, read_padded
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -52,12 +56,69 @@ def _check_range(index, lo, hi, exc, message, ignore=None):
                 ok = ok | (index == ignore)
             traced_check(jnp.all(ok), message("?") + " (checked inside a compiled graph)", exc)
         return
-    values = _host(index)
+    if isinstance(index, _lazy.Padded):
+        values = _padded_host(index, lo, hi, exc, message, ignore)
+    else:
+        values = _host(index)
     if values is not None and ignore is not None:
         values = values[values != ignore]
     v = _first_outside(values, lo, hi)
     if v is not None:
         raise exc(message(v))
+
+
+def _padded_host(index, lo, hi, exc, message, ignore):
+    """The real block of a padded integer index (``fjax._bucket``: a batch or a sequence padded to
+    its bucket) on the host, read from its bucket array, so the real block is not copied out; None
+    where the check went into the segment that computes the bucket array (eager fusion, a check
+    that repeats: ``_lazy.check_later``, the padding left out), or for non-integers."""
+    array = index.array
+    if not np.issubdtype(np.dtype(index.dtype), np.integer):
+        return None
+    if type(array) is _lazy.Pending and _lazy.check_point(_padded_host):
+        ok = _lazy.then(_inside(lo, hi, ignore), [array, _real_shape(tuple(index.shape))])
+        if type(ok) is _lazy.Pending:
+
+            def recheck():
+                values = np.asarray(_lazy.real(array))[tuple(slice(0, s) for s in index.shape)]
+                v = _first_outside(values[values != ignore] if ignore is not None else values, lo, hi)
+                if v is not None:
+                    raise exc(message(v))
+
+            _lazy.check_later(ok, recheck)
+            return None
+    return np.asarray(_lazy.real(array))[tuple(slice(0, s) for s in index.shape)]
+
+
+@functools.lru_cache(maxsize=256)
+def _inside(lo, hi, ignore):
+    """The jitted ``ok(bucket, real_shape)``: every entry of the real block in ``[lo, hi)`` (or
+    ``ignore``); one function per range, so a segment that records it repeats."""
+
+    def ok(a, real):
+        good = (a >= lo) & (a < hi)
+        if ignore is not None:
+            good = good | (a == ignore)
+        for d in range(a.ndim):
+            shape = (1,) * d + (a.shape[d],) + (1,) * (a.ndim - d - 1)
+            good = good | (jnp.arange(a.shape[d]) >= real[d]).reshape(shape)
+        return jnp.all(good)
+
+    return jax.jit(ok)
+
+
+_real_shapes: dict = {}
+
+
+def _real_shape(shape):
+    """A padded value's real ``shape`` as a device array (a kernel argument, not a constant: one
+    program per bucket), one per shape."""
+    a = _real_shapes.get(shape)
+    if a is None:
+        if len(_real_shapes) >= 4096:
+            _real_shapes.clear()
+        a = _real_shapes[shape] = jax.device_put(np.asarray(shape, np.int32))
+    return a
 
 
 def _host(index):
@@ -517,14 +578,78 @@ def _getitem_at(input, arrays, index, *, n, size):
     return jnp.take(input, idx, axis=d)
 
 
+def _getitem_read(input, arrays, index, *, n, size, how):
+    """``input[index]`` of basic entries on a bucket array: ``how`` per entry, ``None`` a new dim,
+    ``("static", e)`` an entry on a dim that is not padded, else ``on_padded``'s read."""
+    y, d = input, 0
+    for h in how:
+        if h is None:
+            y = jnp.expand_dims(y, d)
+            d += 1
+        elif h[0] == "static":
+            e = h[1]
+            if type(e) is int:
+                y = jax.lax.index_in_dim(y, e % y.shape[d], d, keepdims=False)
+            else:
+                y = y[(slice(None),) * d + (slice(*e[1:]),)]
+                d += 1
+        else:
+            y = read_padded(y, d, h, n, size)
+            d += h[0] != "at"
+    return y
+
+
+def _getitem_basic(index, axes, shape, n):
+    """``Rows.dims`` of ``x[index]`` with ints, slices, None and an Ellipsis only (``x[:, :-1]``,
+    ``x[..., -1, :]``), ``x`` padded along ``axes``: each padded dim read as ``on_padded`` says, one
+    kernel per bucket; the others as they are."""
+    if any(type(e) is str for e in index):
+        return None
+    ndim = len(shape)
+    used = sum(1 for e in index if e is not None and e is not Ellipsis)
+    entries = []
+    for e in index:
+        entries.extend([_ALL] * (ndim - used) if e is Ellipsis else [e])
+    if Ellipsis not in index:
+        entries.extend([_ALL] * (ndim - used))
+    how, out, grow, d, o = [], [], None, 0, 0  # d: the input's dim the entry reads, o: the result's
+    for e in entries:
+        if e is None:
+            how.append(None)
+            o += 1
+            continue
+        if d in axes:
+            h = on_padded(e, n)
+            if h is None:
+                return None
+            if h[0] == "grow":
+                if grow is not None and h[2] != grow:
+                    return None
+                grow = h[2]
+                out.append(o)
+        else:
+            h = ("static", e)
+        how.append(h)
+        o += type(e) is not int
+        d += 1
+    how = tuple(how)
+    # the index rewritten as ``how`` (a slice [:T] at the real length T: one entry for every T)
+    return Plan(tuple(out), kernel=bind(_getitem_read, how=how), static={"index": how}, grow=grow or 0)
+
+
 def _getitem_dims(statics, padded, shapes, n, size):
     """One integer index tensor on a padded dim (``x[:, [-1]]``), full slices elsewhere: its
-    positions count from the real length; other padded dims pass through."""
+    positions count from the real length; other padded dims pass through. Ints and slices: see
+    ``_getitem_basic``."""
     index = statics.get("index")
-    if set(padded) != {"input"} or not isinstance(index, tuple) or "arrays[0]" not in shapes or "arrays[1]" in shapes:
+    if set(padded) != {"input"} or not isinstance(index, tuple):
+        return None
+    if not any(k.startswith("arrays[") for k in shapes):
+        return _getitem_basic(index, padded["input"], shapes["input"][0], n)
+    if "arrays[0]" not in shapes or "arrays[1]" in shapes:
         return None
     shape = shapes["input"][0]
-    if len(index) != len(shape) or any(e != _ALL for e in index if e != "tensor:0") or index.count("tensor:0") != 1:
+    if len(index) > len(shape) or any(e != _ALL for e in index if e != "tensor:0") or index.count("tensor:0") != 1:
         return None
     d = index.index("tensor:0")
     idx_shape, dtype = shapes["arrays[0]"]

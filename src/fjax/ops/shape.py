@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _checks
 from ._promote import result_type
-from ._registry import Plan, Rows, along, defop
+from ._registry import Plan, Rows, along, bind, defop
 
 
 def _wrap(name: str, d: int, ndim: int) -> int:
@@ -787,7 +787,95 @@ def unbind(input, dim=0):
     return tuple(jnp.take(input, i, axis=d) for i in range(input.shape[d]))
 
 
-@defop(static=("dim", "start", "length"), linear=True)
+# ----------------------------------------------------------------------------- reading a padded dim
+# A slice, an int or a narrow along a dim padded to a bucket (``fjax._dims.PaddedDims``, real
+# length ``n``) reads the bucket array: a position or start counted from the end is ``n`` plus it
+# (traced), so one kernel serves every length of the bucket.
+
+
+def on_padded(e, n: int):
+    """How the basic index entry ``e`` (an int, or ``("slice", start, stop, step)``) reads a dim of
+    real length ``n`` padded to a bucket: ``("at", a, k)`` the position ``a + k*n`` (the dim goes);
+    ``("fixed", a, k, length)`` ``length`` positions from ``a + k*n``; ``("grow", a, g)`` the
+    positions from ``a`` to the end, ``n + g`` of them (the result's dim is padded: ``g`` 0 keeps
+    it whole). None where that is not one form for every length (a step, a bound clamped at this
+    length, an empty slice, a start from the end with a stop from the start)."""
+    if type(e) is int:
+        return ("at", e, 0) if 0 <= e < n else ("at", e, 1) if -n <= e < 0 else None
+    if not (type(e) is tuple and len(e) == 4 and e[0] == "slice") or e[3] not in (None, 1):
+        return None
+    s, t = e[1], e[2]
+    if s is None or 0 <= s <= n:
+        start = (s or 0, 0)
+    elif -n <= s < 0:
+        start = (s, 1)
+    else:
+        return None
+    if t is None or t >= n:
+        stop = (0, 1)
+    elif 0 <= t:
+        stop = (t, 0)
+    elif -n <= t:
+        stop = (t, 1)
+    else:
+        return None
+    if start[1] == stop[1]:
+        length = stop[0] - start[0]
+        return ("fixed", start[0], start[1], length) if length > 0 else None
+    if start[1] == 1:
+        return None
+    g = stop[0] - start[0]
+    return ("grow", start[0], g) if n + g > 0 else None
+
+
+def read_padded(y, d: int, how, n, size: int):
+    """``on_padded``'s read ``how`` of dim ``d`` of bucket array ``y`` (real length ``n``, traced);
+    ``size``: the bucket of a ``"grow"`` read's real length."""
+    if how[0] == "at":
+        _, a, k = how
+        return lax.dynamic_index_in_dim(y, n + a, d, keepdims=False) if k else lax.index_in_dim(y, a, d, keepdims=False)
+    if how[0] == "fixed":
+        _, a, k, length = how
+        return lax.dynamic_slice_in_dim(y, n + a, length, d) if k else lax.slice_in_dim(y, a, a + length, axis=d)
+    a = how[1]
+    if a + size > y.shape[d]:
+        y = jnp.pad(y, [(0, a + size - y.shape[d]) if i == d else (0, 0) for i in range(y.ndim)])
+    return lax.slice_in_dim(y, a, a + size, axis=d)
+
+
+def _narrow_padded(input, dim, start, length, *, n, size, how):
+    return read_padded(input, _wrap("narrow", dim, input.ndim), how, n, size)
+
+
+def _narrow_dims(statics, padded, shapes, n, size):
+    """``narrow`` of a tensor padded along its sequence dim: along another dim the padded dims pass
+    through; along a padded dim it reads ``length`` positions of the bucket from ``start`` (from
+    ``n + start`` for a negative one), one kernel per bucket."""
+    if set(padded) != {"input"}:
+        return None
+    axes, nd = padded["input"], len(shapes["input"][0])
+    dim, start, length = statics.get("dim"), statics.get("start"), statics.get("length")
+    if type(dim) is not int or type(start) is not int or type(length) is not int or not -nd <= dim < nd:
+        return None
+    d = dim % nd
+    if d not in axes:
+        return Plan(axes)
+    if length == n and start in (0, -n):
+        how = ("grow", 0, 0)
+    elif 0 < length and (-n <= start < 0 and start + length <= 0 or 0 <= start and start + length <= n):
+        how = ("fixed", start, 1 if start < 0 else 0, length)
+    else:
+        return None
+    if how[0] == "grow":  # the whole dim (its length this step's): one entry for every length
+        return Plan(axes, kernel=bind(_narrow_padded, how=how), static={"start": 0, "length": -1})
+    return Plan(tuple(a for a in axes if a != d), kernel=bind(_narrow_padded, how=how))
+
+
+@defop(
+    static=("dim", "start", "length"),
+    linear=True,
+    rows=Rows(lambda statics: (), dims=_narrow_dims),
+)
 def narrow(input, dim, start, length):
     """The ``length`` elements of dim ``dim`` starting at ``start`` (a negative start counts from the
     end), sharing storage with ``input``.

@@ -21,8 +21,9 @@ import jax.lax as lax
 import jax.numpy as jnp
 import numpy as np
 
-from ._registry import defop
-from .shape import _split_at, _wrap
+from .. import _dims
+from ._registry import Plan, Rows, bind, defop
+from .shape import _split_at, _wrap, on_padded, read_padded
 
 # ----------------------------------------------------------------------------- geometry
 
@@ -169,11 +170,19 @@ def _unbind_rule(g, outs, input, dim=0):
     return [_select(g, d, i) for i in range(g[0][d])]
 
 
+def _padded(outs, input) -> bool:
+    """A window read (``outs`` None: dispatch's ``_window``) of a tensor padded along dims past
+    dim 0 (``fjax._dims.PaddedDims``): there is none, the op itself runs on the bucket
+    (``Rows.dims``: no copy-out of the real block), and its result is then made a view
+    (``outs`` given)."""
+    return outs is None and type(getattr(input, "_meta", None)) is _dims.PaddedDims
+
+
 def _select_rule(g, outs, input, dim, index):
     d = _wrap("select", dim, len(g[0]))
     if not -g[0][d] <= index < g[0][d]:
         raise IndexError(f"select: index {index} out of range for tensor of size {list(g[0])} at dimension {dim}")
-    return [_select(g, d, index)]
+    return None if _padded(outs, input) else [_select(g, d, index)]
 
 
 def _narrow_rule(g, outs, input, dim, start, length):
@@ -183,6 +192,8 @@ def _narrow_rule(g, outs, input, dim, start, length):
     s = start + n if start < 0 else start
     if not (0 <= s <= n and 0 <= length and s + length <= n):
         raise ValueError(f"narrow: start {start} + length {length} exceeds dim {dim} of size {n}")
+    if _padded(outs, input):
+        return None
     return [(shape[:d] + (length,) + shape[d + 1 :], strides, offset + s * strides[d])]
 
 
@@ -222,7 +233,7 @@ def _unfold_rule(g, outs, input, dimension, size, step):
 
 def _getitem_rule(g, outs, input, arrays, index):
     """Basic indexing (ints, slices, None, Ellipsis) is a view; any tensor index copies."""
-    if arrays or any(isinstance(i, str) for i in index):
+    if arrays or any(isinstance(i, str) for i in index) or _padded(outs, input):
         return None
     shape, strides, offset = list(g[0]), list(g[1]), g[2]
     consumed = sum(1 for i in index if i is not None and i is not Ellipsis)
@@ -383,7 +394,29 @@ def storage_writer(shape, strides):
 # exist only as views
 
 
-@defop(static=("dim", "index"), linear=True)
+def _select_padded(input, dim, index, *, n, size, how):
+    return read_padded(input, _wrap("select", dim, input.ndim), how, n, size)
+
+
+def _select_dims(statics, padded, shapes, n, size):
+    """``select`` of a tensor padded along its sequence dim: along another dim the padded dims pass
+    through (moved down past it); along a padded dim it reads position ``index`` of the bucket
+    (``n + index`` for a negative one), one kernel per bucket."""
+    if set(padded) != {"input"}:
+        return None
+    axes, nd = padded["input"], len(shapes["input"][0])
+    dim, index = statics.get("dim"), statics.get("index")
+    if type(dim) is not int or type(index) is not int or not -nd <= dim < nd:
+        return None
+    d = dim % nd
+    out = tuple(a - (a > d) for a in axes if a != d)
+    if d not in axes:
+        return Plan(out)
+    how = on_padded(index, n)
+    return None if how is None else Plan(out, kernel=bind(_select_padded, how=how))
+
+
+@defop(static=("dim", "index"), linear=True, rows=Rows(lambda statics: (), dims=_select_dims))
 def select(input, dim, index):
     """The slice at ``index`` along ``dim``, with that dim removed: ``x.select(0, i)`` is ``x[i]`` and
     ``x.select(1, i)`` is ``x[:, i]``. A negative index counts from the end; the result shares storage.
