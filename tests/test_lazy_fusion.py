@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -519,3 +520,69 @@ def test_second_order_steps_stay_one_segment(fused, how):
         np.testing.assert_allclose(fl.item(), tl.item(), rtol=1e-4, atol=1e-6)
     for p, q in zip(fm.parameters(), tm.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_a_step_compiles_once_whatever_its_arguments_are_committed_to(fused):
+    """A training step's program compiles once: its parameters start uncommitted (made by
+    ``fjax.nn.Linear``) and come back committed to the device from the first update (the batch is
+    committed: a ``device_put`` array, as data moved with ``.to(device)`` is), and a Python int
+    becomes a cached device scalar after a few uses (``dispatch._device_int``); neither changes
+    the segment's key, and neither compiles its program again."""
+    fjax.manual_seed(0)
+    m = fjax.nn.Sequential(fjax.nn.Linear(6, 8), fjax.nn.Tanh(), fjax.nn.Linear(8, 1))
+    opt = fjax.optim.SGD(m.parameters(), lr=0.05)
+    assert not m[0].weight._data.committed
+    batch = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
+    x = fjax.tensor(jax.device_put(batch, jax.devices()[0]))
+    counts = []
+    for step in range(10):
+        before = fjax.profiler.compile_count()
+        opt.zero_grad()
+        loss = m(x * (step % 3 + 1)).pow(2).mean()  # a Python int, used again and again
+        loss.backward()
+        opt.step()
+        loss.item()
+        counts.append(fjax.profiler.compile_count() - before)
+    assert m[0].weight._data.committed
+    assert sum(counts[1:]) == 0, counts  # (the first step compiles its program and kernels)
+
+
+def test_a_long_loop_without_host_reads_repeats_its_segments(fused):
+    """A sampler's loop of 1,200 ops with no host read: the segment that reaches ``_MAX_OPS``
+    runs op by op and marks where it ended in the loop's body; later segments end at that place
+    once ``_LONG`` ops long, so they repeat: later runs compile short programs (not 1,000 ops:
+    seconds of XLA), each once. Values are torch's."""
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((6, 6)).astype(np.float32) / 3
+    x0 = rng.standard_normal((3, 6)).astype(np.float32)
+
+    def sample(lib):
+        x, wt = lib.tensor(x0), lib.tensor(w)
+        for i in range(300):  # 4 ops a step, a new Python float each time
+            x = x - (0.001 * (i % 7)) * (x @ wt).tanh()
+        return x
+
+    sizes = []
+    real = _lazy._execute
+
+    def spy(key, ops, outputs, ext, trains=False, pending=None):
+        if (key, outputs) not in _lazy._programs and (key, outputs) in _lazy._sighted:
+            sizes.append(len(ops))  # a program compiles
+        return real(key, ops, outputs, ext, trains, pending)
+
+    fjax.manual_seed(0)  # a fresh history
+    expected = sample(torch).numpy()
+    try:
+        _lazy._execute = spy
+        for run in range(4):
+            sizes.clear()
+            got = sample(fjax).numpy()
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+            if run == 1:
+                assert sizes, "the repeating segments compile"
+            if run:
+                assert max(sizes, default=0) <= 2 * _lazy._LONG, sizes
+            if run == 3:
+                assert sizes == [], sizes
+    finally:
+        _lazy._execute = real

@@ -50,6 +50,9 @@ _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete ar
 _SCALARS = (int, float, bool, complex)
 _WEAK_INT = ((), np.dtype(np.int64), True)
 _MAX_OPS = 1000  # a segment this long flushes: bounds its program and its pending memory
+_LONG = 128  # a segment this long may end where one that reached ``_MAX_OPS`` ended (``_cuts``)
+_WINDOW = 8  # the last ops, by kernel and input avals, that name a place in a loop (``_place``)
+_MAX_CUTS = 256
 _MAX_BACKWARDS = 4  # a segment holding this many fused backwards flushes before the next (``call``)
 _MAX_SEEN = 16384
 _MAX_PROGRAMS = 64
@@ -164,11 +167,16 @@ def real(a):
 
 
 _seen: dict = {}  # (kernel, input avals) -> (output treedef, [(shape, dtype, weak_type)])
-_programs: OrderedDict = OrderedDict()  # segment key -> its jitted program (an LRU)
+_programs: OrderedDict = OrderedDict()  # segment key -> its compiled program (an LRU)
 _sighted: set = set()  # segment keys run since the last restart(): a second sight runs the program
 _ran: set = set()  # signatures whose kernels ran on their own since the last restart()
 _wired: set = set()  # hashes of the wiring of segments sighted since the last restart(), without shapes
 _checked: set = set()  # hashes of the segment keys at value checks since the last restart()
+# places (``_place``) where a segment ended at ``_MAX_OPS`` since the last restart(): a long loop
+# with no host read, such as a sampler's, then ends its later segments at the same place in its
+# body, so they repeat (one program, compiled once) instead of each ending wherever the 1000th op
+# falls (a new program every time, and compiling 1000 ops takes seconds)
+_cuts: set = set()
 # a segment runs op by op at its first sight unless its kernels that never ran number at least
 # this share of its ops (repeated layers share kernels: one compile each, against every op's
 # code in a program)
@@ -315,17 +323,14 @@ def _execute(key, ops, outputs, ext, trains=False, pending=None):
             at = {j: k for k, j in enumerate(order)}
             back = tuple(at[j] for j in outputs)
         fenced = frozenset(_fences(key, donate))
-        prog = _programs[prog_key] = (jax.jit(_program(ops, order, donate, fenced), donate_argnums=0), donate, back)
-        while len(_programs) > _MAX_PROGRAMS:
-            _programs.popitem(last=False)
+        prog = (jax.jit(_program(ops, order, donate, fenced), donate_argnums=0), donate, back)
         _stats["segment_compiles"] += 1
-    with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
-        _programs.move_to_end(prog_key)
+    else:
+        with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+            _programs.move_to_end(prog_key)
     _stats["segment_hits"] += 1
     _stats["ops_fused"] += len(ops)
     fn, donate, back = prog
-    if not donate:
-        return fn((), ext)
     given = []
     for i in donate:
         if sys.getrefcount(ext[i]) > 2:  # held elsewhere this time (the list's reference and getrefcount's are 2)
@@ -334,11 +339,17 @@ def _execute(key, ops, outputs, ext, trains=False, pending=None):
         _stats["donated_bytes"] += ext[i].nbytes
         ext[i] = None  # (passed once, donated)
     if fresh:
+        # compiled once, ahead of time, for the key's avals: a jitted call would lower and compile
+        # again for each variant of its arguments the key does not tell apart (an array committed
+        # to its device or not, a Python int or the device scalar ``numbers`` made of it), which
+        # differ from one step to the next (a parameter is uncommitted until an update writes it)
         with warnings.catch_warnings():  # (jax warns at the compile where XLA could not reuse a donated buffer)
             warnings.filterwarnings("ignore", "Some donated buffers were not usable")
-            values = fn(given, ext)
-    else:
-        values = fn(given, ext)
+            fn = fn.lower(given, ext).compile()
+        _programs[prog_key] = (fn, donate, back)
+        while len(_programs) > _MAX_PROGRAMS:
+            _programs.popitem(last=False)
+    values = fn(given, ext)
     return values if back is None else [values[k] for k in back]
 
 
@@ -498,8 +509,14 @@ def record(sig, known, arrays):
     if local.off:
         return None
     seg = local.seg
-    if seg is not None and len(seg.ops) >= _MAX_OPS:
-        seg.flush()
+    if seg is not None:
+        n = len(seg.ops)
+        if n >= _LONG and (n >= _MAX_OPS or (_cuts and _place(seg.key) in _cuts)):
+            if n >= _MAX_OPS:
+                if len(_cuts) >= _MAX_CUTS:
+                    _cuts.clear()
+                _cuts.add(_place(seg.key))
+            seg.flush()
     if seg is None:
         dev = None
         for a in arrays:
@@ -552,6 +569,12 @@ def record(sig, known, arrays):
         leaves = [Pending(s, d, w, seg, base + i, dev) for i, (s, d, w) in enumerate(avals)]
         seg.pending.extend(leaves)
     return seg, leaves[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def _place(key) -> int:
+    """Where a segment's recording stands: a hash of its last ``_WINDOW`` ops' kernels and input
+    avals (not their wiring: the same op of a loop's body reads other slots each time round)."""
+    return hash(tuple([(k[0], k[2]) for k in key[-_WINDOW:]]))
 
 
 def then(fn, arrays):
@@ -679,6 +702,7 @@ def restart() -> None:
     _ran.clear()
     _wired.clear()
     _checked.clear()
+    _cuts.clear()
     for forget in restarted:
         forget()
 
