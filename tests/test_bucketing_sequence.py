@@ -105,7 +105,10 @@ CASES = {
     # cat along the padded dim (a KV cache growing): the new rows written at the real length
     "cat_grow": ([(2, None, 3), (2, 2, 3)], lambda L, x, y: L.cat([x * 2, y], dim=1) + 1),
     "cat_grow_negative_dim": ([(1, 2, None, 3), (1, 2, 3, 3)], lambda L, x, y: L.cat((x, y * 3), dim=-2).exp()),
-    "cat_grow_to_the_bucket": ([(2, None, 3), (2, 1, 3)], lambda L, x, y: L.cat([x, y], dim=1) * 2),
+    "cat_grow_to_the_bucket": (  # a length that fills its bucket stays padded (in the next one)
+        [(2, None, 3), (2, 1, 3)],
+        lambda L, x, y: L.cat([x, y], dim=1) * 2,
+    ),
     # slices, ints and narrow (views): a position or start from the end counts from the real length
     "slice_head": ([(2, None, 3)], lambda L, x: x[:, :3] * 2),
     "slice_drop_last": ([(2, None, 3)], lambda L, x: x[:, :-1] * 2),
@@ -153,7 +156,6 @@ REAL_RESULT = {  # the padded dim indexed, contracted or reduced away
     "argmax_all",
     "argmin_all_keepdim",
     "prod_padded_dim",
-    "cat_grow_to_the_bucket",
     "slice_head",
     "slice_tail",
     "slice_from_end_to_end",
@@ -346,6 +348,66 @@ def test_embedding_of_a_padded_index_checks_the_real_rows_without_a_copy_out(fus
         else:
             with pytest.raises(IndexError, match="embedding: index 9 is out of range for a weight with 9 rows"):
                 fjax.nn.functional.embedding(idx, w).sum().item()
+
+
+H, DH, V = 2, 4, 11  # the KV-cache decoder's heads, head width and vocabulary
+
+
+def _kv_decode(L, weights, prompt, steps, on_step=None):
+    """A one-layer attention decoder with a KV cache, greedy, ``steps`` tokens: per token the
+    logits. Its sequences grow by ``cat`` (token ids, keys, values: padded dims), and it reads
+    them by slices, ints, narrow and select counted from the end, and an embedding of the ids."""
+    wte, wq, wk, wv, wo = [L.tensor(w) for w in weights]
+
+    def heads(t):
+        return t.view(1, -1, H, DH).transpose(1, 2)
+
+    out = []
+    with L.no_grad():
+        idx = L.tensor(prompt)
+        x = L.nn.functional.embedding(idx, wte)
+        kc, vc = heads(x @ wk), heads(x @ wv)
+        for _ in range(steps):
+            e = L.nn.functional.embedding(idx, wte)[:, -1:]  # the last token's
+            kc = L.cat([kc, heads(e @ wk)], dim=2)
+            vc = L.cat((vc, heads(e @ wv)), dim=-2)
+            att = L.softmax((heads(e @ wq) @ kc.transpose(-2, -1)) * 0.5, dim=-1)
+            y = (att @ vc).transpose(1, 2).reshape(1, 1, H * DH) @ wo
+            y = y + 0.1 * kc[:, :, -2].reshape(1, 1, -1) + 0.1 * vc.narrow(2, -3, 1).transpose(1, 2).reshape(1, 1, -1)
+            y = y + 0.1 * kc[..., 1:, :].mean(2).reshape(1, 1, -1) + vc.select(2, -1).reshape(1, 1, -1)
+            logits = y[:, -1] @ wte.T
+            out.append(logits.numpy().copy())  # a host read: the step's end
+            idx = L.cat((idx, logits.argmax(-1, keepdim=True)), dim=1)
+            if on_step is not None:
+                on_step()
+    return out
+
+
+def test_kv_cache_decode_matches_torch_and_the_unbucketed_run_and_compiles_per_bucket():
+    """A KV-cache decode loop, 40 tokens from a 5-token prompt: torch's logits and the unbucketed
+    run's; once its sequences pad (a few tokens in), nothing is copied out, and compiles come at
+    the buckets' edges only (a few programs each: 24 -> 32 at length 24, 32 -> 48 at 32)."""
+    weights = [RNG.standard_normal(s).astype(np.float32) for s in [(V, 8), (8, 8), (8, 8), (8, 8), (8, 8)]]
+    prompt = RNG.integers(0, V, (1, 5))
+    want = _kv_decode(torch, weights, prompt, 40)
+    counts = []
+    got = _kv_decode(
+        fjax, weights, prompt, 40, lambda: counts.append((fjax.profiler.compile_count(), bucket._stats["unpads"]))
+    )
+    saved, fjax.config.bucketing = fjax.config.bucketing, False
+    try:
+        plain = _kv_decode(fjax, weights, prompt, 40)
+    finally:
+        fjax.config.bucketing = saved
+    for k, (w, g, p) in enumerate(zip(want, got, plain)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=f"token {k}")
+        np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5, err_msg=f"token {k}")
+    compiles = [b[0] - a[0] for a, b in zip(counts, counts[1:])]
+    unpads = [b[1] - a[1] for a, b in zip(counts, counts[1:])]
+    assert sum(unpads[8:]) == 0, unpads
+    late = compiles[13:]  # lengths 20..45: two bucket edges
+    assert sum(late) <= 2 * 4, compiles
+    assert sum(late[-8:]) == 0, compiles  # lengths 38..45, bucket 48: nothing new
 
 
 @pytest.fixture(scope="module")

@@ -70,12 +70,14 @@ def _check_range(index, lo, hi, exc, message, ignore=None):
 def _padded_host(index, lo, hi, exc, message, ignore):
     """The real block of a padded integer index (``fjax._bucket``: a batch or a sequence padded to
     its bucket) on the host, read from its bucket array, so the real block is not copied out; None
-    where the check went into the segment that computes the bucket array (eager fusion, a check
-    that repeats: ``_lazy.check_later``, the padding left out), or for non-integers."""
+    where the check went into the segment that computes the bucket array (eager fusion:
+    ``_lazy.check_later``, the padding left out), or for non-integers. A padded value comes from a
+    loop whose shapes kept changing, never a first sight: its check is deferred at once (checked
+    now, it would end the segment at each bucket's first steps: a program more per bucket)."""
     array = index.array
     if not np.issubdtype(np.dtype(index.dtype), np.integer):
         return None
-    if type(array) is _lazy.Pending and _lazy.check_point(_padded_host):
+    if type(array) is _lazy.Pending:
         ok = _lazy.then(_inside(lo, hi, ignore), [array, _real_shape(tuple(index.shape))])
         if type(ok) is _lazy.Pending:
 
