@@ -66,9 +66,8 @@ def _logits_nll(x, target, dim):
     The rule is a JVP linear in the tangent, run under ``jax.checkpoint`` (as
     ``_saving.saves_inputs``): linearizing saves its arguments alone, and forward mode, higher
     derivatives and vmap work as for any JAX function."""
-    at = jnp.expand_dims(target, dim)
 
-    def value(x):
+    def value(x, at):  # (``at`` an argument: a custom_jvp function may not close over a tracer)
         m = jax.lax.stop_gradient(jnp.max(x, dim, initial=-jnp.inf, keepdims=True))
         logs = jnp.log(jnp.sum(jnp.exp(x - m), dim, keepdims=True))
         picked = jnp.take_along_axis(x, at, axis=dim) - m
@@ -81,15 +80,15 @@ def _logits_nll(x, target, dim):
 
     @jax.custom_jvp
     def op(x, at):
-        return value(x)[0]
+        return value(x, at)[0]
 
     @op.defjvp
     def _jvp(primals, tangents):
         x, at = primals
-        y, m, logs = value(x)
+        y, m, logs = value(x, at)
         return y, jax.checkpoint(rule, prevent_cse=False)(x, m, logs, at, tangents[0])
 
-    return op(x, at)
+    return op(x, jnp.expand_dims(target, dim))
 
 
 def _nll(name, logp, target, weight, ignore_index, reduction, logits=False):
