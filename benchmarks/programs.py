@@ -9,9 +9,12 @@ Runs every ``tests/programs/mock_*.py`` (or the ones named) in this one process:
 against real torch and once under ``fjax.mock_torch`` (where ``import torch`` gives fjax). A
 program's ``main(steps, seed)`` builds its model and data, trains ``steps`` steps and evaluates,
 so one step's time is measured as the difference ``(T(2 * steps) - T(steps)) / steps``: setup
-and the final evaluation cancel out. Both lengths run once first as warm-up (fjax compiles each
-op at its first shape there); each repeat then times torch and fjax back to back, so machine
-load hits both alike. Prints milliseconds per step (median over repeats) and fjax/torch.
+and the final evaluation cancel out. Both lengths run twice first as warm-up (fjax compiles each
+op at its first shape there, and each fused segment at its second sight); each repeat then
+times torch and fjax back to back, so machine load hits both alike. Prints milliseconds per step
+(median over repeats), fjax/torch, and the XLA compiles per step of the fused runs after the
+warm-up (``fjax.profiler.compile_count()``: 0 once every segment and kernel a step needs is
+compiled).
 
 ``--compile`` adds two columns: the program with each top-level module call (a call made outside
 any other module's) going through ``torch.compile(module)`` on torch and through
@@ -125,17 +128,26 @@ def _compile_error(main, on_fjax: bool) -> str | None:
     return None
 
 
-def _step_ms(mains: dict, steps: int, repeats: int) -> dict:
-    """Median over repeats of the marginal step time (ms) of each of ``mains`` (name -> (main, on_fjax))."""
-    for main, on_fjax in mains.values():  # warm-up at both lengths
-        _timed(main, steps, on_fjax)
-        _timed(main, 2 * steps, on_fjax)
+def _step_ms(mains: dict, steps: int, repeats: int, compiles: dict | None = None) -> dict:
+    """Median over repeats of the marginal step time (ms) of each of ``mains`` (name -> (main,
+    on_fjax)); ``compiles`` gets, for each fjax runner, the XLA compiles
+    (``fjax.profiler.compile_count()``) per step of its timed runs, after the warm-up."""
+    for _ in range(2):  # warm-up at both lengths, twice: a segment first seen in the first round
+        for main, on_fjax in mains.values():  # (the evaluation after `steps` steps) compiles at its second sight
+            _timed(main, steps, on_fjax)
+            _timed(main, 2 * steps, on_fjax)
     samples = {name: [] for name in mains}
+    counted = dict.fromkeys((name for name, (_, on_fjax) in mains.items() if on_fjax), 0)
     for _ in range(repeats):
         for name, (main, on_fjax) in mains.items():
+            before = fjax.profiler.compile_count()
             short = _timed(main, steps, on_fjax)
             long = _timed(main, 2 * steps, on_fjax)
             samples[name].append((long - short) / steps * 1e3)
+            if on_fjax:
+                counted[name] += fjax.profiler.compile_count() - before
+    if compiles is not None:
+        compiles.update({name: n / (3 * steps * repeats) for name, n in counted.items()})
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
@@ -229,7 +241,7 @@ def main():
     compiled_header = f" {'fjax.compile':>12s} {'torch.compile':>13s} {'fc/torch':>8s} {'tc/torch':>8s}"
     print(
         f"{'program':24s} {'torch ms':>9s} {'unfused ms':>10s} {'fused ms':>9s} {'unfused/torch':>13s} "
-        f"{'fused/torch':>11s}" + (compiled_header if args.compile else "")
+        f"{'fused/torch':>11s} {'compiles/step':>13s}" + (compiled_header if args.compile else "")
     )
     ratios = {"unfused": [], "fused": [], "fjax.compile": [], "torch.compile": []}
     failures = []
@@ -260,13 +272,14 @@ def main():
                     mains[label] = (main, on_fjax_side)
                 else:
                     failures.append(f"{name} {label}: {error}")
-        ms = _step_ms(mains, args.steps, args.repeats)
+        compiles: dict = {}
+        ms = _step_ms(mains, args.steps, args.repeats, compiles)
         for mode in ratios:
             if mode in ms:
                 ratios[mode].append(ms[mode] / ms["torch"])
         line = (
             f"{name:24s} {ms['torch']:9.2f} {ms['unfused']:10.2f} {ms['fused']:9.2f} "
-            f"{ms['unfused'] / ms['torch']:13.2f} {ms['fused'] / ms['torch']:11.2f}"
+            f"{ms['unfused'] / ms['torch']:13.2f} {ms['fused'] / ms['torch']:11.2f} {compiles['fused']:13.2f}"
         )
         if args.compile:
             cells = [f"{ms[k]:.2f}" if k in ms else "n/a" for k in ("fjax.compile", "torch.compile")]
@@ -275,7 +288,7 @@ def main():
         print(line, flush=True)
     if ratios["fused"]:
         u, f = statistics.median(ratios["unfused"]), statistics.median(ratios["fused"])
-        line = f"{'median':24s} {'':9s} {'':10s} {'':9s} {u:13.2f} {f:11.2f}"
+        line = f"{'median':24s} {'':9s} {'':10s} {'':9s} {u:13.2f} {f:11.2f} {'':13s}"
         if args.compile:
             med = [
                 f"{statistics.median(ratios[k]):.2f}" if ratios[k] else "n/a" for k in ("fjax.compile", "torch.compile")
