@@ -640,9 +640,7 @@ def run_dims(name, entry, leaves, differentiable, linear):
     if n is None:  # a growing result of real inputs: its input's length
         n = plan.n
     out_n = n + plan.grow
-    # a length that changed gets the smallest bucket longer than it: a length that fills its
-    # bucket stays padded too, so a loop compiles no third program at each bucket's last length
-    out_size = bucket(out_n + 1) if plan.grow else size
+    out_size = bucket(out_n) if plan.grow else size
     kernel_entry = entry if not plan.static else _resized(entry, plan.static)
     fills = {positions[p]: tuple(sorted(f.items())) for p, f in plan.fill.items() if p in positions}
     in_axes = tuple(sorted(axes.items()))
