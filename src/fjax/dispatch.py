@@ -541,9 +541,9 @@ def _run_check(check, args, kwargs):
         return
     except Exception:
         leaves = jax.tree_util.tree_leaves((a, kw))
-        if not any(type(x) in (_Pending, _Padded, MetaArray) for x in leaves):
+        if not any(type(x) in (_Pending, _Padded, _PaddedDims, MetaArray) for x in leaves):
             raise
-        if not any(type(x) in (_Pending, _Padded) for x in leaves):
+        if not any(type(x) in (_Pending, _Padded, _PaddedDims) for x in leaves):
             return  # a meta tensor has no values to check
     # the check reads values: with them computed (outside the except: its error is not a context)
     a, kw = jax.tree_util.tree_map(_lazy.real, (a, kw))
