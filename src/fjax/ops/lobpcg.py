@@ -15,7 +15,6 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
-from jax.experimental.sparse.linalg import lobpcg_standard
 
 from ._registry import defop
 
@@ -30,6 +29,9 @@ def _top(C, X, niter, tol):
     if 5 * n < m:
         batch = C.shape[:-2]
         flat_c, flat_x = C.reshape((-1, m, m)), X.reshape((-1, m, n))
+        # (imported here: jax.experimental.sparse loads scipy.sparse, a second of ``import fjax``)
+        from jax.experimental.sparse.linalg import lobpcg_standard
+
         solve = jax.vmap(lambda c, x: lobpcg_standard(c, x, m=niter, tol=tol)[:2])
         theta, U = solve(flat_c, flat_x)
         return theta.reshape(batch + (n,)), U.reshape(batch + (m, n))
