@@ -24,7 +24,7 @@ from ..autograd.grad_mode import no_grad
 from ..creation import eye as _eye
 from ..creation import full_like
 from ..errors import OpError
-from ..random import Generator, default_generator
+from ..random import Generator, default_generator, flat
 from ..tensor import Tensor
 
 __all__ = [
@@ -122,14 +122,16 @@ def _float(tensor: Tensor, name: str):
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with samples from U(a, b)."""
     dt = _float(tensor, "uniform_")
-    return _fill(tensor, jax.random.uniform(_key(generator), tensor._data.shape, dt, a, b), "uniform_")
+    return _fill(
+        tensor, flat(lambda s: jax.random.uniform(_key(generator), s, dt, a, b), tensor._data.shape), "uniform_"
+    )
 
 
 @_skips_meta
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with samples from N(mean, std**2)."""
     dt = _float(tensor, "normal_")
-    z = jax.random.normal(_key(generator), tensor._data.shape, dt)
+    z = flat(lambda s: jax.random.normal(_key(generator), s, dt), tensor._data.shape)
     return _fill(tensor, mean + std * z, "normal_")
 
 
@@ -144,9 +146,8 @@ def trunc_normal_(
 ) -> Tensor:
     """Fill with N(mean, std**2) samples truncated to ``[a, b]`` (absolute bounds, as torch)."""
     dt = _float(tensor, "trunc_normal_")
-    z = jax.random.truncated_normal(
-        _key(generator), (a - mean) / std, (b - mean) / std, tensor._data.shape, jnp.float32
-    )
+    key, lo, hi = _key(generator), (a - mean) / std, (b - mean) / std
+    z = flat(lambda s: jax.random.truncated_normal(key, lo, hi, s, jnp.float32), tensor._data.shape)
     return _fill(tensor, jnp.clip(mean + std * z, a, b).astype(dt), "trunc_normal_")
 
 
