@@ -59,7 +59,7 @@ def _step_program(make_opt):
 
     def spy(key, ops, outputs, ext, trains=False, pending=None):
         if trains:
-            seen["key"] = (key, outputs)
+            seen["key"] = _lazy.program_key(key, outputs, ext)
         return real(key, ops, outputs, ext, trains, pending)
 
     _lazy._execute = spy

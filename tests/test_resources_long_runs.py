@@ -498,6 +498,7 @@ BOUNDED = {
     "_lazy:_ran": "cleared at _MAX_SEEN",
     "_lazy:_wired": "cleared at _MAX_SEEN",
     "_lazy:_cuts": "cleared at _MAX_CUTS and by restart()",
+    "ops/indexing:_real_shapes": "cleared at 4096 entries",
     "_lazy:_open": "segments not flushed yet: one per thread",
     "_lazy:_split": "2 * _MAX_PROGRAMS",
     "_lazy:restarted": "listeners registered at import",

@@ -289,8 +289,15 @@ class Segment:
                 _raise_failed(recheck, site)
 
 
+def program_key(key, outputs, ext) -> tuple:
+    """What a segment's program is compiled for: its ops, their wiring and avals (``key``), the
+    values it returns, and where its inputs are (their shardings: the device, and a global
+    array's mesh and partitioning; an array committed to its device or not is the same)."""
+    return key, outputs, tuple([a.sharding for a in ext if type(a) is _ARRAY])
+
+
 def _execute(key, ops, outputs, ext, trains=False, pending=None):
-    prog_key = (key, outputs)
+    prog_key = program_key(key, outputs, ext)
     if prog_key not in _sighted:
         if len(_sighted) >= _MAX_SEEN:
             _sighted.clear()
@@ -339,10 +346,11 @@ def _execute(key, ops, outputs, ext, trains=False, pending=None):
         _stats["donated_bytes"] += ext[i].nbytes
         ext[i] = None  # (passed once, donated)
     if fresh:
-        # compiled once, ahead of time, for the key's avals: a jitted call would lower and compile
-        # again for each variant of its arguments the key does not tell apart (an array committed
-        # to its device or not, a Python int or the device scalar ``numbers`` made of it), which
-        # differ from one step to the next (a parameter is uncommitted until an update writes it)
+        # compiled once, ahead of time, for the key's avals and shardings: a jitted call would
+        # lower and compile again for each variant of its arguments the key does not tell apart
+        # (an array committed to its device or not, a Python int or the device scalar ``numbers``
+        # made of it), which differ from one step to the next (a parameter is uncommitted until
+        # an update writes it)
         with warnings.catch_warnings():  # (jax warns at the compile where XLA could not reuse a donated buffer)
             warnings.filterwarnings("ignore", "Some donated buffers were not usable")
             fn = fn.lower(given, ext).compile()
