@@ -77,19 +77,16 @@ def _padded_host(index, lo, hi, exc, message, ignore):
     array = index.array
     if not np.issubdtype(np.dtype(index.dtype), np.integer):
         return None
+
+    def real_block():
+        return np.asarray(_lazy.real(array))[tuple(slice(0, s) for s in index.shape)]
+
     if type(array) is _lazy.Pending:
         ok = _lazy.then(_inside(lo, hi, ignore), [array, _real_shape(tuple(index.shape))])
         if type(ok) is _lazy.Pending:
-
-            def recheck():
-                values = np.asarray(_lazy.real(array))[tuple(slice(0, s) for s in index.shape)]
-                v = _first_outside(values[values != ignore] if ignore is not None else values, lo, hi)
-                if v is not None:
-                    raise exc(message(v))
-
-            _lazy.check_later(ok, recheck)
+            _lazy.check_later(ok, lambda: _check_range(real_block(), lo, hi, exc, message, ignore))
             return None
-    return np.asarray(_lazy.real(array))[tuple(slice(0, s) for s in index.shape)]
+    return real_block()
 
 
 @functools.lru_cache(maxsize=256)
