@@ -25,17 +25,15 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import tree_util
 
 from ._tracing import trace_state
+from ._transforms import front
 from ._transforms import program as _program
-from ._transforms.call import Call, argnums_tuple, check_forward_mode, flatten, is_tensor, on_inputs
-from ._transforms.deps import dependence
+from ._transforms.call import Call, argnums_tuple, check_forward_mode, flatten, is_tensor
 from ._transforms.pipeline import finish, repeat
 from ._transforms.randomness import random_mode
 from ._transforms.reparametrize import functional_call
-from .autograd.engine import _conj
 from .autograd.grad_mode import is_grad_enabled
 from .tensor import Tensor
 
@@ -114,13 +112,9 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
         diff, n_diff = tuple(call.diff), len(call.diff)
 
         def transform(program_fn, *xs):
-            def scalar(*d):
-                outs = f(*d)
-                return outs[0], outs[1:]
-
-            f, d0 = on_inputs(program_fn, xs, diff)
-            (value, aux), grads = jax.value_and_grad(scalar, argnums=tuple(range(n_diff)), has_aux=True)(*d0)
-            return (*[_conj(g) for g in grads], value, *aux)  # torch's convention for complex inputs
+            f, d0 = front.on_inputs(program_fn, xs, diff, 1)
+            grads, (value, aux) = front.grad(f, n_diff)(*d0)
+            return (*grads, value, *aux)
 
         def post(res):
             g = call.diff_structure(list(res[:n_diff]), isinstance(argnums, int))
@@ -176,13 +170,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     n_out, primals_tree = call.n_out, flatten(tuple(primals))[1]
     res = finish("func.vjp", ("identity",), traced, lambda p, *xs: p(*xs), tensors, record=True)
     out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
-    out_tree, n = call.out_tree, len(tensors)
-
-    def transform(program_fn, *args):
-        xs, cts = args[:n], args[n:]
-        outs, pull = jax.vjp(lambda *a: tuple(program_fn(*a)[:n_out]), *xs)
-        # torch's convention for complex cotangents and gradients: JAX's, conjugated
-        return tuple(_conj(g) for g in pull(tuple(_conj(c.astype(o.dtype)) for c, o in zip(cts, outs))))
+    out_tree, transform = call.out_tree, front.vjp_transform(len(tensors), n_out, True, outputs=False)
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
         """The VJPs for ``cotangents`` (shaped like the outputs); ``create_graph`` (default: grad mode
@@ -252,26 +240,11 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     program = traced.program
     check_forward_mode(program, "fjax.func.jvp")
     n_out, n = call.n_out, len(tensors)
-    if strict:
-        deps = dependence(
-            lambda *xs: tuple(jax.core.eval_jaxpr(program.jaxpr, program.consts, *xs)[:n_out]),
-            [t._data for t in tensors],
+    if strict and not front.depends(front.program_fn(program, n_out), tensors).any(axis=1).all():
+        raise RuntimeError(
+            "jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. This is "
+            "not allowed with strict=True."
         )
-        if not deps.any(axis=1).all():
-            raise RuntimeError(
-                "jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. This is "
-                "not allowed with strict=True."
-            )
-
-    def transform(program_fn, *args):
-        xs, ts = args[:n], args[n:]
-
-        def f(*a):
-            outs = program_fn(*a)
-            return tuple(outs[:n_out]), tuple(outs[n_out:])
-
-        outs, tans, aux = jax.jvp(f, xs, tuple(t.astype(x.dtype) for t, x in zip(ts, xs)), has_aux=True)
-        return (*outs, *tans, *aux)
 
     def post(res):
         out = tree_util.tree_unflatten(call.out_tree, list(res[:n_out]))
@@ -279,6 +252,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         return (out, tan, call.aux(res[2 * n_out :])) if has_aux else (out, tan)
 
     again = None if key is None else (key, func, (primals, tangents))
+    transform = front.jvp_transform(n, n_out, True)
     return finish(
         "func.jvp", ("jvp", n_out), traced, transform, [*tensors, *flat_t], record=True, post=post, repeat=again
     )
@@ -286,8 +260,8 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
 
 # -- Jacobians and Hessians ------------------------------------------------------------------
 def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, spec, depth: int) -> Callable:
-    """Shared by jacrev/jacfwd/hessian: ``transform_of(f, n_diff)`` maps f(*d) -> (outs, aux) to
-    ``d -> (blocks, aux)`` where blocks nest ``depth`` levels of argnums inside each output."""
+    """Shared by jacrev/jacfwd/hessian: ``transform_of(diff, n_out)`` is the ``front`` transform, whose
+    results are, per output, ``depth`` levels of argnums blocks, then the aux outputs."""
 
     def wrapper(*args, **kwargs):
         key = _plan_key(name, spec, argnums, has_aux, id(func))
@@ -301,21 +275,7 @@ def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, s
         if name != "jacrev":
             check_forward_mode(program, f"fjax.func.{name}")
         diff, n_out, n_diff = tuple(call.diff), call.n_out, len(call.diff)
-
-        def transform(program_fn, *xs):
-            f, d0 = on_inputs(program_fn, xs, diff)
-
-            def split(*d):
-                outs = f(*d)
-                return tuple(outs[:n_out]), tuple(outs[n_out:])
-
-            blocks, aux = transform_of(split, n_diff)(*d0)
-            flat = []
-            for row in blocks:
-                flat.extend(row if depth == 1 else [b for inner in row for b in inner])
-            if name == "jacrev":  # rows are VJPs: torch's convention for complex inputs
-                flat = [_conj(b) for b in flat]
-            return (*flat, *aux)
+        transform = transform_of(diff, n_out)
 
         def post(res):
             single = isinstance(argnums, int)
@@ -337,28 +297,6 @@ def _jacobian(name: str, api: str, func, argnums, has_aux: bool, transform_of, s
     return wrapper
 
 
-def _chunked_jacrev(f, n_diff: int, chunk_size: int):
-    """jacrev computing ``chunk_size`` rows at a time (``lax.map`` over the standard basis)."""
-
-    def jac(*d):
-        outs, pull, aux = jax.vjp(f, *d, has_aux=True)
-        sizes = [o.size for o in outs]
-        total = sum(sizes)
-        eye = jnp.eye(total, dtype=jnp.float32)
-        starts = np.cumsum([0] + sizes)
-        basis = tuple(
-            eye[:, starts[i] : starts[i + 1]].astype(o.dtype).reshape((total, *o.shape)) for i, o in enumerate(outs)
-        )
-        rows = jax.lax.map(pull, basis, batch_size=chunk_size)
-        blocks = tuple(
-            tuple(rows[j][starts[i] : starts[i + 1]].reshape((*o.shape, *d[j].shape)) for j in range(n_diff))
-            for i, o in enumerate(outs)
-        )
-        return blocks, aux
-
-    return jac
-
-
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False, chunk_size: int | None = None):
     """``f -> (args -> J)`` by reverse mode (torch.func.jacrev); ``chunk_size`` rows per vectorized pass.
 
@@ -376,10 +314,8 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     if chunk_size is not None and chunk_size <= 0:
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
-    def transform_of(f, n_diff):
-        if chunk_size is None:
-            return jax.jacrev(f, argnums=tuple(range(n_diff)), has_aux=True)
-        return _chunked_jacrev(f, n_diff, chunk_size)
+    def transform_of(diff, n_out):
+        return front.jacobian_transform(diff, n_out, False, chunk_size)
 
     return _jacobian("jacrev", "vjp(f, *primals)", func, argnums, has_aux, transform_of, ("jacrev", chunk_size), 1)
 
@@ -404,8 +340,8 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     if randomness == "different":
         raise NotImplementedError("jacfwd: randomness='different' is not supported; use 'same' or 'error'")
 
-    def transform_of(f, n_diff):
-        return jax.jacfwd(f, argnums=tuple(range(n_diff)), has_aux=True)
+    def transform_of(diff, n_out):
+        return front.jacobian_transform(diff, n_out, True)
 
     inner = _jacobian("jacfwd", "jvp(f, primals, tangents)", func, argnums, has_aux, transform_of, ("jacfwd",), 1)
 
@@ -429,13 +365,8 @@ def hessian(func: Callable, argnums: int | tuple[int, ...] = 0):
                 [ 0., 12.]], dtype=fjax.float32)
     """
 
-    def transform_of(f, n_diff):
-        nums = tuple(range(n_diff))
-
-        def blocks(*d):
-            return jax.jacfwd(jax.jacrev(lambda *a: f(*a)[0], argnums=nums), argnums=nums)(*d), ()
-
-        return blocks
+    def transform_of(diff, n_out):
+        return front.hessian_transform(diff, n_out, True)
 
     return _jacobian("hessian", "hessian(f)", func, argnums, False, transform_of, ("hessian",), 2)
 

@@ -14,7 +14,7 @@ import numpy as np
 from jax import tree_util
 
 from ..tensor import Tensor
-from . import pipeline
+from . import front
 from . import program as _program
 
 
@@ -157,10 +157,12 @@ class Call:
         where = f"fjax.func.{name or self.api.split('(')[0]}"
         avals = [_program.aval(t) for t in tensors] if avals is None else avals
         others = tuple(None if is_tensor(x) else x for x in self.leaves)
-        result = pipeline.trace(
+        result = front.trace(
+            where,
             (self.func, others, tuple(sorted(self.kwargs.items())), self.check),
-            (where, self.api, self.args_tree, tuple(self.diff), self.has_aux, options, *avals),
-            lambda: _program.trace(traced or self, avals, where),
+            (self.api, self.args_tree, tuple(self.diff), self.has_aux, options),
+            traced or self,
+            avals,
             lambda: (self.out_tree, self.n_out, self.aux_tree, self.aux_static),
         )
         self.out_tree, self.n_out, self.aux_tree, self.aux_static = result.side
@@ -189,15 +191,3 @@ def check_forward_mode(program, api: str) -> None:
             f"{api}: the function calls a custom fjax.autograd.Function, which has a backward but no "
             "forward-mode (jvp) rule; use a reverse-mode transform (grad, vjp, jacrev) instead"
         )
-
-
-def on_inputs(program_outputs, xs, diff):
-    """The program as a function of the ``diff`` inputs only (others fixed to ``xs``)."""
-
-    def f(*d):
-        full = list(xs)
-        for i, v in zip(diff, d):
-            full[i] = v
-        return program_outputs(*full)
-
-    return f, [xs[i] for i in diff]

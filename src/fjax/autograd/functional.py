@@ -32,12 +32,11 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from .._transforms import front
 from .._transforms import program as _program
-from .._transforms.deps import dependence
 from .._transforms.executable import cache_info
-from .._transforms.pipeline import cache_clear, finish, repeat, trace
+from .._transforms.pipeline import cache_clear, finish, repeat
 from ..tensor import Tensor
-from .engine import _conj
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp", "cache_info", "cache_clear"]
 
@@ -122,25 +121,25 @@ def _trace_func(func: Callable, inputs, fn_name: str, scalar: bool = False):
         return outs
 
     avals = [_program.aval(x) for x in inputs]
-    return trace(
-        (func,),
-        (fn_name, scalar, *avals),
-        lambda: _program.trace(call, avals, f"fjax.autograd.functional.{fn_name}"),
-        lambda: box["tuple"],
-    )
-
-
-def _out_shapes(program) -> list[tuple]:
-    return [tuple(v.aval.shape) for v in program.jaxpr.outvars]
+    where = f"fjax.autograd.functional.{fn_name}"
+    return front.trace(where, (func,), (scalar,), call, avals, lambda: box["tuple"])
 
 
 def _numel(shape) -> int:
     return math.prod(shape)
 
 
-def _program_fn(program):
-    """The traced function as a plain function of arrays (for strict's dependence analysis)."""
-    return lambda *xs: tuple(jax.core.eval_jaxpr(program.jaxpr, program.consts, *xs))
+def _check_v_inputs(v, inputs, is_inputs_tuple: bool, name: str):
+    """jvp/hvp/vhp: ``v`` (shaped like the inputs) as a tuple; None only for a single-element input."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
+    elif len(inputs) != 1 or _numel(inputs[0].shape) != 1:
+        raise RuntimeError(
+            "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
+            "single element."
+        )
+    return v
 
 
 def _finish(name, spec, traced, transform, args, create_graph, post, raw, plan_key, strict):
@@ -151,8 +150,17 @@ def _finish(name, spec, traced, transform, args, create_graph, post, raw, plan_k
 
 
 # -- strict mode ---------------------------------------------------------------------------
+_INDEPENDENT_INPUT = (
+    "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+)
+_INDEPENDENT_RESULT = (
+    "The {what} of the user-provided function is independent of input {i}. This is not allowed in strict mode "
+    "when create_graph=True."
+)
+
+
 def _strict_outputs(program, inputs):
-    deps = dependence(_program_fn(program), [x._data for x in inputs])
+    deps = front.depends(front.program_fn(program), inputs)
     for o, row in enumerate(deps):
         if not row.any():
             raise RuntimeError(
@@ -168,27 +176,33 @@ def _strict_each_input_used(deps, message):
             raise RuntimeError(message.format(i=i))
 
 
-def _strict_result_depends(fn, inputs, message, skip=False, per_row=1):
-    """create_graph=True: every result must still depend on the inputs (torch: requires grad).
+def _strict_result_depends(program, transform, inputs, v, first: int, what="jacobian", per_row=1):
+    """create_graph=True: every result from ``first`` on must still depend on the inputs (torch:
+    requires grad); a ``v`` that requires grad makes them so.
 
     Result ``r`` is reported as index ``r // per_row`` (torch names the output of a Jacobian block).
     """
-    if skip:
+    if v is not None and any(t.requires_grad for t in v):
         return
-    deps = dependence(fn, [x._data for x in inputs])
+    vs = [t._data for t in v or ()]
+    deps = front.depends(lambda *xs: transform(front.program_fn(program), *xs, *vs)[first:], inputs)
     for r, row in enumerate(deps):
         if not row.any():
-            raise RuntimeError(message.format(i=r // per_row))
+            raise RuntimeError(_INDEPENDENT_RESULT.format(what=what, i=r // per_row))
 
 
-def _grad_fn(program, n):
-    f = _program_fn(program)
-    return lambda *xs: jax.grad(lambda *a: f(*a)[0].reshape(()), argnums=tuple(range(n)))(*xs)
+def _strict_first_order(program, transform, inputs, v, create_graph: bool, n_out: int) -> None:
+    """vjp and jvp: every output depends on some input, every input is used, and (create_graph)
+    the products depend on the inputs."""
+    _strict_each_input_used(_strict_outputs(program, inputs), _INDEPENDENT_INPUT)
+    if create_graph:
+        _strict_result_depends(program, transform, inputs, v, n_out)
 
 
 def _strict_jacobian_of_grad(program, inputs, pairs=False):
     """hessian/vhp/hvp: the gradient must depend on the inputs (and, for hessian, pairwise)."""
-    deps = dependence(_grad_fn(program, len(inputs)), [x._data for x in inputs])
+    grad = front.grad(_scalar(front.program_fn(program)), len(inputs))
+    deps = front.depends(lambda *xs: grad(*xs)[0], inputs)
     for i, row in enumerate(deps):
         if not row.any():
             raise RuntimeError(
@@ -206,99 +220,33 @@ def _strict_jacobian_of_grad(program, inputs, pairs=False):
     return deps
 
 
-def _requires_grad(v) -> bool:
-    return v is not None and any(t.requires_grad for t in v)
-
-
-# -- transforms (pure functions of the program; their spec names them in the cache) --------
-def _vjp_transform(n: int, has_v: bool):
-    def transform(program, *args):
-        outs, pull = jax.vjp(lambda *xs: tuple(program(*xs)), *args[:n])
-        vs = args[n:] if has_v else (jnp.ones_like(outs[0]),)
-        # torch's convention for complex cotangents and gradients: JAX's, conjugated
-        return (*outs, *[_conj(g) for g in pull(tuple(_conj(v.astype(o.dtype)) for v, o in zip(vs, outs)))])
-
-    return transform
-
-
-def _transpose_vjp(pull, cotangent_like, vs):
-    """``J v`` from ``pull(u) = u^T J``: torch's double-backward trick (the VJP of a VJP), which
-    goes through custom Functions' backward where forward mode cannot."""
-    _, pull_t = jax.vjp(pull, tuple(jnp.zeros_like(c) for c in cotangent_like))
-    return pull_t(vs)[0]
-
-
-def _jvp_transform(n: int, has_v: bool, by_vjp: bool):
-    """``jax.jvp``; or, ``by_vjp``, ``_transpose_vjp`` (for custom Functions)."""
-
-    def transform(program, *args):
-        xs = args[:n]
-        vs = args[n:] if has_v else (jnp.ones_like(xs[0]),)
-        vs = tuple(v.astype(x.dtype) for v, x in zip(vs, xs))
-        f = lambda *a: tuple(program(*a))  # noqa: E731
-        if not by_vjp:
-            outs, tangents = jax.jvp(f, xs, vs)
-            return (*outs, *tangents)
-        outs, pull = jax.vjp(f, *xs)
-        return (*outs, *_transpose_vjp(pull, outs, vs))
-
-    return transform
-
-
-def _grad_with_value(program, n):
-    """``xs -> (grads, value)``: the gradient of the single-element output, value kept as aux."""
+# -- the second-order transforms (the others are front's) ------------------------------------
+def _scalar(program):
+    """``xs -> ((value,), output)``: the single-element output as a scalar, and as it is."""
 
     def fn(*xs):
-        def scalar(*a):
-            out = program(*a)[0]
-            return out.reshape(()), out
-
-        (_, out), grads = jax.value_and_grad(scalar, argnums=tuple(range(n)), has_aux=True)(*xs)
-        return grads, out
+        out = program(*xs)[0]
+        return (out.reshape(()),), out
 
     return fn
 
 
 def _second_order_transform(n: int, has_v: bool, hvp: bool, by_vjp: bool):
     """vhp: reverse-over-reverse. hvp: forward-over-reverse, or (``by_vjp``, for custom
-    Functions) ``_transpose_vjp`` of ``u -> u^T H``."""
+    Functions) ``front.transpose_vjp`` of ``u -> u^T H``."""
 
     def transform(program, *args):
         xs = args[:n]
         vs = args[n:] if has_v else (jnp.ones_like(xs[0]),)
         vs = tuple(v.astype(x.dtype) for v, x in zip(vs, xs))
-        grads = _grad_with_value(program, n)
+        grads = front.grad(_scalar(program), n)
         if hvp and not by_vjp:
-            _, products, out = jax.jvp(grads, xs, vs, has_aux=True)
+            _, products, (_, out) = jax.jvp(grads, xs, vs, has_aux=True)
             return (out, *products)
-        _, pull, out = jax.vjp(grads, *xs, has_aux=True)
+        _, pull, (_, out) = jax.vjp(grads, *xs, has_aux=True)
         if not hvp:
             return (out, *pull(vs))
-        return (out, *_transpose_vjp(pull, xs, vs))
-
-    return transform
-
-
-def _jacobian_transform(n: int, forward: bool):
-    jac = jax.jacfwd if forward else jax.jacrev
-
-    def transform(program, *xs):
-        blocks = jac(lambda *a: tuple(program(*a)), argnums=tuple(range(n)))(*xs)
-        # reverse mode: rows are VJPs, in torch's convention for complex inputs
-        return [b if forward else _conj(b) for row in blocks for b in row]
-
-    return transform
-
-
-def _hessian_transform(n: int, forward: bool):
-    outer = jax.jacfwd if forward else jax.jacrev
-
-    def transform(program, *xs):
-        def scalar(*a):
-            return program(*a)[0].reshape(())
-
-        blocks = outer(jax.jacrev(scalar, argnums=tuple(range(n))), argnums=tuple(range(n)))(*xs)
-        return [b for row in blocks for b in row]
+        return (out, *front.transpose_vjp(pull, xs, vs))
 
     return transform
 
@@ -336,7 +284,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     _check_inputs(inputs, "vjp", complex_ok=True)
     traced = _trace_func(func, inputs, "vjp")
     program, is_outputs_tuple = traced.program, traced.side
-    shapes = _out_shapes(program)
+    shapes = [tuple(o.aval.shape) for o in program.jaxpr.outvars]
     if v is not None:
         _, v = _as_tuple(v, "v", "vjp")
         _validate_v(v, shapes, is_outputs_tuple)
@@ -344,24 +292,10 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         raise RuntimeError(
             "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
         )
-    n = len(inputs)
-    transform = _vjp_transform(n, v is not None)
+    n, n_out = len(inputs), len(shapes)
+    transform = front.vjp_transform(n, n_out, v is not None)
     if strict:
-        deps = _strict_outputs(program, inputs)
-        _strict_each_input_used(
-            deps,
-            "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
-        )
-        if create_graph:
-            vs = [t._data for t in v or ()]
-            _strict_result_depends(
-                lambda *xs: transform(_program_fn(program), *xs, *vs)[len(shapes) :],
-                inputs,
-                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
-                "strict mode when create_graph=True.",
-                skip=_requires_grad(v),
-            )
-    n_out = len(shapes)
+        _strict_first_order(program, transform, inputs, v, create_graph, n_out)
 
     def post(res):
         return _tuple_postprocess(res[:n_out], is_outputs_tuple), _tuple_postprocess(res[n_out:], is_inputs_tuple)
@@ -395,34 +329,14 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         return hit
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
     _check_inputs(inputs, "jvp")
-    if v is not None:
-        _, v = _as_tuple(v, "v", "jvp")
-        _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
-    elif len(inputs) != 1 or _numel(inputs[0].shape) != 1:
-        raise RuntimeError(
-            "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
-            "single element."
-        )
+    v = _check_v_inputs(v, inputs, is_inputs_tuple, "jvp")
     traced = _trace_func(func, inputs, "jvp")
     program, is_outputs_tuple = traced.program, traced.side
     n, n_out = len(inputs), len(program.jaxpr.outvars)
     by_vjp = program.custom_vjp
-    transform = _jvp_transform(n, v is not None, by_vjp)
+    transform = front.jvp_transform(n, n_out, v is not None, by_vjp)
     if strict:
-        deps = _strict_outputs(program, inputs)
-        _strict_each_input_used(
-            deps,
-            "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
-        )
-        if create_graph:
-            vs = [t._data for t in v or ()]
-            _strict_result_depends(
-                lambda *xs: transform(_program_fn(program), *xs, *vs)[n_out:],
-                inputs,
-                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
-                "strict mode when create_graph=True.",
-                skip=_requires_grad(v),
-            )
+        _strict_first_order(program, transform, inputs, v, create_graph, n_out)
 
     def post(res):
         return _tuple_postprocess(res[:n_out], is_outputs_tuple), _tuple_postprocess(res[n_out:], is_outputs_tuple)
@@ -476,7 +390,7 @@ def jacobian(
     n, n_out = len(inputs), len(program.jaxpr.outvars)
     # A custom Function has no forward-mode rule; reverse mode gives the same Jacobian.
     forward = strategy == "forward-mode" and not program.custom_vjp
-    transform = _jacobian_transform(n, forward)
+    transform = front.jacobian_transform(range(n), n_out, forward)
     if strict:
         deps = _strict_outputs(program, inputs)
         for o, row in enumerate(deps):
@@ -487,13 +401,7 @@ def jacobian(
                         "allowed in strict mode."
                     )
         if create_graph:
-            _strict_result_depends(
-                lambda *xs: transform(_program_fn(program), *xs),
-                inputs,
-                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
-                "strict mode when create_graph=True.",
-                per_row=n,
-            )
+            _strict_result_depends(program, transform, inputs, None, 0, per_row=n)
 
     def post(flat):
         return _tuple_postprocess(_nest(flat, n_out, n), (is_outputs_tuple, is_inputs_tuple))
@@ -544,18 +452,12 @@ def hessian(
     program, _ = traced.program, traced.side
     n = len(inputs)
     forward = outer_jacobian_strategy == "forward-mode" and not program.custom_vjp
-    transform = _hessian_transform(n, forward)
+    transform = front.hessian_transform(range(n), 1, forward, scalar=True)
     if strict:
         _strict_outputs(program, inputs)
         _strict_jacobian_of_grad(program, inputs, pairs=True)
         if create_graph:
-            _strict_result_depends(
-                lambda *xs: transform(_program_fn(program), *xs),
-                inputs,
-                "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
-                "strict mode when create_graph=True.",
-                per_row=n,
-            )
+            _strict_result_depends(program, transform, inputs, None, 0, per_row=n)
 
     def post(flat):
         return _tuple_postprocess(_nest(flat, n, n), (is_inputs_tuple, is_inputs_tuple))
@@ -572,25 +474,14 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
     plan_key, raw = (name, id(func)), (inputs, v)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
     _check_inputs(inputs, name)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        _validate_v(v, [tuple(x.shape) for x in inputs], is_inputs_tuple)
-    elif len(inputs) != 1 or _numel(inputs[0].shape) != 1:
-        raise RuntimeError(
-            "The vector v can only be None if the input to the user-provided function is a single Tensor with a "
-            "single element."
-        )
+    v = _check_v_inputs(v, inputs, is_inputs_tuple, name)
     traced = _trace_func(func, inputs, name, scalar=True)
     program, _ = traced.program, traced.side
     n = len(inputs)
     by_vjp = forward and program.custom_vjp
     transform = _second_order_transform(n, v is not None, forward, by_vjp)
     if strict:
-        deps = _strict_outputs(program, inputs)
-        _strict_each_input_used(
-            deps,
-            "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
-        )
+        _strict_each_input_used(_strict_outputs(program, inputs), _INDEPENDENT_INPUT)
         grad_deps = _strict_jacobian_of_grad(program, inputs)
         if not forward:
             _strict_each_input_used(
@@ -599,14 +490,7 @@ def _second_order(name: str, func, inputs, v, create_graph: bool, strict: bool, 
                 "strict mode.",
             )
         if create_graph:
-            vs = [t._data for t in v or ()]
-            _strict_result_depends(
-                lambda *xs: transform(_program_fn(program), *xs, *vs)[1:],
-                inputs,
-                "The hessian of the user-provided function is independent of input {i}. This is not allowed in "
-                "strict mode when create_graph=True.",
-                skip=_requires_grad(v),
-            )
+            _strict_result_depends(program, transform, inputs, v, 1, "hessian")
 
     def post(res):
         return res[0], _tuple_postprocess(res[1:], is_inputs_tuple)
