@@ -74,6 +74,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "distributed/process_group",
             "distributed/collectives",
             "distributed/mesh",
+            "distributed/strategy",
             "sbp",
             "utils/__init__",
             "utils/global_view",

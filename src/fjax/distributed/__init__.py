@@ -4,7 +4,10 @@ process-group API.
 - ``placement``, ``split``/``broadcast``/``partial_sum``, ``Tensor.to_global``/``to_local``, and the
   creation ops' OneFlow keywords ``placement=``/``sbp=`` (``global_tensor.created``; the global mode of
   ``fjax.utils.global_view.global_mode`` lives in ``global_tensor`` too);
-- ``mesh.MeshConfig``: axis names and parameter-name rules for nn.Graph (DP, ZeRO, TP);
+- ``strategy``: the sharding strategies as values, ``DataParallel``, ``ZeRO``, ``TensorParallel``,
+  ``PipelineParallel`` and ``Rules`` (explicit per-parameter specs);
+- ``mesh.MeshConfig``: a mesh and strategies over it, for nn.Graph (``set_mesh``) and global tensors
+  (``MeshConfig.sbp``, ``shard_module``);
 - ``pipeline``: GPipe/1F1B over a ``pipe`` mesh axis as one SPMD program; ``get_layer_placement`` (LiBai's);
 - ``checkpoint``: sharded save/load with orbax (no gathering on one host, reshard on load);
 - ``launch``: ``python -m fjax.distributed.launch --nproc_per_node N script.py``;
@@ -16,7 +19,7 @@ arguments is the same value, as in OneFlow) and, called with a tensor, torch's c
 ``broadcast(tensor, src)``.
 """
 
-from . import checkpoint, mesh, pipeline
+from . import checkpoint, mesh, pipeline, strategy
 from .collectives import (
     ReduceOp,
     Work,
@@ -27,7 +30,7 @@ from .collectives import (
     reduce_scatter,
 )
 from .global_tensor import module_to_global
-from .mesh import MeshConfig
+from .mesh import MeshConfig, shard_module
 from .pipeline import get_layer_placement
 from .placement import broadcast, partial_sum, placement, split
 from .process_group import (
@@ -49,14 +52,21 @@ from .process_group import (
     is_torchelastic_launched,
     new_group,
 )
+from .strategy import DataParallel, PipelineParallel, Rules, Strategy, TensorParallel, ZeRO
 
 __all__ = [
     "Backend",
+    "DataParallel",
     "GroupMember",
     "MeshConfig",
+    "PipelineParallel",
     "ProcessGroup",
     "ReduceOp",
+    "Rules",
+    "Strategy",
+    "TensorParallel",
     "Work",
+    "ZeRO",
     "all_gather",
     "all_gather_into_tensor",
     "all_reduce",
@@ -84,5 +94,7 @@ __all__ = [
     "pipeline",
     "placement",
     "reduce_scatter",
+    "shard_module",
     "split",
+    "strategy",
 ]

@@ -105,11 +105,11 @@ class AutoPipeline:
 
     def __init__(self, graph, mesh, path, container, start, period, units):
         self.graph, self.mesh = graph, mesh
-        settings = mesh.pipeline
-        self.axis = settings.get("axis", "pipe")
-        self.schedule = settings.get("schedule", "gpipe")
-        self.virtual_stages = settings.get("virtual_stages")
-        self.microbatches = int(settings.get("microbatches", 1))
+        from ..distributed.strategy import PipelineParallel
+
+        pp = mesh.strategy(PipelineParallel) or PipelineParallel()  # a pipe axis alone: the defaults
+        self.axis, self.schedule, self.virtual_stages = pp.axis, pp.schedule, pp.virtual_stages
+        self.microbatches = pp.microbatches or 1
         self.units, self.modules = units, [m for u in units for m in u]
         names = list(container._modules)[start : start + len(self.modules)]  # "0", "1", ... or Sequential's keys
         self.paths = [f"{path}.{n}" for n in names]
@@ -216,7 +216,7 @@ def plan(graph, warn: bool = False) -> AutoPipeline | None:
     from . import stages as _stages
 
     mesh = graph.config.mesh
-    axis = "pipe" if mesh is None else mesh.pipeline.get("axis", "pipe")
+    axis = "pipe" if mesh is None else mesh.pipeline.get("axis", "pipe")  # (PipelineParallel's axis)
     if mesh is None or mesh.axes.get(axis, 1) == 1 or _stages._staged(graph):
         return None
     if any(isinstance(m, PipelineStack) for mod in graph._modules.values() for m in mod.modules()):

@@ -78,7 +78,7 @@ class GraphConfig:
 
     def set_mesh(self, config) -> None:
         """Compile this graph's step with the shardings of a mesh configuration (a dict, a
-        JSON/YAML path or a ``fjax.distributed.MeshConfig``); the model code is unchanged."""
+        JSON/YAML path or a ``fjax.distributed.MeshConfig`` of strategies); the model code is unchanged."""
         from ..distributed.mesh import MeshConfig
 
         self.mesh = MeshConfig.load(config)
@@ -87,7 +87,8 @@ class GraphConfig:
         self, mode: bool = True, *, stage: int = 2, shard_min_size: int = 1024, shard_restore_level: int = 1
     ) -> None:
         """OneFlow's ZeRO switch: shard optimizer state (1), gradients (2) and parameters (3)
-        over the ``data`` axis (all devices when no mesh was set).
+        over the ``data`` axis (all devices when no mesh was set). ``config.mesh`` becomes a new
+        ``MeshConfig`` with its ``fjax.distributed.ZeRO`` strategy replaced (or removed).
 
         Args:
             mode: turn ZeRO on (True) or off.
@@ -105,14 +106,14 @@ class GraphConfig:
         import jax
 
         from ..distributed.mesh import MeshConfig
+        from ..distributed.strategy import ZeRO
 
         if shard_restore_level not in (1, 2):
             raise ValueError(f"enable_zero: shard_restore_level must be 1 or 2, got {shard_restore_level!r}")
         if self.mesh is None:
             self.mesh = MeshConfig(axes={"data": jax.device_count()})
-        self.mesh.zero_stage = stage if mode else 0
-        self.mesh.zero_min_size = int(shard_min_size)
-        self.mesh.__post_init__()
+        # a new configuration with the ZeRO strategy swapped by value (the compile key follows it)
+        self.mesh = self.mesh.replace(ZeRO(stage, int(shard_min_size))) if mode else self.mesh.without(ZeRO)
         self._record("shard_restore_level", shard_restore_level)
 
     def set_zero_redundancy_optimizer_mode(self, mode: str = "distributed_split"):

@@ -146,7 +146,7 @@ class Executables:
     def config_key(self) -> tuple:
         """The config settings that select the compiled step (part of the signature)."""
         cfg = self.graph.config
-        mesh = None if cfg.mesh is None else cfg.mesh.key()  # by value: enable_zero changes it in place
+        mesh = None if cfg.mesh is None else cfg.mesh.key()  # by value: the mesh and its strategies
         amp = _amp.key() if _amp.flag.on else ()
         return (cfg.amp_dtype, cfg.grad_acc_steps, mesh, amp, cfg._memory_budget, _stages.key(self.graph))
 
