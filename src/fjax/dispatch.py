@@ -45,8 +45,6 @@ from .errors import OpError
 from .ops import indexing as _indexing
 from .ops._checks import IndexOpError
 from .ops._registry import OPS, OpDef
-from .ops.views import RULES as _VIEW_RULES
-from .ops.views import WINDOWS as _WINDOWS
 from .ops.views import contiguous_strides
 from .tensor import Tensor, _Above
 
@@ -480,14 +478,12 @@ def lift(op: OpDef):
         entry.tick = _tick  # its recency, for the byte bound's LRU
         out = run(name, entry, leaves, op.differentiable, op.linear)
         if view_rule is not None:
-            _as_view(name, view_rule, out, args, kwargs)
+            _as_view(op, out, args, kwargs)
         if returns is not None and type(out) is tuple and len(out) == len(returns._fields):
             return returns(*out)
         return out
 
-    view_rule = _VIEW_RULES.get(name)
-    window = name in _WINDOWS
-    amp = _amp.POLICIES.get(name)  # {device type: autocast cast policy}; None for most ops
+    view_rule, window, amp = op.view, op.window, op.amp  # (amp: {device type: policy}; None for most ops)
     check, returns = op.check, op.returns
     keyword_aliases = op.keyword_aliases
     _op_caches.append(cache)
@@ -728,28 +724,22 @@ def _device_int(i: int):
     return a
 
 
-_MULTI_OUTPUT_VIEWS = {"split": "Split", "chunk": "Split", "unbind": "Unbind"}
-"""View ops whose outputs torch forbids to modify in place with grad (its node names)."""
-
-
-def _as_view(name, rule, out, args, kwargs):
+def _as_view(op, out, args, kwargs):
     """Make a view op's output(s) views of its input's storage, as torch's view ops return."""
     x = args[0] if args else next(iter(kwargs.values()), None)
     if not isinstance(x, Tensor):
         return
     outs = out if isinstance(out, tuple) else (out,)
-    geoms = rule(x._geometry(), [tuple(o._a.shape) for o in outs], *args, **kwargs)
+    geoms = op.view(x._geometry(), [tuple(o._a.shape) for o in outs], *args, **kwargs)
     if geoms is None:
-        if name == "view":
+        if op.name == "view":
             raise OpError(
                 f"fjax.view: view size {list(outs[0].shape)} is not compatible with input tensor's size "
                 f"{list(x.shape)} and stride {list(x.stride())} (at least one dimension spans across two "
                 "contiguous subspaces). Use .reshape(...) instead."
             )
         return
-    node_name = _MULTI_OUTPUT_VIEWS.get(name)
-    if name == "split" and not isinstance(args[1] if len(args) > 1 else kwargs.get("split_size_or_sections"), int):
-        node_name = "SplitWithSizes"
+    node_name = op.view_node(*args, **kwargs) if op.view_node is not None else None
     for i, (o, g) in enumerate(zip(outs, geoms)):
         o._view_from(x, g)
         if node_name is not None:

@@ -26,6 +26,8 @@ return float32, so they are ``FP32``.
 
 from __future__ import annotations
 
+from ..ops import _registry  # (importing the package fills the table: every name below is checked)
+
 LOWER = "lower_precision_fp"
 FP32 = "fp32"
 FP32_OPT = "fp32_set_opt_dtype"
@@ -89,11 +91,12 @@ BY_DEVICE = {"cpu": CPU, "cuda": CUDA}
 """device type -> {op name: policy}."""
 
 POLICIES: dict = {}
-"""op name -> {device type: policy}: what ``dispatch.lift`` binds to each op (None: no policy
-anywhere, and the op's calls never look at the autocast state)."""
+"""op name -> {device type: policy}: each op's ``OpDef.amp`` (None: no policy anywhere, and the
+op's calls never look at the autocast state)."""
 for _device, _ops in BY_DEVICE.items():
     for _name, _policy in _ops.items():
         POLICIES.setdefault(_name, {})[_device] = _policy
+_registry.declare("amp", POLICIES)
 
 BANNED_MESSAGES = {
     "binary_cross_entropy": (

@@ -23,4 +23,8 @@ from . import (  # noqa: F401
     transcendental,
     views,
 )
-from ._registry import OPS, OpDef, defop  # noqa: F401
+from ._registry import OPS, OpDef, declare, defop  # noqa: F401
+
+declare("view", views.RULES)
+declare("window", dict.fromkeys(views.WINDOWS, True))
+declare("view_node", views.NODES)

@@ -43,6 +43,19 @@ class OpDef:
             ``cat(inputs=...)``: ``{"inputs": "tensors"}``); the signature shows torch's names only.
         rows: how the op's results depend on its inputs' leading dimension (a ``Rows``), for
             ops that may run on inputs padded to a bucket size (``fjax._bucket``); None: never.
+
+    Declared by the op's family after the table is filled (``declare``), each checked to name
+    ops of the table; ``dispatch.lift`` reads them here, once per op:
+
+        view: a view op's rule, its output geometry from its input's (``ops/views.RULES``);
+            None: the op copies.
+        window: a view op whose position is a Python number, read at a dynamic offset
+            (``ops/views.WINDOWS``).
+        view_node: for a view op with several outputs, a function of the call's arguments
+            giving torch's backward node name, which forbids in-place changes of the outputs
+            with grad (``ops/views.NODES``).
+        amp: ``{device type: autocast policy}`` (``amp/_policy.POLICIES``); None: autocast
+            leaves the op alone.
     """
 
     name: str
@@ -58,6 +71,21 @@ class OpDef:
     aliases: tuple = ()
     keyword_aliases: dict | None = None
     rows: "Rows | None" = None
+    view: Callable | None = None
+    window: bool = False
+    view_node: Callable | None = None
+    amp: dict | None = None
+
+
+def declare(fact: str, by_op: dict) -> None:
+    """Set the field ``fact`` of each op named in ``by_op`` to its value (an op family's table of
+    one fact: view rules, autocast policies). A name that is not an op of the table is an error,
+    so a table cannot drift from the ops it describes."""
+    unknown = sorted(set(by_op) - set(OPS))
+    if unknown:
+        raise ValueError(f"OpDef.{fact} declared for {unknown}, which are not ops of the table")
+    for name, value in by_op.items():
+        setattr(OPS[name], fact, value)
 
 
 @dataclass(frozen=True, eq=False)

@@ -300,6 +300,15 @@ WINDOWS = frozenset({"getitem", "narrow", "select"})
 """View ops whose position is a Python number (an index, a start): their value is read at a
 dynamic offset (``_view_read``), so a loop over positions compiles one kernel, not one each."""
 
+
+def _split_node(tensor, split_size_or_sections, dim=0):
+    return "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes"
+
+
+NODES = {"split": _split_node, "chunk": lambda *a, **k: "Split", "unbind": lambda *a, **k: "Unbind"}
+"""View ops with several outputs whose outputs torch forbids to modify in place with grad: a
+function of the call's arguments giving torch's node name (in its error message)."""
+
 # ----------------------------------------------------------------------------- kernels
 
 
