@@ -203,6 +203,17 @@ SCRIPT = textwrap.dedent(
     def blocks():
         return nn.Sequential(*[nn.Sequential(nn.Linear(32, 128), nn.GELU(), nn.Linear(128, 32)) for _ in range(6)])
 
+    class Listed(nn.Module):  # blocks in a ModuleList, called by their owner (never the list itself)
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(blocks())
+            self.head = nn.Linear(32, 32)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return self.head(x)
+
     class G(nn.Graph):
         def __init__(self, model, policy=None, budget=None):
             super().__init__()
@@ -223,9 +234,9 @@ SCRIPT = textwrap.dedent(
     x = fjax.tensor(rng.standard_normal((512, 32)).astype(np.float32))
     y = fjax.tensor(rng.standard_normal((512, 32)).astype(np.float32))
 
-    def run(policy=None, budget=None):
+    def run(policy=None, budget=None, model=blocks):
         fjax.manual_seed(seed % 1000)
-        g = G(blocks(), policy, budget)
+        g = G(model(), policy, budget)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             losses = [g(x, y).item() for _ in range(2)]
@@ -238,6 +249,7 @@ SCRIPT = textwrap.dedent(
     out["budget"] = run(budget=budget)
     out["budget_value"] = budget
     out["roomy"] = run(budget=out["none"]["peak"] * 2)
+    out["listed"] = run(budget=budget, model=Listed)
     try:
         run(budget=1000)
         out["tiny"] = None
@@ -268,6 +280,10 @@ def test_checkpointing_lowers_compiled_memory_and_budget_fits(tmp_path):
     assert b["recomputed"] and 1 <= len(b["recomputed"]) <= 6
     assert all(p.startswith("model.") for p in b["recomputed"])
     assert out["roomy"]["recomputed"] == [] and out["roomy"]["peak"] == none["peak"]
+    # blocks held in a ModuleList: the blocks are recomputed (the list is never called)
+    listed = out["listed"]
+    assert listed["peak"] <= out["budget_value"], listed
+    assert listed["recomputed"] and all(p.startswith("model.layers.") for p in listed["recomputed"]), listed
     assert "too small" in out["tiny"] and "at least" in out["tiny"] and "memory_budget(1000)" in out["tiny"]
 
 

@@ -57,8 +57,12 @@ def test_module_list():
     assert isinstance(ml[1:3], nn.ModuleList) and len(ml[1:3]) == 2
     ml += [nn.Sigmoid()]
     assert len(ml) == 6
-    with pytest.raises(TypeError, match="iterable"):
+    with pytest.raises(TypeError, match="iterable, but got ReLU"):
         ml.extend(nn.ReLU())
+    # a Sequential is an iterable of modules: torch takes it as the list's items
+    seq, th_seq = nn.Sequential(nn.ReLU(), nn.Tanh()), torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh())
+    assert len(nn.ModuleList(seq)) == len(torch.nn.ModuleList(th_seq)) == 2
+    assert nn.ModuleList(seq)[1] is seq[1]
     th = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)] + [torch.nn.ReLU(), torch.nn.ReLU()])
     fj = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU(), nn.ReLU()])
     assert repr(fj) == repr(th)

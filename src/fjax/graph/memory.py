@@ -34,6 +34,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..nn.module import Module
+
 _OLD_KEYS = (
     "argument_size_in_bytes",
     "output_size_in_bytes",
@@ -483,8 +485,10 @@ def _peak(entry) -> int:
 
 def _blocks(graph, activations: dict) -> list:
     """Candidate modules to recompute, the most saved activation bytes first: the modules at the
-    shallowest depth below the graph's attributes where two or more hold activations."""
-    paths = module_paths(graph)
+    shallowest depth below the graph's attributes where two or more hold activations. Only modules
+    that are called count: a ``ModuleList``'s blocks are called by its owner, never the list
+    (checkpointing it would change nothing)."""
+    paths = [(m, p) for m, p in module_paths(graph) if type(m).forward is not Module.forward]
     total = defaultdict(int)
     for path, nbytes in activations.items():
         for _, p in paths:

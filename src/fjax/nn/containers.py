@@ -227,8 +227,8 @@ class ModuleList(Module):
             >>> len(nn.ModuleList().extend([nn.ReLU(), nn.Tanh()]))
             2
         """
-        if isinstance(modules, (Module, Tensor)) or not hasattr(modules, "__iter__"):
-            raise TypeError(f"ModuleList.extend should be called with an iterable, got {type(modules).__name__}")
+        if isinstance(modules, Tensor) or not hasattr(modules, "__iter__"):  # (a Sequential is iterable)
+            raise TypeError(f"ModuleList.extend should be called with an iterable, but got {type(modules).__name__}")
         for module in modules:
             self.append(module)
         return self
