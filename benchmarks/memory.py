@@ -12,8 +12,8 @@ tokens, Adam) and an LSTM (2 layers, 64 -> 256, batch 32 x 50 steps, Adam), one 
   step, from the allocation and free events (``[memory]``, ``nbytes``) that
   ``torch.profiler.profile(profile_memory=True)`` records, in time order;
 - **fjax eager**: ``fjax.cuda.reset_peak_memory_stats()`` then ``max_memory_allocated()`` after
-  the step (live-array accounting on the CPU: sampled at each backward's start and end, the
-  forward's peak);
+  the step (live-array accounting on the CPU: sampled at each backward's start and end, and
+  before each fused segment with what its compiled program allocates: temporaries and results);
 - **fjax nn.Graph**: XLA's predicted peak of the compiled step (``memory_report()['peak_bytes']``:
   arguments + outputs not written in place + temporaries + code) with no checkpointing, with
   each policy on every block (``GraphModule.activation_checkpointing``), and with

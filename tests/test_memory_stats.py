@@ -87,6 +87,32 @@ def test_after_a_reset_backward_samples_the_peak_of_its_activations(monkeypatch)
     np.testing.assert_allclose(w.grad.numpy(), np.exp(3 * np.exp(wn)) * 3 * np.exp(wn), rtol=1e-4)
 
 
+def test_after_a_reset_a_fused_step_counts_the_bytes_its_program_allocates(monkeypatch):
+    # eager fusion: the forward's activations live only inside the step's one XLA program
+    monkeypatch.setattr(fjax.config, "eager_fusion", True)
+    fjax.manual_seed(0)
+    w = (fjax.randn(N, 256) * 0.1).requires_grad_()
+
+    def step():
+        loss = (w.exp() * 3).exp().sum()
+        loss.backward()
+        with fjax.no_grad():
+            w.sub_(w.grad * 1e-3)
+            w.grad = None
+        return loss.item()
+
+    for _ in range(3):  # (a segment runs op by op at first sight, fused from the second)
+        step()
+    _settle()
+    fjax.cuda.reset_peak_memory_stats()
+    start = fjax.cuda.memory_allocated()
+    step()
+    _settle()
+    assert fjax.cuda.memory_allocated() < start + N * 256 * 4
+    # inside the program: exp's two 4 MiB results (saved for the backward), the gradient
+    assert fjax.cuda.max_memory_allocated() >= start + 2 * N * 256 * 4
+
+
 def test_memory_stats_keys_agree_with_the_queries():
     x = fjax.ones(256, 256)
     stats = fjax.cuda.memory_stats()

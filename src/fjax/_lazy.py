@@ -43,7 +43,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding
 
-from . import _jax_compat
+from . import _jax_compat, _memory
 from . import profiler as _profiler
 
 _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete array class
@@ -357,6 +357,8 @@ def _execute(key, ops, outputs, ext, trains=False, pending=None):
         _programs[prog_key] = (fn, donate, back)
         while len(_programs) > _MAX_PROGRAMS:
             _programs.popitem(last=False)
+    if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for peaks: the program's own bytes count
+        _memory.program(fn, next((a.devices() for a in (*given, *ext) if type(a) is _ARRAY), ()))
     values = fn(given, ext)
     return values if back is None else [values[k] for k in back]
 

@@ -4,8 +4,9 @@ A GPU's figures come from its XLA allocator (``Device.memory_stats()``: ``bytes_
 ``peak_bytes_in_use``, ...). The CPU backend keeps no statistics, so there fjax counts the live
 arrays: the on-device bytes of ``jax.live_arrays()`` on that device, each buffer once. No op pays
 for this: the CPU peak is the largest of the samples taken when a figure is read, and, once
-``reset_peak_memory_stats`` has armed it, at the start and end of every backward and after every
-nn.Graph step.
+``reset_peak_memory_stats`` has armed it, at the start and end of every backward, after every
+nn.Graph step, and before every compiled program of several ops (a fused eager segment, an
+nn.Graph step), counted with the bytes that program allocates while it runs (``program``).
 """
 
 from __future__ import annotations
@@ -116,6 +117,23 @@ def sample_armed() -> None:
     """Sample every device whose peak was reset (backward start and end, after nn.Graph steps)."""
     for dev in list(_peaks):
         current(dev)
+
+
+def program(compiled, devices, before: dict | None = None) -> None:
+    """Sample the armed CPU-like devices among ``devices`` before ``compiled`` runs: their live
+    bytes plus what the program allocates while it runs (XLA's temporaries, and its results not
+    written into donated inputs: on the CPU, as on a GPU, results are allocated when a program
+    starts). ``before``: ``{device: live bytes}`` sampled before the program ran, when this is
+    called after it. A backend with allocator statistics measures this itself."""
+    if not armed:
+        return
+    m = compiled.memory_analysis()
+    extra = 0 if m is None else max(0, m.temp_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes)
+    for dev in devices:
+        if dev in _peaks and xla_stats(dev) is None:
+            used = before[dev] if before is not None and dev in before else current(dev)[0]
+            p = _peaks[dev]
+            p.bytes = max(p.bytes, used + extra)
 
 
 def totals() -> tuple[int, int]:

@@ -909,7 +909,8 @@ def memory_allocated(device=None) -> int:
 def max_memory_allocated(device=None) -> int:
     """The peak of ``memory_allocated`` since ``reset_peak_memory_stats`` (or the start). On a GPU it is
     XLA's exact peak; without a GPU it is the largest sample (taken by every memory query, and after a
-    reset at each backward's start and end and each nn.Graph step).
+    reset at each backward's start and end, and before each fused eager segment and nn.Graph step
+    with the bytes its compiled program allocates).
 
     Args:
         device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.
@@ -953,7 +954,7 @@ def max_memory_reserved(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Restart the peaks (``max_memory_allocated``, ``max_memory_reserved``, ``*.peak`` of
     ``memory_stats``) at the current figures. Without a GPU it also arms peak sampling at each
-    backward's start and end and after each nn.Graph step.
+    backward's start and end and at each compiled program (fused eager segments, nn.Graph steps).
 
     Args:
         device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.

@@ -413,7 +413,10 @@ class Graph:
             with span(f"nn.Graph {self.name}", "graph"):
                 return self._executables.call(args, kwargs)
         if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample after each step
+            before = {dev: _memory.current(dev)[0] for dev in list(_memory._peaks)}
             out = self._executables.call(args, kwargs)
+            compiled = self._executables.last("__call__").compiled  # (and the bytes it allocated while it ran)
+            _memory.program(compiled, compiled.runtime_executable().local_devices(), before)
             _memory.sample_armed()
             return out
         return self._executables.call(args, kwargs)
