@@ -133,7 +133,18 @@ def test_bad_input_names_the_strategy_and_the_axis():
         MeshConfig.of({"data": 1}, {"zero_stage": 1})
     with pytest.raises(fjax.OpError, match="unknown tensor_parallel keys"):
         MeshConfig.load({"mesh": {"model": 1}, "tensor_parallel": {"columns": ["*"]}})
-    with pytest.raises(NotImplementedError, match="sequence_parallel"):
-        TensorParallel(column=["*.fc1"], sequence_parallel=True)
-    with pytest.raises(NotImplementedError, match="sequence_parallel"):
-        MeshConfig.load({"mesh": {"model": 1}, "tensor_parallel": {"sequence_parallel": True}})
+    with pytest.raises(NotImplementedError, match="sequence_parallel=True.*pipe axis"):
+        MeshConfig.load({"mesh": {"model": 1, "pipe": 2}, "tensor_parallel": {"sequence_parallel": True}})
+
+
+def test_sequence_parallel_activation_specs():
+    tp = TensorParallel(column=["*.fc1"], row=["*.fc2"], sequence_parallel=True)
+    cfg = MeshConfig.of(AXES, DataParallel(), tp)
+    assert cfg.constrains_activations
+    spec = lambda name, shape, where="out": tuple(getattr(cfg.activation(name, shape, where), "spec", (0,)))  # noqa: E731
+    assert spec("m.fc2", (4, 8, 16)) == ("data", "model", None)  # a row output: the sequence split
+    assert spec("m.fc1", (4, 8, 16), "in") == ("data", None, None)  # a column input: the whole sequence
+    assert spec("m.fc1", (4, 8, 16)) == spec("m.fc2", (4, 8, 16), "in") == spec("m.fc2", (4, 16)) == (0,)  # none
+    off = MeshConfig.of(AXES, DataParallel(), TensorParallel(column=["*.fc1"], row=["*.fc2"]))
+    assert off.activation("m.fc2", (4, 8, 16)) is None and off.key() != cfg.key()
+    assert not off.constrains_activations

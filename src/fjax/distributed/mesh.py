@@ -18,7 +18,8 @@ or the same as a dict or a JSON/YAML file, which builds those strategies::
   one mesh-axis name (or null) per tensor dim. First match wins; unmatched params replicate.
 - ``tensor_parallel`` (``TensorParallel``): Megatron-style shorthand. ``column`` modules (Linear:
   weight ``(out, in)``) split ``out`` over ``axis`` (default ``model``), with their bias; ``row``
-  modules split ``in``.
+  modules split ``in``; ``"sequence_parallel": true`` also splits the activations between them
+  along the sequence (Megatron's sequence parallelism, see ``TensorParallel``).
 - ``zero_stage`` (``ZeRO``): 1 shards optimizer state over ``data``, 2 also the gradients, 3 also the
   parameters (OneFlow's ``enable_zero``); XLA inserts the reduce-scatters and all-gathers.
 - ``batch_axis`` (``DataParallel``, default ``data`` when the mesh has it): inputs are split on dim 0 over it.
@@ -114,6 +115,11 @@ class MeshConfig:
             raise OpError(f"mesh config: one strategy of each kind, got {list(strategies)}")
         for s in strategies:
             s.check(axes)
+        tp, pp = (next((s for s in strategies if isinstance(s, k)), None) for k in (TensorParallel, PipelineParallel))
+        if tp is not None and tp.sequence_parallel and axes.get("pipe" if pp is None else pp.axis, 1) > 1:
+            raise NotImplementedError(
+                f"mesh config: {tp!r} with a pipe axis: sequence parallelism inside a pipeline is not implemented"
+            )
         self.axes, self.type = axes, type
         self.strategies = tuple(sorted(strategies, key=lambda s: s.order))  # stable: same order, same key
         n = math.prod(axes.values())
@@ -290,6 +296,26 @@ class MeshConfig:
         for s in self.strategies:
             spec = tuple(s.batch(self.axes, shape, spec))
         return self._sharding(spec)
+
+    def activation(self, name: str, shape: tuple, where: str = "out") -> NamedSharding | None:
+        """Inside nn.Graph: the sharding the input (``where="in"``) or output (``"out"``) of module
+        ``name`` (``<graph attribute>.<path>``) is constrained to (``TensorParallel(sequence_parallel=True)``),
+        its batch dim over the batch axis; None leaves it to XLA."""
+        shape, spec = tuple(shape), None
+        for s in self.strategies:
+            new = s.activation(self.axes, name, shape, spec, where)
+            if new is not None and new != spec:
+                spec = self._check(s, name, shape, tuple(new))
+        if spec is None:
+            return None
+        for s in self.strategies:
+            spec = self._check(s, name, shape, tuple(s.batch(self.axes, shape, spec)))
+        return self._sharding(spec)
+
+    @property
+    def constrains_activations(self) -> bool:
+        """Whether a strategy may constrain module outputs (nn.Graph then checks each one)."""
+        return any(s.constrains_activations for s in self.strategies)
 
     def sbp(self, name: str, shape: tuple) -> tuple:
         """Where a parameter lives between steps as OneFlow's sbp tuple on ``placement`` (one

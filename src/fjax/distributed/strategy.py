@@ -13,6 +13,9 @@ tensor dim), and returns the new spec:
 - ``storage``: where it lives between steps; ``optimizer_state``: where its optimizer state lives;
   ``gradient``: where its gradient is reduced to before the update (None: left to XLA);
 - ``batch(axes, shape, spec)``: an input's sharding (starts replicated);
+- ``activation(axes, name, shape, spec, where)``: inside nn.Graph, the sharding the input
+  (``where="in"``, its first tensor argument) or the output (``"out"``) of the module ``name`` is
+  constrained to (starts None: no constraint; the batch dim then follows ``batch``);
 - ``check(axes)``: raise when the mesh lacks an axis the strategy names.
 
 Strategies run in ``order`` (explicit ``Rules`` first, then ``TensorParallel``, ``DataParallel``,
@@ -42,6 +45,7 @@ class Strategy:
     """
 
     order = 50  # where it runs among the others (see the module docstring)
+    constrains_activations = False  # True when ``activation`` may constrain (nn.Graph then asks it)
 
     def axes_used(self) -> tuple:
         return ()
@@ -64,6 +68,9 @@ class Strategy:
         return None
 
     def batch(self, axes: dict, shape: tuple, spec: tuple) -> tuple:
+        return spec
+
+    def activation(self, axes: dict, name: str, shape: tuple, spec, where: str):
         return spec
 
 
@@ -131,7 +138,12 @@ class TensorParallel(Strategy):
     """Megatron-style tensor parallelism over ``axis``: ``column`` modules (a Linear's weight
     ``(out, in)``) split ``out`` with their bias, ``row`` modules split ``in`` (module-name globs).
 
-    ``sequence_parallel=True`` (Megatron's sequence parallelism) is not implemented and raises.
+    ``sequence_parallel=True`` is Megatron's sequence parallelism: inside nn.Graph the output of
+    each ``row`` module, ``(batch, seq, ...)``, is constrained to be split along ``seq`` over
+    ``axis`` (when it divides) and the input of each ``column`` module to hold the whole
+    sequence, so XLA reduce-scatters the row output instead of all-reducing it, runs what follows
+    (residual adds, norms, dropout) on a piece of the sequence, and all-gathers the sequence
+    before the next column module.
 
     Example:
         >>> from fjax.distributed.strategy import TensorParallel
@@ -150,11 +162,6 @@ class TensorParallel(Strategy):
     def __post_init__(self):
         object.__setattr__(self, "column", _globs("column", self.column))
         object.__setattr__(self, "row", _globs("row", self.row))
-        if self.sequence_parallel:
-            raise NotImplementedError(
-                f"TensorParallel(sequence_parallel=True): sequence parallelism (activations split along the "
-                f"sequence dim over {self.axis!r}) is not implemented; use TensorParallel without it"
-            )
         a = self.axis
         rules = [r for p in self.column for r in ((f"{p}.weight", (a, None)), (f"{p}.bias", (a,)))]
         rules += [(f"{p}.weight", (None, a)) for p in self.row]
@@ -165,6 +172,19 @@ class TensorParallel(Strategy):
 
     def param_spec(self, axes, name, shape, spec):
         return spec if spec is not None else _first_match(self.rules, name)
+
+    @property
+    def constrains_activations(self) -> bool:
+        return self.sequence_parallel
+
+    def activation(self, axes, name, shape, spec, where):
+        if not self.sequence_parallel or spec is not None or len(shape) < 3 or shape[1] % axes[self.axis]:
+            return spec
+        if _first_match(tuple((p, True) for p in (self.row if where == "out" else self.column)), name) is None:
+            return spec
+        if where == "in":  # a column module's input: the whole sequence (all-gathered)
+            return (None,) * len(shape)
+        return (None, self.axis) + (None,) * (len(shape) - 2)  # a row module's output: reduce-scattered
 
 
 @dataclass(frozen=True)

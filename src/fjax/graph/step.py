@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from .._config import config
 from .._tracing import trace_state, tracing
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..dispatch import call_pure
 from ..distributed import global_tensor as _global
 from ..errors import OpError
 from ..random import default_generator
@@ -93,10 +94,13 @@ class Step:
         checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
         staged, _global.staged.devices = _global.staged.devices, self.stage_devices
         installed = []
+        layout = self.state.layout
+        constrained = layout is not None and layout.mesh.constrains_activations  # sequence parallelism
         try:
             for m, path in paths:
                 policy = policies.get(id(m))
-                object.__setattr__(m, "_graph_call", _checkpointer(path, policy) if policy else _scoped(path))
+                call = _checkpointer(path, policy) if policy else _scoped(path)
+                object.__setattr__(m, "_graph_call", _constrained(call, layout.mesh, path) if constrained else call)
                 installed.append(m)
             with self.auto_pipeline.installed() if self.auto_pipeline else contextlib.nullcontext():
                 yield
@@ -228,6 +232,29 @@ class Step:
             for group_st, group_sh in zip(new_opt_states, layout.opt)
         ]
         return new_state, new_opt_states
+
+
+def _constrained(inner, mesh, path: str):
+    """A ``Module._graph_call`` around ``inner`` that constrains the module's first argument and
+    its output to the shardings the mesh configuration's strategies give them (``MeshConfig.activation``:
+    sequence parallelism); each gradient is constrained alike (the transpose of a constraint)."""
+
+    def constrain(t, where):
+        sharding = mesh.activation(path, tuple(t.shape), where) if isinstance(t, Tensor) else None
+        if sharding is None:
+            return t
+        return call_pure(f"shard[{path}]", lambda a: jax.lax.with_sharding_constraint(a, sharding), [t])
+
+    def call(module, args, kwargs):
+        if args:
+            args = (constrain(args[0], "in"), *args[1:])
+        try:
+            out = inner(module, args, kwargs)
+        finally:
+            object.__setattr__(module, "_graph_call", call)  # (inner reinstalls itself)
+        return constrain(out, "out")
+
+    return call
 
 
 def _clip(group, grads):
