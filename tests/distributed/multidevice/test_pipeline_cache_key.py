@@ -1,5 +1,5 @@
 """nn.Graph's cache key holds the mesh configuration's value: enable_zero after the first compile
-(it changes the MeshConfig in place) compiles a new step, whose shardings are ZeRO's."""
+(it swaps the configuration's ZeRO strategy) compiles a new step, whose shardings are ZeRO's."""
 
 from __future__ import annotations
 
