@@ -108,6 +108,8 @@ def test_a_new_strategy_is_one_class():
     cfg = MeshConfig.of(AXES, ShardEmbeddings(), DataParallel())
     assert cfg.param_spec("m.embed.weight", (6, 4)) == ("model", None)
     assert cfg.strategies[-1] == ShardEmbeddings()  # after the built-in ones
+    with pytest.raises(fjax.OpError, match="ShardEmbeddings.*'m.embed.weight' of shape.*names mesh axis 'model'"):
+        MeshConfig.of({"data": 1}, ShardEmbeddings()).param_spec("m.embed.weight", (6, 4))
 
 
 def test_bad_input_names_the_strategy_and_the_axis():

@@ -45,6 +45,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import numbers
 import os
 
 import jax
@@ -96,8 +97,14 @@ class MeshConfig:
                  type: str = "cuda", pipeline=None, *, strategies=None):  # noqa: A002  # fmt: skip
         axes = dict(axes)
         for name, size in axes.items():
-            if not isinstance(name, str) or not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            if (
+                not isinstance(name, str)
+                or not isinstance(size, numbers.Integral)
+                or isinstance(size, bool)
+                or size < 1
+            ):
                 raise OpError(f"mesh config: mesh axes map names to sizes >= 1, got {name!r}: {size!r}")
+        axes = {name: int(size) for name, size in axes.items()}
         legacy = (rules, zero_stage, zero_min_size, pipeline)
         if strategies is None:
             batch_axis = "data" if batch_axis is _UNSET else batch_axis
@@ -249,6 +256,8 @@ class MeshConfig:
         if len(spec) != len(shape):
             raise OpError(f"{what}: the spec {spec} has {len(spec)} entries for a tensor of {len(shape)} dims")
         for dim, axis in zip(shape, spec):
+            if axis is not None and axis not in self.axes:
+                raise OpError(f"{what}: the spec {spec} names mesh axis {axis!r}; the mesh has {list(self.axes)}")
             if axis is not None and dim % self.axes[axis]:
                 raise OpError(f"{what}: cannot split a dim of {dim} over axis {axis!r} "
                               f"of size {self.axes[axis]}")  # fmt: skip
