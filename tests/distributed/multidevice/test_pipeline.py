@@ -86,8 +86,13 @@ def _problem(model, layers=4, seed=None):
     return block, params, embed, head, tokens, target, seed
 
 
+# The tokens and targets are arguments of the jitted steps, not constants they close over: each
+# run draws new ones (a new seed), and a program holding them would never be found in JAX's
+# persistent compilation cache (tests/conftest.py), compiling again in every run.
+
+
 def _one_device(block, params, embed, head, tokens, target):
-    def total(params, embed, head):
+    def total(params, embed, head, tokens, target):
         x = embed[tokens]
 
         def one(x_m, target_m):
@@ -96,16 +101,16 @@ def _one_device(block, params, embed, head, tokens, target):
 
         return jax.vmap(one)(x, target).mean()
 
-    return jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))(params, embed, head)
+    return jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))(params, embed, head, tokens, target)
 
 
 def _pipelined(block, params, embed, head, tokens, target, stages, schedule):
     mesh = Mesh(np.array(jax.devices()[:stages]), ("pipe",))
 
-    def total(params, embed, head):
+    def total(params, embed, head, tokens, target):
         return pipeline_loss(block, params, embed[tokens], lm_loss, head, target, mesh=mesh, schedule=schedule)
 
-    return jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))(params, embed, head)
+    return jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))(params, embed, head, tokens, target)
 
 
 @functools.cache
@@ -138,10 +143,11 @@ def test_pipeline_on_a_mesh_with_other_axes():
     block, params, embed, head, tokens, target, seed = problem
     mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "pipe"))
 
-    def total(params, embed, head):
+    def total(params, embed, head, tokens, target):
         return pipeline_loss(block, params, embed[tokens], lm_loss, head, target, mesh=mesh, schedule="1f1b")
 
-    _assert_close(jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))(params, embed, head), want, seed)
+    step = jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))
+    _assert_close(step(params, embed, head, tokens, target), want, seed)
 
 
 def test_schedules_bubble_and_in_flight():

@@ -58,13 +58,13 @@ def test_dp2_tp2_pp2_matches_one_device(model, schedule):
     mesh = _mesh()
     params = _placed(params, mesh)
 
-    def total(params, embed, head):
+    def total(params, embed, head, tokens, target):  # (the data as arguments: see test_pipeline._one_device)
         x = jax.lax.with_sharding_constraint(embed[tokens], NamedSharding(mesh, P(None, "data")))
         return pipeline_loss(block, params, x, lm_loss, head, target, mesh=mesh, schedule=schedule)
 
-    step = jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2))).lower(params, embed, head).compile()
+    step = jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2))).lower(params, embed, head, tokens, target).compile()
     hlo = step.as_text()
-    got = step(params, embed, head)
+    got = step(params, embed, head, tokens, target)
     _assert_close(got, want, seed)
     assert "all-reduce" in hlo  # the data-parallel gradient sum (and the row-parallel partial sums)
     assert not _gathered_weights(hlo), f"{schedule}: TP weights gathered: {_gathered_weights(hlo)}"
@@ -78,9 +78,10 @@ def test_branch_free_executor_on_the_pipe_axis_alone():
     (block, params, embed, head, tokens, target, seed), want = _case("lstm")
     mesh = Mesh(np.array(jax.devices()[:2]), ("pipe",))
 
-    def total(params, embed, head):
+    def total(params, embed, head, tokens, target):
         return pipeline_loss(
             block, params, embed[tokens], lm_loss, head, target, mesh=mesh, schedule="1f1b", branch_free=True
         )
 
-    _assert_close(jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))(params, embed, head), want, seed)
+    step = jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2)))
+    _assert_close(step(params, embed, head, tokens, target), want, seed)
