@@ -25,6 +25,7 @@ same configuration and the same nn.Graph cache key in any order.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from dataclasses import dataclass, field
 
@@ -86,8 +87,6 @@ def _spec(owner: str, pattern: str, spec) -> tuple:
 
 
 def _first_match(rules: tuple, name: str):
-    import fnmatch
-
     for pattern, spec in rules:
         if fnmatch.fnmatchcase(name, pattern):
             return spec
@@ -141,9 +140,9 @@ class TensorParallel(Strategy):
     ``sequence_parallel=True`` is Megatron's sequence parallelism: inside nn.Graph the output of
     each ``row`` module, ``(batch, seq, ...)``, is constrained to be split along ``seq`` over
     ``axis`` (when it divides) and the input of each ``column`` module to hold the whole
-    sequence, so XLA reduce-scatters the row output instead of all-reducing it, runs what follows
-    (residual adds, norms, dropout) on a piece of the sequence, and all-gathers the sequence
-    before the next column module.
+    sequence, so XLA reduce-scatters the row output instead of all-reducing it (XLA:CPU
+    all-reduces and slices), runs what follows (residual adds, norms, dropout) on a piece of the
+    sequence, and all-gathers the sequence before the next column module.
 
     Example:
         >>> from fjax.distributed.strategy import TensorParallel
