@@ -19,6 +19,7 @@ import torch
 import fjax
 import fjax.nn as nn
 import fjax.nn.functional as F
+from fjax.errors import OpError
 from fjax.utils import checkpoint as ckpt
 from fjax.utils.checkpoint import checkpoint, checkpoint_name, save_only_these_names
 
@@ -116,6 +117,41 @@ def test_unknown_policy_lists_the_valid_names():
         gm.activation_checkpointing = "save_dots"
     gm.activation_checkpointing = "dots_saveable"
     assert gm.activation_checkpointing == "dots_saveable"
+
+
+def test_a_policy_function_writing_outside_tensors_raises_naming_what_to_change():
+    counter = fjax.zeros(())
+
+    def counts(x):
+        counter.add_(1)  # would run again at every trace and recomputation
+        return (x.sin() * 2).sum()
+
+    x = fjax.randn(4, requires_grad=True)
+    with pytest.raises(
+        OpError,
+        match=r"counts\]: the checkpointed function writes in place to a tensor from outside the function "
+        r"\(shape \[\], float32\).*Move the update out",
+    ):
+        checkpoint(counts, x, policy="nothing_saveable")
+    assert counter.item() == 0  # nothing written
+
+    def doubles(x):
+        x.mul_(2)  # the caller's tensor would not see it
+        return x.sum()
+
+    with pytest.raises(OpError, match=r"one of its arguments \(shape \[4\], float32\)"):
+        checkpoint(doubles, x * 1, policy="nothing_saveable")
+
+    def local(x):  # in-place ops on the function's own intermediates are fine
+        y = x * 2
+        y.add_(1)
+        return fjax.nn.functional.relu(y, inplace=True).sum()
+
+    out = checkpoint(local, x, policy="nothing_saveable")
+    out.backward()
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    torch.relu(tx * 2 + 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
 
 
 def test_dropout_and_buffers_under_a_policy():

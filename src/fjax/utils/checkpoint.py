@@ -17,10 +17,11 @@ import jax
 import jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name as _checkpoint_name
 
-from .._tracing import trace_state
+from .._tracing import trace_state, tracing
 from ..autograd.api import backward as _backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
 
@@ -325,6 +326,30 @@ def _saved_bytes(fn, avals) -> int:
     return sum(int(x.size) * x.dtype.itemsize for x in jax.tree.leaves(vjp))
 
 
+def _no_side_effects(writes, buffers, arguments):
+    """Raise if ``function`` wrote in place to a tensor it neither made nor owns as a module buffer:
+    a tensor from outside (its old value is concrete, not a value of the trace) or one of its
+    arguments. Each trace of the function would repeat that write (the forward, the savings check,
+    a recomputation), and an argument's write would not reach the caller's tensor."""
+    owned = {id(b) for b in buffers} | {id(b._st) for b in buffers if b._st is not None}
+    args = {id(a) for a in arguments} | {id(a._st) for a in arguments if a._st is not None}
+    for obj, saved in writes:
+        if id(obj) in owned:
+            continue
+        old = next((v for n, v in saved if n in ("_a", "array")), None)  # (other entries: tape metadata)
+        if old is None:
+            continue
+        if not isinstance(old, jax.core.Tracer) or id(obj) in args:
+            what = "one of its arguments" if id(obj) in args else "a tensor from outside the function"
+            raise OpError(
+                f"the checkpointed function writes in place to {what} (shape "
+                f"{list(getattr(old, 'shape', ()))}, {getattr(old, 'dtype', None)}); recomputing it would repeat "
+                "that write. Move the "
+                "update out of the checkpointed function, or compute the new value inside it, return it and "
+                "assign it outside (module buffers such as BatchNorm's running statistics are fine)"
+            )
+
+
 def _policy_call(function, args, kwargs, policy):
     """``function`` as one tape node whose VJP is ``jax.checkpoint(pure, policy=...)``."""
     from ..dispatch import call_pure
@@ -350,11 +375,13 @@ def _policy_call(function, args, kwargs, policy):
             for i, a in zip(tensor_idx, arrays[n:]):
                 call_leaves[i] = Tensor._wrap(a)
             a2, k2 = jax.tree_util.tree_unflatten(tree, call_leaves)
-            with no_grad():
+            with no_grad(), tracing():  # (every write logged; the outermost trace puts outside tensors back)
+                mark = len(trace_state.undo)
                 out = function(*a2, **k2)
-            flat, otree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
-            out_tree.append((otree, [None if isinstance(x, Tensor) else x for x in flat]))
-            return tuple(x._data for x in flat if isinstance(x, Tensor)) + tuple(b._data for b in buffers)
+                _no_side_effects(trace_state.undo[mark:], buffers, [call_leaves[i] for i in tensor_idx])
+                flat, otree = jax.tree_util.tree_flatten(out, is_leaf=_is_tensor)
+                out_tree.append((otree, [None if isinstance(x, Tensor) else x for x in flat]))
+                return tuple(x._data for x in flat if isinstance(x, Tensor)) + tuple(b._data for b in buffers)
         finally:
             for t, data, node, rg in saved:
                 t._data, t._node, t._requires_grad = data, node, rg
