@@ -3,10 +3,11 @@
 Each function validates its arguments as torch does, then goes down the transform pipeline
 (``fjax/_transforms/pipeline.py``): the user's Tensor function is traced into a pure program
 of arrays (parameters and other captured tensors are its constants) and ``jax.vjp`` /
-``jax.jvp`` / ``jax.jacrev`` / ``jax.jacfwd`` of it runs compiled, the executable cached by the
-traced program, so a freshly created but identical lambda does not recompile. The program is
-reused while the function's guards hold, and a repeated call of the same function on inputs of
-the same signature goes straight to the compiled call (``pipeline.Repeat``). Signatures, return
+``jax.jvp`` / ``jax.jacrev`` / ``jax.jacfwd`` of it (``_transforms/front.py``'s builders, which
+``fjax.func`` shares) runs compiled, the executable cached by the traced program, so a freshly
+created but identical lambda does not recompile. The program is reused while the function's
+guards hold, and a repeated call of the same function on inputs of the same signature goes
+straight to the compiled call (``pipeline.Repeat``). Signatures, return
 structures, validation and ``strict`` behaviour follow torch. With ``create_graph=True`` the
 results are one tape node whose VJP is JAX's, so ``autograd.grad``/``backward`` differentiate
 them again.
