@@ -34,8 +34,6 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..nn.module import Module
-
 _OLD_KEYS = (
     "argument_size_in_bytes",
     "output_size_in_bytes",
@@ -488,6 +486,8 @@ def _blocks(graph, activations: dict) -> list:
     shallowest depth below the graph's attributes where two or more hold activations. Only modules
     that are called count: a ``ModuleList``'s blocks are called by its owner, never the list
     (checkpointing it would change nothing)."""
+    from ..nn.module import Module  # (nn imports graph at load)
+
     paths = [(m, p) for m, p in module_paths(graph) if type(m).forward is not Module.forward]
     total = defaultdict(int)
     for path, nbytes in activations.items():
