@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import sys
 
@@ -53,12 +54,20 @@ def _train(seed, data, mesh=None, micro=4):
     return losses, {k.replace("blocks.blocks.", "blocks."): v.numpy() for k, v in model.state_dict().items()}
 
 
-def test_pipeline_stack_in_graph_matches_one_device():
-    mesh = {"mesh": {"pipe": 4}}  # PP2 is in test_pipeline.py
+@functools.cache
+def reference():
+    """A random seed, its data and the one-device run (losses, weights): shared with
+    test_pipeline_stack_3d, since a graph with index checks (embedding, cross_entropy) is never
+    found in JAX's persistent compilation cache (its host callbacks) and compiles in every run."""
     seed = int(np.random.SeedSequence().entropy % 2**31)
     rng = np.random.default_rng(seed)
     data = [(fjax.tensor(rng.integers(0, 16, (8, 8))), fjax.tensor(rng.integers(0, 16, (8, 8)))) for _ in range(2)]
-    want = _train(seed, data)
+    return seed, data, _train(seed, data)
+
+
+def test_pipeline_stack_in_graph_matches_one_device():
+    mesh = {"mesh": {"pipe": 4}}  # PP2 is in test_pipeline.py
+    seed, data, want = reference()
     got = _train(seed, data, mesh)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, err_msg=f"seed {seed}")
     for k, v in want[1].items():

@@ -8,20 +8,15 @@ import pathlib
 import sys
 
 import numpy as np
-from test_pipeline_stack import _train
-
-import fjax
+from test_pipeline_stack import _train, reference
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[3] / "examples"))
 from gpt import TENSOR_PARALLEL  # noqa: E402
 
 
 def test_pipeline_stack_dp2_tp2_pp2_zero1_matches_one_device():
-    seed = int(np.random.SeedSequence().entropy % 2**31)
-    rng = np.random.default_rng(seed)
-    data = [(fjax.tensor(rng.integers(0, 16, (8, 8))), fjax.tensor(rng.integers(0, 16, (8, 8)))) for _ in range(2)]
+    seed, data, want = reference()  # (the one-device run test_pipeline_stack compares with, when it ran)
     mesh = {"mesh": {"data": 2, "model": 2, "pipe": 2}, "tensor_parallel": TENSOR_PARALLEL, "zero_stage": 1}
-    want = _train(seed, data)
     got = _train(seed, data, mesh)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, err_msg=f"seed {seed}")
     for k, v in want[1].items():
