@@ -21,6 +21,18 @@ import torch.distributions as TD
 import fjax
 import fjax.distributions as FD
 
+
+@pytest.fixture(autouse=True)
+def _torch_validates():
+    """torch validates distribution arguments by default, but the first use of torch._dynamo
+    (torch.compile, torch.export: other tests in the same worker) turns that off for the whole
+    process; the oracle here must validate as torch does by default."""
+    saved = TD.Distribution._validate_args
+    TD.Distribution.set_default_validate_args(True)
+    yield
+    TD.Distribution.set_default_validate_args(saved)
+
+
 SEED = int(os.environ.get("FJAX_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
 TOL = {"float32": (1e-5, 1e-5), "float64": (1e-9, 1e-11)}
 DTYPES = ("float32", "float64")
