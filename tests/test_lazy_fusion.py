@@ -532,13 +532,13 @@ def test_a_step_compiles_once_whatever_its_arguments_are_committed_to(fused):
     m = fjax.nn.Sequential(fjax.nn.Linear(6, 8), fjax.nn.Tanh(), fjax.nn.Linear(8, 1))
     opt = fjax.optim.SGD(m.parameters(), lr=0.05)
     assert not m[0].weight._data.committed
-    batch = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
-    x = fjax.tensor(jax.device_put(batch, jax.devices()[0]))
+    batch = np.random.default_rng(5).standard_normal((3, 4, 6)).astype(np.float32)
+    xs = fjax.tensor(jax.device_put(batch, jax.devices()[0]))
     counts = []
-    for step in range(10):
+    for step in range(30):  # (each position's 8th use makes it a device scalar: steps 21-23)
         before = fjax.profiler.compile_count()
         opt.zero_grad()
-        loss = m(x * (step % 3 + 1)).pow(2).mean()  # a Python int, used again and again
+        loss = m(xs[step % 3] * (step % 3 + 1)).pow(2).mean()  # Python ints, used again and again
         loss.backward()
         opt.step()
         loss.item()

@@ -41,7 +41,7 @@ from collections import OrderedDict
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from . import _jax_compat, _memory
 from . import profiler as _profiler
@@ -291,9 +291,22 @@ class Segment:
 
 def program_key(key, outputs, ext) -> tuple:
     """What a segment's program is compiled for: its ops, their wiring and avals (``key``), the
-    values it returns, and where its inputs are (their shardings: the device, and a global
-    array's mesh and partitioning; an array committed to its device or not is the same)."""
-    return key, outputs, tuple([a.sharding for a in ext if type(a) is _ARRAY])
+    values it returns, and where its inputs are: the shardings (a global array's mesh and
+    partitioning) of those not on the default device alone, by position. An array committed to
+    the default device or not, and a Python number or the device scalar ``dispatch`` makes of it
+    after a few uses, run the same program (keying every array's sharding told a step apart once
+    one of its numbers became a device scalar, and compiled it again)."""
+    return key, outputs, tuple([(i, a.sharding) for i, a in enumerate(ext) if type(a) is _ARRAY and _elsewhere(a)])
+
+
+def _elsewhere(a) -> bool:
+    s = a.sharding
+    return type(s) is not SingleDeviceSharding or s._device != _default_device()
+
+
+@functools.lru_cache(maxsize=1)
+def _default_device():
+    return jax.devices()[0]
 
 
 def _execute(key, ops, outputs, ext, trains=False, pending=None):
