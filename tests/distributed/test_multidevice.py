@@ -16,7 +16,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).parent / "multidevice"
 FILES = sorted(p.name for p in HERE.glob("test_*.py"))
-# (the auto-pipeline tests, ~90 s, run with the rest: the halves take ~220 s and ~180 s)
+# (the auto-pipeline tests run with the rest: the halves take ~90 s and ~155 s on a quiet machine)
 HALVES = {"pipeline": [f for f in FILES if f.startswith("test_pipeline") and f != "test_pipeline_auto.py"]}
 HALVES["rest"] = [f for f in FILES if f not in HALVES["pipeline"]]
 
