@@ -20,6 +20,14 @@ def _settle():
     gc.collect()
 
 
+@pytest.fixture(autouse=True)
+def _disarmed():
+    """``reset_peak_memory_stats`` arms peak sampling for the rest of the process (and with it
+    compile_from_torch's slow path): later tests in the same worker start without it."""
+    yield
+    fjax._memory.armed = False
+
+
 def test_a_64mb_tensor_raises_memory_allocated_and_freeing_it_lowers_it():
     _settle()
     before = fjax.cuda.memory_allocated()
