@@ -20,18 +20,9 @@ from fjax.distributed import checkpoint
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[3] / "examples"))
 from gpt import TrainGraph  # noqa: E402
+from test_mesh import MLP  # noqa: E402  (the same two-layer MLP)
 
 SEED = random.randrange(2**31)
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 64)
-        self.fc2 = nn.Linear(64, 8)
-
-    def forward(self, x):
-        return self.fc2(self.fc1(x).relu())
 
 
 ZERO3 = {"mesh": {"data": 8}, "zero_stage": 3}

@@ -16,17 +16,7 @@ from fjax.distributed import DataParallel, MeshConfig, TensorParallel, ZeRO, sha
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[3] / "examples"))
 from gpt import TrainGraph  # noqa: E402
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 64)
-        self.fc2 = nn.Linear(64, 8)
-
-    def forward(self, x):
-        return self.fc2(self.fc1(x).relu())
-
+from test_mesh import MLP  # noqa: E402  (the same two-layer MLP)
 
 AXES = {"data": 2, "model": 4}
 TP = TensorParallel(column=["model.fc1"], row=["model.fc2"])
