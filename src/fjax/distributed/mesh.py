@@ -122,13 +122,13 @@ class MeshConfig:
             raise OpError(f"mesh config: one strategy of each kind, got {list(strategies)}")
         for s in strategies:
             s.check(axes)
-        tp, pp = (next((s for s in strategies if isinstance(s, k)), None) for k in (TensorParallel, PipelineParallel))
+        self.axes, self.type = axes, type
+        self.strategies = tuple(sorted(strategies, key=lambda s: s.order))  # stable: same order, same key
+        tp, pp = self.strategy(TensorParallel), self.strategy(PipelineParallel)
         if tp is not None and tp.sequence_parallel and axes.get("pipe" if pp is None else pp.axis, 1) > 1:
             raise NotImplementedError(
                 f"mesh config: {tp!r} with a pipe axis: sequence parallelism inside a pipeline is not implemented"
             )
-        self.axes, self.type = axes, type
-        self.strategies = tuple(sorted(strategies, key=lambda s: s.order))  # stable: same order, same key
         n = math.prod(axes.values())
         self.placement = _placement(type, np.arange(n).reshape(tuple(axes.values())), tuple(axes))
         self.mesh = self.placement.mesh
@@ -263,9 +263,9 @@ class MeshConfig:
                               f"of size {self.axes[axis]}")  # fmt: skip
         return spec
 
-    def _chain(self, hook: str, name, shape, spec):
+    def _chain(self, hook: str, name, shape, spec, *extra):
         for s in self.strategies:
-            new = getattr(s, hook)(self.axes, name, shape, spec)
+            new = getattr(s, hook)(self.axes, name, shape, spec, *extra)
             if new is not None and new != spec:
                 spec = self._check(s, name, shape, tuple(new))
         return spec
@@ -310,11 +310,8 @@ class MeshConfig:
         """Inside nn.Graph: the sharding the input (``where="in"``) or output (``"out"``) of module
         ``name`` (``<graph attribute>.<path>``) is constrained to (``TensorParallel(sequence_parallel=True)``),
         its batch dim over the batch axis; None leaves it to XLA."""
-        shape, spec = tuple(shape), None
-        for s in self.strategies:
-            new = s.activation(self.axes, name, shape, spec, where)
-            if new is not None and new != spec:
-                spec = self._check(s, name, shape, tuple(new))
+        shape = tuple(shape)
+        spec = self._chain("activation", name, shape, None, where)
         if spec is None:
             return None
         for s in self.strategies:
