@@ -24,6 +24,7 @@ import contextlib
 import math
 import warnings
 
+from ..distributed.strategy import PipelineParallel
 from ..errors import OpError
 
 
@@ -105,9 +106,7 @@ class AutoPipeline:
 
     def __init__(self, graph, mesh, path, container, start, period, units):
         self.graph, self.mesh = graph, mesh
-        from ..distributed.strategy import PipelineParallel
-
-        pp = mesh.strategy(PipelineParallel) or PipelineParallel()  # a pipe axis alone: the defaults
+        pp = _settings(mesh)
         self.axis, self.schedule, self.virtual_stages = pp.axis, pp.schedule, pp.virtual_stages
         self.microbatches = pp.microbatches or 1
         self.units, self.modules = units, [m for u in units for m in u]
@@ -207,6 +206,11 @@ class AutoPipeline:
                     object.__setattr__(m, "_graph_call", previous)
 
 
+def _settings(mesh) -> PipelineParallel:
+    """The configuration's ``PipelineParallel`` (a pipe axis alone: the defaults)."""
+    return mesh.strategy(PipelineParallel) or PipelineParallel()
+
+
 def plan(graph, warn: bool = False) -> AutoPipeline | None:
     """The run a mesh configuration's pipe axis pipelines (None without a pipe axis of size > 1,
     or when the graph has ``set_stage`` stages or a ``PipelineStack``); raises naming the modules
@@ -216,7 +220,7 @@ def plan(graph, warn: bool = False) -> AutoPipeline | None:
     from . import stages as _stages
 
     mesh = graph.config.mesh
-    axis = "pipe" if mesh is None else mesh.pipeline.get("axis", "pipe")  # (PipelineParallel's axis)
+    axis = "pipe" if mesh is None else _settings(mesh).axis
     if mesh is None or mesh.axes.get(axis, 1) == 1 or _stages._staged(graph):
         return None
     if any(isinstance(m, PipelineStack) for mod in graph._modules.values() for m in mod.modules()):
