@@ -44,9 +44,9 @@ import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from ..errors import OpError
+from .strategy import SCHEDULES  # (the schedules Schedule.make builds)
 
 IDLE, FORWARD, BACKWARD, BACKWARD_LAST = 0, 1, 2, 3
-SCHEDULES = ("gpipe", "1f1b", "gpipe_table", "interleaved")
 
 
 @dataclass(frozen=True)
