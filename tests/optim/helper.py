@@ -20,8 +20,12 @@ class Problem:
         rng = np.random.default_rng(seed)
         self.seed = seed
         self.init = [
-            rng.standard_normal((5, 4)).astype(np.float32),
-            rng.standard_normal(4).astype(np.float32),
+            # W and b at half scale keep tanh's inputs well inside (-8, 8): XLA's tanh rounds to exactly
+            # +-1 from |z| ~ 8 where torch's is still 1 - 6e-8, so a saturated unit's gradient is 0 in
+            # one framework and 1e-7 in the other, and an adaptive step (g / sqrt(v)) turns that into
+            # lr-sized differences. Saturation is not what these tests are about.
+            (0.5 * rng.standard_normal((5, 4))).astype(np.float32),
+            (0.5 * rng.standard_normal(4)).astype(np.float32),
             rng.standard_normal((4, 2)).astype(np.float32),
         ]
         self.batches = [
