@@ -1438,9 +1438,12 @@ def compile_from_torch(torch_module, *, use_graph: bool = True, options: dict | 
 
     Example:
         >>> import torch
+        >>> _ = torch.manual_seed(6)
         >>> tm = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())
         >>> m = fjax.compile_from_torch(tm, use_graph=False)
         >>> x = torch.ones(1, 3)
+        >>> m(x)                                   # torch in, torch out
+        tensor([[0.9090, 0.0460]])
         >>> bool(torch.allclose(m(x), tm(x)))
         True
         >>> with torch.no_grad():                  # torch writes: the next call sees it
