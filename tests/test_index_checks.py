@@ -3,6 +3,7 @@ fuzzed index values against torch, op by op."""
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -262,6 +263,27 @@ def test_inside_a_graph_a_bad_index_raises_at_the_next_sync_naming_the_op():
     fjax.asyncs.wait()
     g(fjax.tensor([0, 1]), fjax.tensor([1, 3]))
     with pytest.raises(fjax.asyncs.CheckError, match=r"cross_entropy: Target \? is out of bounds"):
+        fjax.asyncs.wait()
+
+
+def _host_callbacks(graph) -> list:
+    text = graph._executables.last("test").compiled.as_text()
+    return [t for t in re.findall(r'custom_call_target="([^"]+)"', text) if "callback" in t]
+
+
+@pytest.mark.parametrize("checkpointed", [False, True])
+def test_a_graph_returns_its_index_checks_and_inner_blocks_call_back(checkpointed):
+    """The step's own index checks are booleans it returns (a host callback keeps a program out of
+    JAX's persistent compilation cache: every process would compile the step again); a check
+    inside a checkpointed block (an inner JAX trace) stays a callback. Both raise as torch would."""
+    g = _EmbedLoss(fjax.nn.Embedding(5, 3))
+    if checkpointed:
+        g.emb.to(fjax.nn.graph.GraphModule).activation_checkpointing = True
+    g(fjax.tensor([0, 4]), fjax.tensor([1, 2]))
+    fjax.asyncs.wait()
+    assert len(_host_callbacks(g)) == (1 if checkpointed else 0)
+    g(fjax.tensor([0, 5]), fjax.tensor([1, 2]))
+    with pytest.raises(IndexError, match=r"embedding: index \? is out of range for a weight with 5 rows"):
         fjax.asyncs.wait()
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Sequence
 
+import jax
+
 try:  # tracing without make_jaxpr's cache keyed by the Python function object
     from jax._src.interpreters.partial_eval import trace_to_jaxpr_dynamic
 except ImportError:  # pragma: no cover - checked at import of the transforms
@@ -44,6 +46,13 @@ try:  # the class of concrete arrays (``type(jnp.zeros(()))`` without making one
     from jax._src.array import ArrayImpl
 except ImportError:  # pragma: no cover
     ArrayImpl = None
+
+
+def trace_of(x):
+    """The JAX trace the tracer ``x`` belongs to (identity tells an outer trace's values from an
+    inner transform's: a ``jax.checkpoint``, a ``scan`` body); None for a non-tracer, or where this
+    JAX does not say."""
+    return getattr(x, "_trace", None) if isinstance(x, jax.core.Tracer) else None
 
 
 def jit_cache_size(fn) -> int:

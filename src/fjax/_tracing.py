@@ -20,6 +20,9 @@ class _TraceState(threading.local):
         self.depth = 0
         self.undo: list = []
         self.graph_checks = False  # an nn.Graph trace with value checks on (config.graph_index_checks)
+        # while an nn.Graph step traces: (its JAX trace, [(ok, check)]); a deferred check of a
+        # value of that trace goes there, and the step returns the oks (``graph.step.Step``)
+        self.step_checks = None
 
 
 trace_state = _TraceState()

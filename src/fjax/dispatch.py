@@ -656,7 +656,13 @@ def _defer_check(ok, message, exc=None):
         _collect.oks.append(ok)
     elif not getattr(_no_deferred_checks, "on", False):
         error = _ops.IndexCheckError if exc is not None and issubclass(exc, IndexError) else _ops.CheckError
-        _ops._submit_check("check", ok, message, None, lambda h: bool(np.all(h)), error, depth=3)
+        step = trace_state.step_checks
+        if step is not None and _jax_compat.trace_of(ok) is step[0] is not None:
+            # an nn.Graph step's own value: the step returns it (a host callback would keep
+            # the step out of JAX's persistent compilation cache)
+            step[1].append((ok, _ops.step_check(message, error, depth=3)))
+        else:  # (inside an inner transform: a checkpointed block, a scan body) a host callback
+            _ops._submit_check("check", ok, message, None, lambda h: bool(np.all(h)), error, depth=3)
 
 
 _indexing.traced_check = _defer_check

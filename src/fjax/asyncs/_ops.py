@@ -195,6 +195,27 @@ def _submit_check(
     _submit(op, (value,), run, _stamp(_caller(depth), step))
 
 
+def step_check(message: str, error: type, depth: int = 2) -> tuple:
+    """A deferred check that a compiled step returns the value of (an nn.Graph step's index
+    checks: see ``submit_step_checks``): ``(message, error, stamp)``, the site read now."""
+    return message, error, _stamp(_caller(depth), None)
+
+
+def submit_step_checks(checks: list, oks) -> None:
+    """Queue one run's ``checks`` (``step_check``'s) on the current worker: ``oks``, the boolean
+    vector the step returned, is read there and the first failed check raises at the next
+    synchronisation point, as a host callback's would. Each check's step number counts now."""
+    metas = [stamp() for _, _, stamp in checks]
+    worker = current()
+
+    def task():
+        for ok, (message, error, _), meta in zip(_read(oks, "check"), checks, metas):
+            if not ok:
+                raise error(message, *meta)
+
+    worker._queue.put(task)
+
+
 def wait() -> None:
     """Block until every worker has run all work queued so far; re-raise the first deferred error.
 

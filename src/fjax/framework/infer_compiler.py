@@ -43,6 +43,7 @@ from .._config import config
 from .._lazy import Pending
 from .._tracing import modules_changed, trace_state
 from ..amp import _state as _amp
+from ..asyncs import _ops
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..creation import tensor
 from ..dispatch import functions as _F
@@ -901,6 +902,7 @@ class _Fast:
         "template",
         "staged",
         "lock",
+        "step_checks",
     )
 
     def __init__(self, graph, program, arrays: list, outputs: list, version: int, key: tuple):
@@ -922,7 +924,9 @@ class _Fast:
         _, counter, hyper = ex.optimizers.now()
         self.rng, self.hyper = (default_generator.base_key_data(), counter), hyper
         # the XLA executable called directly (see ``_raw``), on argument lists from ``template``
-        self.raw = _raw(entry.compiled, len(arrays), len(outputs))
+        # the step's index checks, its last output (``graph.step.Step``): checked after each call
+        self.step_checks = entry.record["checks"]
+        self.raw = _raw(entry.compiled, len(arrays), len(outputs) + bool(self.step_checks))
         self.template = None
         # small torch inputs are copied into ``staged`` (see ``stage``); ``lock``: one call at a time
         self.staged, self.lock = None, threading.Lock()
@@ -1058,10 +1062,17 @@ class _Fast:
                 and (not stale or list(map(_VERSION, stale)) == state[3])
                 and outs is not None
             ):
-                return outs
+                return self._checked(outs)
             # torch changed a tensor: ``outs`` may have read its old memory
         owner._pull()
-        return self._run(self._read(), arrays)
+        return self._checked(self._run(self._read(), arrays))
+
+    def _checked(self, outs: list) -> list:
+        """A run's outputs without its index checks, which go to the worker (``submit_step_checks``)."""
+        if not self.step_checks:
+            return outs
+        _ops.submit_step_checks(self.step_checks, outs[-1])
+        return outs[:-1]
 
 
 # -- the module --------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 
 from .._tracing import modules_changed
 from ..amp import _state as _amp
+from ..asyncs import _ops
 from ..errors import OpError
 from ..random import default_generator
 from ..tensor import Tensor
@@ -259,6 +260,8 @@ class Executables:
         stream and schedulers advanced, the next call's optimizer read, outputs wrapped."""
         new_state, new_opt, outputs = results
         entry.write(new_state, new_opt)
+        if entry.record["checks"]:  # the step's index checks: its last output
+            _ops.submit_step_checks(entry.record["checks"], outputs[-1])
         with self.lock:  # the most recent entry of the LRU (a repeat skipped ``lookup``)
             if self.cache.get(self.last_key) is entry:
                 self.cache.move_to_end(self.last_key)

@@ -22,6 +22,7 @@ import contextlib
 import jax
 import jax.numpy as jnp
 
+from .. import _jax_compat
 from .._config import config
 from .._tracing import trace_state, tracing
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -71,11 +72,18 @@ class Step:
         key, counter = rng
         with tracing(), default_generator._tracing(jax.random.wrap_key_data(key), counter), self._swapped():
             self._load(state)
+            trace_state.step_checks = (_jax_compat.trace_of(key), [])
             if self.n_acc == 1:
                 outputs = self._run_build(self._cast_inputs(inputs))
                 grads = [None if t.grad is None else t.grad._data for t in self.state.tensors]
             else:
                 grads, outputs = self._accumulate(inputs, state)
+            # the index checks of this trace's values: one boolean each, after build's outputs
+            # (``Executable.unwrap`` reads only build's), checked on the host after each run
+            oks = trace_state.step_checks[1]
+            self.record["checks"] = [check for _, check in oks]
+            if oks:
+                outputs = [*outputs, jnp.stack([jnp.all(ok) for ok, _ in oks])]
             self.record["draws"] = default_generator._counter
             new_state = self._new_state(state)
             new_state, new_opt_states = self._update(new_state, self._constrain_grads(grads), opt_states, hyper)
@@ -92,6 +100,7 @@ class Step:
         # every module call runs under jax.named_scope(<its path>): memory_report reads it back from the HLO
         paths = module_paths(self.graph)
         checks, trace_state.graph_checks = trace_state.graph_checks, config.graph_index_checks
+        step_checks = trace_state.step_checks
         staged, _global.staged.devices = _global.staged.devices, self.stage_devices
         installed = []
         layout = self.state.layout
@@ -105,7 +114,7 @@ class Step:
             with self.auto_pipeline.installed() if self.auto_pipeline else contextlib.nullcontext():
                 yield
         finally:
-            trace_state.graph_checks = checks
+            trace_state.graph_checks, trace_state.step_checks = checks, step_checks
             _global.staged.devices = staged
             for m in installed:
                 object.__delattr__(m, "_graph_call")
