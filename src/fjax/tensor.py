@@ -15,6 +15,7 @@ shape and dtype are known, its array is computed when something reads it (``_dat
 from __future__ import annotations
 
 import itertools
+import math
 import weakref
 
 import jax
@@ -573,7 +574,7 @@ class Tensor:
             >>> fjax.ones(2, 3).numel(), fjax.ones(2, 3).nelement()
             (6, 6)
         """
-        return int(np.prod(self._meta.shape, dtype=np.int64))
+        return math.prod(self._meta.shape)
 
     nelement = numel
 
