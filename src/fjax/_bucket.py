@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 
 import jax
@@ -419,7 +420,7 @@ def run(name, entry, leaves, differentiable, linear, padded):
         if found is not None:
             _pad_family(entry, found[1])
     out = _run(name, masked, [_mask(n, size), *new], differentiable, linear)
-    rest = int(np.prod(shapes[batched[0]][0][1:], dtype=np.int64))
+    rest = math.prod(shapes[batched[0]][0][1:])
     _stats["calls"] += 1
     _stats["ops"][name] = _stats["ops"].get(name, 0) + 1
     _stats["real_elements"] += n * rest
@@ -672,8 +673,8 @@ def run_dims(name, entry, leaves, differentiable, linear):
         o._a = _dims.PaddedDims(tuple(real), a)
         if o._node is not None:
             o._node.padded = True
-        _stats["real_elements"] += int(np.prod(real, dtype=np.int64))
-        _stats["padded_elements"] += int(np.prod(a.shape, dtype=np.int64)) - int(np.prod(real, dtype=np.int64))
+        _stats["real_elements"] += math.prod(real)
+        _stats["padded_elements"] += math.prod(a.shape) - math.prod(real)
     if out_n != out_size:
         if len(_live) >= 64:
             _live.clear()

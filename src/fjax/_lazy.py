@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import linecache
+import math
 import os
 import sys
 import threading
@@ -72,7 +73,7 @@ class _Later:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.force(), dtype)
