@@ -192,6 +192,9 @@ def test_names_come_from_this_graph_even_when_the_executable_is_cached(monkeypat
     same program, carrying that trace's op names: the report then compiles this graph's own."""
     from fjax.graph import step as step_module
 
+    # each graph compiled from its own trace here (the stale executable is made by hand below)
+    monkeypatch.setattr(fjax.config, "compilation_cache", None)
+
     def graph_of():
         fjax.manual_seed(SEED)
         model = _mlp(40)
@@ -213,9 +216,9 @@ def test_names_come_from_this_graph_even_when_the_executable_is_cached(monkeypat
 
         return call
 
-    monkeypatch.setattr(step_module, "_scoped", unscoped)
-    stale = graph_of()._executables.last("test").compiled
-    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        m.setattr(step_module, "_scoped", unscoped)
+        stale = graph_of()._executables.last("test").compiled
     assert gm.analyze(stale, {}, {"model.0"}, set())["_scopes_seen"] is False
     scoped._executables.last("test").compiled = stale  # what a cache hit would have given
     again = scoped.memory_report()["activations_by_module"]

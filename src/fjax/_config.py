@@ -155,7 +155,7 @@ def _default_compilation_cache() -> None:
 cache_limit = None  # bytes: the bound ``bound_cache`` keeps fjax's cache folder within (None: not fjax's folder)
 
 
-_CACHE_SUFFIX, _ATIME_SUFFIX = "-cache", "-atime"  # the names of JAX's cache entries (jax._src.lru_cache)
+_CACHE_SUFFIX, _ATIME_SUFFIX = "-cache", "-atime"  # the names of JAX's cache entries (its lru_cache module)
 
 
 def bound_cache(path: str, limit: int, every: float = 3600.0) -> int:

@@ -29,6 +29,7 @@ gives no buffer assignment leaves the temporary heap in one ``temporaries`` buck
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 
@@ -405,15 +406,20 @@ def module_paths(graph) -> list:
     return out
 
 
+_UNCACHED = itertools.count()
+
+
 def _compile_uncached(lowered):
     """``lowered.compile()`` bypassing JAX's persistent compilation cache and its in-memory one
-    (an explicit default compiler option makes a new in-memory key)."""
+    (a compiler option with a value of its own each time, a dump filter with no dump folder set,
+    makes a new in-memory key: a fixed one would hand back the last uncached compile of the same
+    program, with that trace's names)."""
     import jax
 
     before = jax.config.jax_enable_compilation_cache
     jax.config.update("jax_enable_compilation_cache", False)
     try:
-        return lowered.compile(compiler_options={"xla_dump_hlo_as_text": False})
+        return lowered.compile(compiler_options={"xla_dump_hlo_module_re": f"^fjax-uncached-{next(_UNCACHED)}$"})
     finally:
         jax.config.update("jax_enable_compilation_cache", before)
 
