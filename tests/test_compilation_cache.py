@@ -60,3 +60,20 @@ def test_the_bound_drops_the_oldest_programs_at_most_once_an_hour(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*-atime")) == [f"k{i}-atime" for i in range(6, 10)]
     assert fjax._config.bound_cache(str(tmp_path), 100) == 0  # bounded less than an hour ago: not again
     assert fjax._config.bound_cache(str(tmp_path), 100, every=0) == 4
+
+
+def test_setting_the_folder_after_a_compile_takes_effect(tmp_path):
+    """JAX decides once per process whether and where its cache is used: the setter makes it decide again."""
+    child = (
+        "import sys, os, fjax; fjax.ones(3).tanh().sum().item(); "
+        "fjax.config.compilation_cache = sys.argv[1]; (fjax.ones(5, 7) * 3).exp().sum().item(); "
+        "print(len(os.listdir(sys.argv[1])))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FJAX_COMPILATION_CACHE")}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "home"))
+    later = tmp_path / "later"
+    out = subprocess.run(
+        [sys.executable, "-c", child, str(later)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout.split()[-1]) > 0  # the kernels compiled after the switch are kept there

@@ -218,7 +218,7 @@ def test_names_come_from_this_graph_even_when_the_executable_is_cached(monkeypat
 
     with monkeypatch.context() as m:
         m.setattr(step_module, "_scoped", unscoped)
-        stale = graph_of()._executables.last("test").compiled
+        stale = gm._compile_uncached(graph_of()._executables.last("test").lowered)
     assert gm.analyze(stale, {}, {"model.0"}, set())["_scopes_seen"] is False
     scoped._executables.last("test").compiled = stale  # what a cache hit would have given
     again = scoped.memory_report()["activations_by_module"]

@@ -112,12 +112,15 @@ class _Config:
     def compilation_cache(self, path: str | None) -> None:
         import jax
 
+        from . import _jax_compat
+
         if path is None:
             jax.config.update("jax_enable_compilation_cache", False)
-            return
-        os.makedirs(path, exist_ok=True)
-        jax.config.update("jax_enable_compilation_cache", True)
-        jax.config.update("jax_compilation_cache_dir", str(path))
+        else:
+            os.makedirs(path, exist_ok=True)
+            jax.config.update("jax_enable_compilation_cache", True)
+            jax.config.update("jax_compilation_cache_dir", str(path))
+        _jax_compat.reset_persistent_cache()  # (JAX reads both once per process: now again)
 
     def __repr__(self):
         return (

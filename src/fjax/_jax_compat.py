@@ -74,6 +74,16 @@ def private(name: str):
         return None
 
 
+def reset_persistent_cache() -> None:
+    """Make JAX read its persistent-cache settings again at the next compile: it decides once per
+    process whether the cache is used and in which folder, so a later
+    ``jax_enable_compilation_cache`` or ``jax_compilation_cache_dir`` update is ignored without
+    this."""
+    cc = private("compilation_cache")
+    if cc is not None and hasattr(cc, "reset_cache"):
+        cc.reset_cache()
+
+
 def clear_jax_caches() -> None:
     """Drop what JAX's Python-side caches hold (traces, lowerings); nothing where it cannot."""
     util = private("util")

@@ -410,18 +410,21 @@ _UNCACHED = itertools.count()
 
 
 def _compile_uncached(lowered):
-    """``lowered.compile()`` bypassing JAX's persistent compilation cache and its in-memory one
-    (a compiler option with a value of its own each time, a dump filter with no dump folder set,
-    makes a new in-memory key: a fixed one would hand back the last uncached compile of the same
-    program, with that trace's names)."""
+    """``lowered.compile()`` bypassing JAX's persistent compilation cache (whose key ignores op
+    names) and its in-memory one (a compiler option with a value of its own each time, a dump
+    filter with no dump folder set, makes a new in-memory key; the persistent key drops it)."""
     import jax
+
+    from .. import _jax_compat
 
     before = jax.config.jax_enable_compilation_cache
     jax.config.update("jax_enable_compilation_cache", False)
+    _jax_compat.reset_persistent_cache()  # (JAX reads the setting once per process)
     try:
         return lowered.compile(compiler_options={"xla_dump_hlo_module_re": f"^fjax-uncached-{next(_UNCACHED)}$"})
     finally:
         jax.config.update("jax_enable_compilation_cache", before)
+        _jax_compat.reset_persistent_cache()
 
 
 def report(graph, entry) -> MemoryReport:
