@@ -29,7 +29,6 @@ gives no buffer assignment leaves the temporary heap in one ``temporaries`` buck
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import defaultdict
 
@@ -406,13 +405,9 @@ def module_paths(graph) -> list:
     return out
 
 
-_UNCACHED = itertools.count()
-
-
 def _compile_uncached(lowered):
     """``lowered.compile()`` bypassing JAX's persistent compilation cache (whose key ignores op
-    names) and its in-memory one (a compiler option with a value of its own each time, a dump
-    filter with no dump folder set, makes a new in-memory key; the persistent key drops it)."""
+    names) and its in-memory one (an explicit default compiler option makes a new in-memory key)."""
     import jax
 
     from .. import _jax_compat
@@ -421,7 +416,7 @@ def _compile_uncached(lowered):
     jax.config.update("jax_enable_compilation_cache", False)
     _jax_compat.reset_persistent_cache()  # (JAX reads the setting once per process)
     try:
-        return lowered.compile(compiler_options={"xla_dump_hlo_module_re": f"^fjax-uncached-{next(_UNCACHED)}$"})
+        return lowered.compile(compiler_options={"xla_dump_hlo_as_text": False})
     finally:
         jax.config.update("jax_enable_compilation_cache", before)
         _jax_compat.reset_persistent_cache()
