@@ -196,6 +196,38 @@ def test_create_graph_replays_compile_once_per_graph():
     assert misses[1:] == misses[:1] * 3, f"one compile for the first step's graph, then reuse: {misses}"
 
 
+def test_create_graph_replays_trace_once_and_read_new_constants(monkeypatch):
+    """The replayed tape is traced once per graph structure: a later step with the same kernels
+    and wiring reuses the program, with this step's constants (a Python number, a tensor that
+    takes no gradient) as its inputs, not the first step's; another structure traces anew."""
+    calls = []
+    original = program.trace_arrays
+
+    def counting(fn, avals, where, consts=()):
+        calls.append(where)
+        return original(fn, avals, where, consts)
+
+    monkeypatch.setattr(program, "trace_arrays", counting)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    w, tw = fjax.tensor(w0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    for step in range(4):
+        (x, tx), (b, tb) = pair(5, 4), pair(3)
+        x.requires_grad_(True)
+        tx.requires_grad_(True)
+        scale = float(rng.uniform(0.5, 2.0))
+        (gx,) = fjax.autograd.grad(((x @ w + b).tanh() * scale).sum(), x, create_graph=True)
+        (tgx,) = torch.autograd.grad(((tx @ tw + tb).tanh() * scale).sum(), tx, create_graph=True)
+        same(gx, tgx, f"input gradient, step {step}")
+        gx.square().sum().backward()
+        tgx.square().sum().backward()
+        same(w.grad, tw.grad, f"penalty gradient, step {step}")
+    assert calls == ["GradWithGraph"], f"one trace for four steps of one graph: {calls}"
+    (gx,) = fjax.autograd.grad((x @ w + b).sin().sum(), x, create_graph=True)
+    (tgx,) = torch.autograd.grad((tx @ tw + tb).sin().sum(), tx, create_graph=True)
+    same(gx, tgx, "another graph")
+    assert len(calls) == 2, f"another graph (sin, not tanh) traces its own program: {calls}"
+
+
 def test_autocast_selects_the_program():
     """A program traced under autocast casts; a repeat outside autocast (or the other way)
     must not reuse it."""

@@ -80,13 +80,36 @@ def finish(
     return res if post is None else post(res)
 
 
-def replay(name: str, fn: Callable, leaves: Sequence[Tensor]) -> tuple:
-    """A pure function of the leaves' arrays that is new on every call (``create_graph=True``'s
-    VJP of a replayed tape), through the pipeline: traced to a program, compiled once per
-    program (a loop that differentiates the same graph each step reuses the executable), and
-    recorded on the tape as one node."""
-    traced = Traced(program.trace_arrays(fn, [program.aval(t) for t in leaves], name), None, None, ())
-    return finish(name, ("replay",), traced, _apply, leaves, record=True)
+def replay(name: str, fn: Callable, leaves: Sequence[Tensor], consts: Sequence = (), key: Hashable = None) -> tuple:
+    """A pure function ``fn(*consts, *leaf_arrays)`` that is new on every call
+    (``create_graph=True``'s VJP of a replayed tape), through the pipeline: traced to a program,
+    compiled once per program, and recorded on the tape as one node. ``consts``: arrays and
+    numbers the program reads but does not differentiate. ``key``: what ``fn`` computes, as a
+    structure (its tape's kernels and wiring): a call with the same key and avals reuses the
+    program traced before, so a loop that differentiates the same graph each step neither
+    traces nor compiles again."""
+    avals = [program.aval(t) for t in leaves]
+    cached = None
+    if key is not None:
+        key = (name, key, tuple(avals), tuple(map(program.const_aval, consts)))
+        try:
+            cached = _replays.get(key)
+        except TypeError:  # a kernel that cannot be hashed: traced every call
+            key = None
+    if cached is None:
+        prog = program.trace_arrays(fn, avals, name, consts)
+        if key is not None:
+            _replays[key] = prog._replace(consts=[None] * len(consts) + prog.consts[len(consts) :])
+            if len(_replays) > _MAX_REPLAYS:
+                _replays.popitem(last=False)
+    else:
+        _replays.move_to_end(key)
+        prog = cached._replace(consts=[*consts, *cached.consts[len(consts) :]])
+    return finish(name, ("replay",), Traced(prog, None, None, ()), _apply, leaves, record=True)
+
+
+_replays: OrderedDict = OrderedDict()  # replay key -> its program, less the caller's constants
+_MAX_REPLAYS = 64
 
 
 def _apply(program_fn, *xs):

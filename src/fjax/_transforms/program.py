@@ -59,13 +59,18 @@ def trace(call: Callable[[list[Tensor]], list[Tensor]], avals: Sequence, where: 
     return trace_arrays(flat, avals, where)
 
 
-def trace_arrays(fn: Callable, avals: Sequence, where: str) -> Program:
-    """Trace ``fn`` (arrays in, a sequence of arrays out) on abstract inputs ``avals``."""
+def trace_arrays(fn: Callable, avals: Sequence, where: str, consts: Sequence = ()) -> Program:
+    """Trace ``fn`` (arrays in, a sequence of arrays out) on abstract inputs ``avals``.
+
+    ``consts``: values ``fn`` takes before its inputs (``fn(*consts, *inputs)``) that are the
+    program's leading constants, not inputs: a program traced once serves other values of the
+    same avals (``Program._replace(consts=...)``)."""
     fun = lu.wrap_init(fn, debug_info=jcore.DebugInfo(where, where, None, None))
+    k = len(consts)
     try:
         # not jax.make_jaxpr: it keeps a trace cache keyed by the Python function object (stale
         # captured values for a reused function) and costs twice as much per call
-        jaxpr, _, consts = _jax_compat.trace_to_jaxpr_dynamic(fun, list(avals))
+        jaxpr, _, captured = _jax_compat.trace_to_jaxpr_dynamic(fun, [*map(const_aval, consts), *avals])
     except _HOST_READS as err:
         raise OpError(
             f"{where}: the function reads a tensor's value on the host (.item(), bool(), "
@@ -74,11 +79,22 @@ def trace_arrays(fn: Callable, avals: Sequence, where: str) -> Program:
             f"instead ({str(err).splitlines()[0]})"
         ) from None
     try:
-        jaxpr, consts = _jax_compat.normalize_jaxpr(jaxpr, consts, len(avals))
+        jaxpr, captured = _jax_compat.normalize_jaxpr(jaxpr, captured, k + len(avals))
     except RuntimeError as err:
         raise RuntimeError(f"{where}: JAX {jax.__version__}: {err}") from None
+    if k:
+        invars = list(jaxpr.invars)
+        jaxpr = jaxpr.replace(constvars=invars[:k] + list(jaxpr.constvars), invars=invars[k:])
     jaxpr, lifted = _lift_literals(jaxpr)
-    return Program(jaxpr, list(consts) + lifted, _Key(_jaxpr_key(jaxpr)), _uses_custom_vjp(jaxpr))
+    return Program(jaxpr, [*consts, *captured, *lifted], _Key(_jaxpr_key(jaxpr)), _uses_custom_vjp(jaxpr))
+
+
+def const_aval(v):
+    """The abstract value of a program's constant: an array, a value eager fusion has not
+    computed yet, or a Python number (weakly typed, as jit takes it)."""
+    if type(v) is _lazy.Pending:
+        return jax.core.ShapedArray(v.shape, v.dtype, weak_type=v.weak_type)
+    return jax.typeof(v)
 
 
 def _uses_custom_vjp(jaxpr: jcore.Jaxpr) -> bool:

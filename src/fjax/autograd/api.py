@@ -227,16 +227,16 @@ def _grad_with_graph(outputs, grads, inputs: Sequence):
     """
     from .._transforms.pipeline import replay
 
-    program, leaves, pending = engine.replay_program(outputs, list(inputs))
+    program, leaves, consts, key = engine.replay_program(outputs, list(inputs))
     wrt = list(inputs) + leaves
-    n, m = len(wrt), len(wrt) + len(grads)
+    k, n = len(consts), len(wrt)
 
     def vjp_of_program(*arrays):  # in torch's convention for complex gradients (engine._conj)
-        primals, cts, rest = arrays[:n], arrays[n:m], arrays[m:]
-        _, vjp = jax.vjp(lambda *xs: program(*xs, *rest), *primals)
+        given, primals, cts = arrays[:k], arrays[k : k + n], arrays[k + n :]
+        _, vjp = jax.vjp(lambda *xs: program(*given, *xs), *primals)
         return tuple(engine._conj(g) for g in vjp(tuple(engine._conj(c) for c in cts)))
 
-    results = replay("GradWithGraph", vjp_of_program, wrt + list(grads) + pending)
+    results = replay("GradWithGraph", vjp_of_program, wrt + list(grads), consts, key)
     return list(results), wrt
 
 

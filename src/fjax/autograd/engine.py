@@ -532,12 +532,14 @@ def _run_tensor_hooks(node, cts):
 def replay_program(roots, inputs):
     """The recorded program from ``inputs`` (Tensors) to ``roots`` as a pure function.
 
-    Returns ``(fn, leaves, pending)``: ``fn(*input_arrays, *leaf_arrays, *pending_arrays) ->
-    root arrays`` replays every node between them, where ``leaves`` are the other leaves
-    requiring grad that the roots depend on, and ``pending`` the values the nodes read that
-    eager fusion has not computed yet (Tensors; the program takes them as inputs, so nothing
-    flushes). Used by ``create_graph=True``: JAX differentiates the replay, and the result
-    becomes one tape node whose inputs are ``inputs + leaves`` (and ``pending``).
+    Returns ``(fn, leaves, consts, key)``: ``fn(*consts, *input_arrays, *leaf_arrays) -> root
+    arrays`` replays every node between them, where ``leaves`` are the other leaves requiring
+    grad that the roots depend on, and ``consts`` the other values the nodes read (arrays,
+    numbers, and values eager fusion has not computed yet: the program takes them as inputs,
+    so nothing flushes). ``key`` is what ``fn`` computes: each node's kernel and the wiring
+    (positions, not identities), so a tape recorded again by the same code has the same key.
+    Used by ``create_graph=True``: JAX differentiates the replay, and the result becomes one
+    tape node whose inputs are ``inputs + leaves`` (and ``consts``).
     """
     from ..tensor import Tensor
 
@@ -546,14 +548,16 @@ def replay_program(roots, inputs):
         cut[("node", id(t._node), t._idx) if t._node is not None else id(t)] = i
     nodes = [t._node for t in roots if t._node is not None]
     order = list(reversed(_toposort(nodes)))  # producers first
+    at = {id(node): k for k, node in enumerate(order)}
     leaves: list = []
-    pending: list = []
+    consts: list = []
 
     def const(v):
-        if type(v) is _lazy.Pending and v.seg is not None:
-            pending.append(Tensor._wrap(v))
-            return ("pending", len(pending) - 1)
-        return ("const", _lazy.real(v))
+        consts.append(v if type(v) is _lazy.Pending and v.seg is not None else _lazy.real(v))
+        return (2, len(consts) - 1)
+
+    def ref(key):  # an input (0, position), a node's output (1, node position, index), a constant (2, k)
+        return (0, cut[key]) if key in cut else (1, at[key[1]], key[2])
 
     plan = []
     for node in order:
@@ -566,40 +570,34 @@ def replay_program(roots, inputs):
         args = []
         for x in node.inputs:
             if type(x) is tuple:
-                key = ("node", id(x[0]), x[1])
-                args.append(("arg", cut[key]) if key in cut else ("node", id(x[0]), x[1]))
+                args.append(ref(("node", id(x[0]), x[1])))
             elif isinstance(x, Tensor):
                 if id(x) not in cut:
                     cut[id(x)] = len(inputs) + len(leaves)
                     leaves.append(x)
-                args.append(("arg", cut[id(x)]))
+                args.append((0, cut[id(x)]))
             else:
                 args.append(const(x.value(node) if type(x) is Unread else x))
-        plan.append((id(node), node.fn, args, node.multi))
+        plan.append((node.fn, tuple(args), node.multi))
     root_refs = []
     for t in roots:
         if t._node is None:
-            root_refs.append(("arg", cut[id(t)]) if id(t) in cut else const(t._meta))
+            root_refs.append((0, cut[id(t)]) if id(t) in cut else const(t._meta))
         else:
-            key = ("node", id(t._node), t._idx)
-            root_refs.append(("arg", cut[key]) if key in cut else key)
+            root_refs.append(ref(("node", id(t._node), t._idx)))
+    plan, root_refs = tuple(plan), tuple(root_refs)
+    n_consts = len(consts)
 
     def fn(*arrays):
-        values = {}
+        given, args = arrays[:n_consts], arrays[n_consts:]
+        values = []
 
-        def read(ref):
-            if ref[0] == "arg":
-                return arrays[ref[1]]
-            if ref[0] == "const":
-                return ref[1]
-            if ref[0] == "pending":
-                return arrays[len(arrays) - len(pending) + ref[1]]
-            return values[(ref[1], ref[2])]
+        def read(r):
+            return args[r[1]] if r[0] == 0 else given[r[1]] if r[0] == 2 else values[r[1]][r[2]]
 
-        for nid, f, args, multi in plan:
-            out = f(*[read(a) for a in args])
-            for i, o in enumerate(out if multi else (out,)):
-                values[(nid, i)] = o
+        for f, refs, multi in plan:
+            out = f(*[read(r) for r in refs])
+            values.append(out if multi else (out,))
         return tuple(read(r) for r in root_refs)
 
-    return fn, leaves, pending
+    return fn, leaves, consts, (plan, root_refs, len(inputs) + len(leaves))
