@@ -121,6 +121,42 @@ def test_after_a_reset_a_fused_step_counts_the_bytes_its_program_allocates(monke
     assert fjax.cuda.max_memory_allocated() >= start + 2 * N * 256 * 4
 
 
+def test_armed_sampling_keeps_to_its_time_budget(monkeypatch):
+    """A reset early in a long run does not make every later step pay for scanning the live
+    arrays: after the reset's allowance, armed samples take at most their share of the time (a
+    fake clock: each scan costs 10 ms, each step's own work 2 ms), and a sample that is due still
+    finds a peak. Explicit queries always sample."""
+    from fjax import _memory
+
+    now = [0.0]
+    scans = []
+    real_scan = _memory.scan
+
+    def slow_scan(platform):
+        scans.append(now[0])
+        now[0] += 0.01
+        return real_scan(platform)
+
+    monkeypatch.setattr(_memory, "_clock", lambda: now[0])
+    monkeypatch.setattr(_memory, "scan", slow_scan)
+    monkeypatch.setattr(_memory, "armed", False)
+    w = fjax.randn(64, 64, requires_grad=True)
+    fjax.cuda.reset_peak_memory_stats()
+    for _ in range(200):
+        now[0] += 0.002
+        (w * 2).sum().backward()
+    armed = len(scans) - 1  # (the reset's own)
+    spent, elapsed = armed * 0.01, now[0]
+    assert armed >= 10, f"the allowance lets the first steps sample: {armed} scans"
+    assert spent <= _memory._ALLOWANCE + _memory._SHARE * elapsed + 0.01, (
+        f"armed samples took {spent:.2f} s of {elapsed:.2f} s: over the budget"
+    )
+    assert armed < 2 * 200 / 3, f"without a budget every backward would scan twice: {armed} scans"
+    before = len(scans)
+    fjax.cuda.max_memory_allocated()
+    assert len(scans) == before + 1, "an explicit query samples whatever the budget"
+
+
 def test_memory_stats_keys_agree_with_the_queries():
     x = fjax.ones(256, 256)
     stats = fjax.cuda.memory_stats()

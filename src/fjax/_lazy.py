@@ -371,7 +371,7 @@ def _execute(key, ops, outputs, ext, trains=False, pending=None):
         _programs[prog_key] = (fn, donate, back)
         while len(_programs) > _MAX_PROGRAMS:
             _programs.popitem(last=False)
-    if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for peaks: the program's own bytes count
+    if _memory.due():  # fjax.cuda.reset_peak_memory_stats asked for peaks: the program's own bytes count
         _memory.program(fn, next((a.devices() for a in (*given, *ext) if type(a) is _ARRAY), ()))
     values = fn(given, ext)
     return values if back is None else [values[k] for k in back]

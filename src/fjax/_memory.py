@@ -7,14 +7,24 @@ for this: the CPU peak is the largest of the samples taken when a figure is read
 ``reset_peak_memory_stats`` has armed it, at the start and end of every backward, after every
 nn.Graph step, and before every compiled program of several ops (a fused eager segment, an
 nn.Graph step), counted with the bytes that program allocates while it runs (``program``).
+Armed sampling has a time budget (``due``): after a reset it may take 0.1 s, and from then on 5%
+of the time since the reset, so a reset early in a long run does not slow every later step
+(a scan costs about as much as the number of live arrays).
 """
 
 from __future__ import annotations
 
+import time
+
 import jax
 from jax.sharding import SingleDeviceSharding
 
-armed = False  # reset_peak_memory_stats was called: backward and nn.Graph steps call sample_armed()
+armed = False  # reset_peak_memory_stats was called: backward and nn.Graph steps sample while due()
+_ALLOWANCE = 0.1  # seconds of armed sampling always allowed after a reset
+_SHARE = 0.05  # then at most this share of the time since the reset
+_clock = time.perf_counter
+_since = 0.0  # when the last reset armed sampling
+_spent = 0.0  # seconds armed sampling took since then
 
 
 class _Peak:
@@ -102,21 +112,39 @@ def peak(dev, used: int, stats: dict | None) -> int:
     return max(p.bytes, used)  # below the pre-reset peak: the samples are what we know
 
 
+def due() -> bool:
+    """Whether an armed sample should be taken now: ``reset_peak_memory_stats`` armed sampling and
+    it stays within its time budget."""
+    return armed and _spent <= _ALLOWANCE + _SHARE * (_clock() - _since)
+
+
 def reset_peak(dev) -> None:
     """Restart ``dev``'s peak at its current figures and arm sampling at backward and nn.Graph steps."""
-    global armed
+    global armed, _since, _spent
     stats = xla_stats(dev)
     p = peak_state(dev)
     p.bytes = p.count = 0
     p.xla0 = int(stats.get("peak_bytes_in_use", 0)) if stats is not None else None
     current(dev)
-    armed = True
+    armed, _since, _spent = True, _clock(), 0.0
 
 
 def sample_armed() -> None:
     """Sample every device whose peak was reset (backward start and end, after nn.Graph steps)."""
+    global _spent
+    start = _clock()
     for dev in list(_peaks):
         current(dev)
+    _spent += _clock() - start
+
+
+def before_program() -> dict:
+    """``{device: live bytes}`` of the armed devices now: ``program``'s ``before``."""
+    global _spent
+    start = _clock()
+    out = {dev: current(dev)[0] for dev in list(_peaks)}
+    _spent += _clock() - start
+    return out
 
 
 def program(compiled, devices, before: dict | None = None) -> None:
@@ -125,8 +153,10 @@ def program(compiled, devices, before: dict | None = None) -> None:
     written into donated inputs: on the CPU, as on a GPU, results are allocated when a program
     starts). ``before``: ``{device: live bytes}`` sampled before the program ran, when this is
     called after it. A backend with allocator statistics measures this itself."""
+    global _spent
     if not armed:
         return
+    start = _clock()
     m = compiled.memory_analysis()
     extra = 0 if m is None else max(0, m.temp_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes)
     for dev in devices:
@@ -134,6 +164,7 @@ def program(compiled, devices, before: dict | None = None) -> None:
             used = before[dev] if before is not None and dev in before else current(dev)[0]
             p = _peaks[dev]
             p.bytes = max(p.bytes, used + extra)
+    _spent += _clock() - start
 
 
 def totals() -> tuple[int, int]:

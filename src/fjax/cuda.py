@@ -954,7 +954,8 @@ def max_memory_reserved(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Restart the peaks (``max_memory_allocated``, ``max_memory_reserved``, ``*.peak`` of
     ``memory_stats``) at the current figures. Without a GPU it also arms peak sampling at each
-    backward's start and end and at each compiled program (fused eager segments, nn.Graph steps).
+    backward's start and end and at each compiled program (fused eager segments, nn.Graph steps),
+    within a time budget: 0.1 s after the reset, then 5% of the time since it.
 
     Args:
         device: an index, ``"cuda:i"`` or a ``fjax.device``; default the current device.

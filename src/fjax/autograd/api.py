@@ -91,7 +91,7 @@ def backward(
     tensors = _as_tuple(tensors)
     grads = _seed(tensors, _as_tuple(grad_tensors), create_graph)
     inputs = _as_tuple(inputs)
-    if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample at start and end
+    if _memory.due():  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample at start and end
         _memory.sample_armed()
     if retain_graph is None:
         retain_graph = create_graph
@@ -109,7 +109,7 @@ def backward(
             if g is not None:
                 t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
                 engine.post_accumulate(t)
-    if _memory.armed:
+    if _memory.due():
         _memory.sample_armed()
 
 

@@ -1040,7 +1040,7 @@ class _Fast:
             modules_changed[0] != self.version
             or trace_state.depth
             or _pstate.on
-            or _memory.armed
+            or _memory.due()
             or (_amp.flag.on and self.config_key() != self.config)
         ):
             return None

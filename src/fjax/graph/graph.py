@@ -412,8 +412,8 @@ class Graph:
         if _pstate.on:  # one profiler event per step; compiles nest inside it
             with span(f"nn.Graph {self.name}", "graph"):
                 return self._executables.call(args, kwargs)
-        if _memory.armed:  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample after each step
-            before = {dev: _memory.current(dev)[0] for dev in list(_memory._peaks)}
+        if _memory.due():  # fjax.cuda.reset_peak_memory_stats asked for CPU peaks: sample after each step
+            before = _memory.before_program()
             out = self._executables.call(args, kwargs)
             compiled = self._executables.last("__call__").compiled  # (and the bytes it allocated while it ran)
             _memory.program(compiled, compiled.runtime_executable().local_devices(), before)
