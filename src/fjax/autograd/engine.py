@@ -537,7 +537,8 @@ def replay_program(roots, inputs):
     grad that the roots depend on, and ``consts`` the other values the nodes read (arrays,
     numbers, and values eager fusion has not computed yet: the program takes them as inputs,
     so nothing flushes). ``key`` is what ``fn`` computes: each node's kernel and the wiring
-    (positions, not identities), so a tape recorded again by the same code has the same key.
+    (positions, not identities), so a tape recorded again by the same code has the same key
+    (None where a node's function is made anew per call).
     Used by ``create_graph=True``: JAX differentiates the replay, and the result becomes one
     tape node whose inputs are ``inputs + leaves`` (and ``consts``).
     """
@@ -600,4 +601,7 @@ def replay_program(roots, inputs):
             values.append(out if multi else (out,))
         return tuple(read(r) for r in root_refs)
 
-    return fn, leaves, consts, (plan, root_refs, len(inputs) + len(leaves))
+    # a one-off function's node (``dispatch.call_pure``: eager checkpoints, device transfers) is
+    # new each time: no key, so the replay cache holds no such closure or what it captured
+    key = None if any(node.eager for node in order) else (plan, root_refs, len(inputs) + len(leaves))
+    return fn, leaves, consts, key
