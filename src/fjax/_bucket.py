@@ -81,6 +81,34 @@ def bucket(n: int) -> int:
     return mid if mid >= n else p
 
 
+_counts: dict = {}  # a data-dependent op's call -> {count: the step it first came}, or True: it pads
+
+
+def count_bucket(site, n: int) -> int:
+    """The size ``n`` rows of a data-dependent op's result are padded to (``_lazy.rows_on_bucket``;
+    ``site``: the op, its input's shape and dtype): ``n`` until new counts there came in three
+    different steps close together (the rule of ``note``: its consumers would pad from then on
+    anyway), then their bucket."""
+    seen = _counts.get(site)
+    if seen is True:
+        return bucket(n)
+    if seen is None:
+        if len(_counts) >= 4096:
+            _counts.clear()
+        seen = _counts[site] = {}
+    if n not in seen:
+        seen[n] = _lazy.steps
+        recent = sorted(set(seen.values()))[-_NEEDS:]
+        if len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW:
+            _counts[site] = True
+            return bucket(n)
+    return n
+
+
+_lazy.count_bucket = count_bucket
+_lazy.restarted.append(_counts.clear)
+
+
 @functools.lru_cache(maxsize=None)
 def _padder(size):
     def pad(x):

@@ -1587,8 +1587,11 @@ def _check_bound(t: Tensor, dim: int, i: int, name: str = "getitem") -> None:
 
 def _check_tensor_bound(t: Tensor, dim: int, i: Tensor, name: str) -> None:
     """An integer index tensor's values against ``t.shape[dim]``: at once in eager; inside an
-    nn.Graph (with ``config.graph_index_checks``) deferred to the step's run (``fjax.asyncs``)."""
-    data = i._data
+    nn.Graph (with ``config.graph_index_checks``) deferred to the step's run (``fjax.asyncs``).
+    A bucket's rows (``Padded``) are checked on the bucket array, without copying them out."""
+    data = i._meta
+    if type(data) is not Padded:
+        data = i._data
     if isinstance(data, jax.core.Tracer) and not trace_state.graph_checks:
         return  # other traces (functional transforms) cannot report a value error
     if type(data) is MetaArray or not i.numel():

@@ -66,7 +66,10 @@ def _take_leading(a, n):
 
 
 def _columns(a) -> tuple:
-    """The columns of 2-d ``a`` (on the CPU through numpy, as ``_take_leading``)."""
+    """The columns of 2-d ``a`` (on the CPU through numpy, as ``_take_leading``); of a bucket's
+    rows (``_lazy.rows_on_bucket``), the bucket's columns."""
+    if type(a) is _lazy.Padded:
+        return tuple(_lazy.Padded((a.shape[0],), c) for c in _columns(a.array))
     if not isinstance(a, jax.core.Tracer) and _lazy.on_cpu(a):
         h = np.asarray(a)
         return tuple(_lazy.like(np.ascontiguousarray(h[:, d]), a) for d in range(h.shape[1]))
@@ -95,7 +98,11 @@ def _nonzero(name, input):
     if input.size == 0:
         return jnp.zeros((0, input.ndim), jnp.int64)
     coords, n = _nonzero_padded(input)
-    return _take_leading(coords, _host_int(n))
+    n = _host_int(n)
+    if n == coords.shape[0] or isinstance(coords, jax.core.Tracer):
+        return _take_leading(coords, n)
+    # (the rows to index with: once the counts keep changing, a bucket's, which the consumers take as they are)
+    return _lazy.rows_on_bucket(coords, n, (name, input.shape, input.dtype))
 
 
 @defop(static=("as_tuple",), differentiable=False, jit=False)
