@@ -85,7 +85,7 @@ _counts: dict = {}  # a data-dependent op's call -> {count: the step it first ca
 
 
 def count_bucket(site, n: int) -> int:
-    """The size ``n`` rows of a data-dependent op's result are padded to (``_lazy.rows_on_bucket``;
+    """The size ``n`` rows of a data-dependent op's result are padded to (``count_rows``;
     ``site``: the op, its input's shape and dtype): ``n`` until new counts there came in three
     different steps close together (the rule of ``note``: its consumers would pad from then on
     anyway), then their bucket."""
@@ -105,7 +105,19 @@ def count_bucket(site, n: int) -> int:
     return n
 
 
-_lazy.count_bucket = count_bucket
+def count_rows(a, n: int, site):
+    """``_lazy.count_rows`` with bucketing: on the CPU, once the counts at ``site`` keep changing
+    (``count_bucket``), the first ``n`` rows of ``a`` padded to their bucket as a ``Padded``
+    value, so the ops that consume it and declare rows (a gather of these rows, ``index_add``)
+    take it as it is instead of each padding it again through the host."""
+    if n > 1 and config.bucketing and _lazy.on_cpu(a):
+        size = count_bucket(site, n)
+        if size > n:
+            return Padded((n, *a.shape[1:]), _lazy.like(pad(np.asarray(a)[:n], size), a))
+    return _lazy.first_rows(a, n)
+
+
+_lazy.count_rows = count_rows
 _lazy.restarted.append(_counts.clear)
 
 

@@ -44,7 +44,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, SingleDeviceSharding
 
-from . import _config, _jax_compat, _memory
+from . import _jax_compat, _memory
 from . import profiler as _profiler
 
 _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete array class
@@ -148,24 +148,12 @@ def first_rows(a, n: int):
     return slicer(n)(a)
 
 
-count_bucket = None  # ``fjax._bucket.count_bucket`` (set there: the policy lives with bucketing)
-
-
-def rows_on_bucket(a, n: int, site):
+def count_rows(a, n: int, site):
     """The first ``n`` rows of ``a``, for an op whose row count only a host read gave
-    (``nonzero``'s, ``site``: which call): ``first_rows``, except on the CPU with bucketing on
-    once the counts at ``site`` keep changing, where the rows are padded to their bucket by
-    repeating the last one, as a ``Padded`` value: the ops that consume it and declare rows (a
-    gather of these rows, ``index_add``) take it as it is, instead of padding it again (a copy
-    through the host each)."""
-    size = n
-    if count_bucket is not None and n > 1 and _config.config.bucketing and on_cpu(a):
-        size = count_bucket(site, n)
-    if size <= n:
-        return first_rows(a, n)
-    _profiler._buckets["pads"] += 1
-    h = np.asarray(a)[:n]
-    return Padded((n, *a.shape[1:]), like(np.concatenate([h, np.repeat(h[-1:], size - n, axis=0)]), a))
+    (``nonzero``'s; ``site``: which call): ``first_rows``. ``fjax._bucket`` replaces it
+    (``_bucket.count_rows``) to pad them to their bucket once the counts at ``site`` keep
+    changing."""
+    return first_rows(a, n)
 
 
 def unpad(a, n: int):

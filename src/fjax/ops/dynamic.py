@@ -67,7 +67,7 @@ def _take_leading(a, n):
 
 def _columns(a) -> tuple:
     """The columns of 2-d ``a`` (on the CPU through numpy, as ``_take_leading``); of a bucket's
-    rows (``_lazy.rows_on_bucket``), the bucket's columns."""
+    rows (``_lazy.count_rows``), the bucket's columns."""
     if type(a) is _lazy.Padded:
         return tuple(_lazy.Padded((a.shape[0],), c) for c in _columns(a.array))
     if not isinstance(a, jax.core.Tracer) and _lazy.on_cpu(a):
@@ -102,7 +102,7 @@ def _nonzero(name, input):
     if n == coords.shape[0] or isinstance(coords, jax.core.Tracer):
         return _take_leading(coords, n)
     # (the rows to index with: once the counts keep changing, a bucket's, which the consumers take as they are)
-    return _lazy.rows_on_bucket(coords, n, (name, input.shape, input.dtype))
+    return _lazy.count_rows(coords, n, (name, input.shape, input.dtype))
 
 
 @defop(static=("as_tuple",), differentiable=False, jit=False)
