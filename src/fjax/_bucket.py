@@ -81,6 +81,18 @@ def bucket(n: int) -> int:
     return mid if mid >= n else p
 
 
+def _keeps_changing(steps: dict, n: int) -> bool:
+    """Record that size ``n`` came (``steps``: size -> the step it first came in) and return
+    whether sizes keep changing: new ones came in ``_NEEDS`` different steps at most
+    ``_WINDOW`` apart (a batch that changes step after step, not a few fixed shapes met far
+    apart). False for a size seen before."""
+    if n in steps:
+        return False
+    steps[n] = _lazy.steps
+    recent = sorted(set(steps.values()))[-_NEEDS:]
+    return len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW
+
+
 _counts: dict = {}  # a data-dependent op's call -> {count: the step it first came}, or True: it pads
 
 
@@ -96,12 +108,9 @@ def count_bucket(site, n: int) -> int:
         if len(_counts) >= 4096:
             _counts.clear()
         seen = _counts[site] = {}
-    if n not in seen:
-        seen[n] = _lazy.steps
-        recent = sorted(set(seen.values()))[-_NEEDS:]
-        if len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW:
-            _counts[site] = True
-            return bucket(n)
+    if _keeps_changing(seen, n):
+        _counts[site] = True
+        return bucket(n)
     return n
 
 
@@ -360,11 +369,8 @@ def note(entry, arrays) -> None:
     steps = sizes.get(family)
     if steps is None:
         steps = sizes[family] = {}  # size -> the step it first came in
-    if n not in steps:
-        steps[n] = _lazy.steps
-        recent = sorted(set(steps.values()))[-_NEEDS:]
-        if len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW:
-            _pad_family(entry, family)
+    if _keeps_changing(steps, n):
+        _pad_family(entry, family)
 
 
 def _pad_family(entry, family) -> None:
@@ -618,11 +624,8 @@ def _grows_note(entry, spec, arrays) -> None:
         if len(_grown) >= 4096:
             _grown.clear()
         steps = _grown[entry] = {}
-    if n not in steps:
-        steps[n] = _lazy.steps
-        recent = sorted(set(steps.values()))[-_NEEDS:]
-        if len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW:
-            _pad_family(entry, _GROW)
+    if _keeps_changing(steps, n):
+        _pad_family(entry, _GROW)
 
 
 def _forget_grown():
