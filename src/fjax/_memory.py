@@ -14,6 +14,7 @@ of the time since the reset, so a reset early in a long run does not slow every 
 
 from __future__ import annotations
 
+import functools
 import time
 
 import jax
@@ -129,34 +130,43 @@ def reset_peak(dev) -> None:
     armed, _since, _spent = True, _clock(), 0.0
 
 
+def _budgeted(fn):
+    """``fn``, an armed sample, its time counted against the budget (``due``)."""
+
+    @functools.wraps(fn)
+    def timed(*args, **kwargs):
+        global _spent
+        start = _clock()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _spent += _clock() - start
+
+    return timed
+
+
+@_budgeted
 def sample_armed() -> None:
     """Sample every device whose peak was reset (backward start and end, after nn.Graph steps)."""
-    global _spent
-    start = _clock()
     for dev in list(_peaks):
         current(dev)
-    _spent += _clock() - start
 
 
+@_budgeted
 def before_program() -> dict:
     """``{device: live bytes}`` of the armed devices now: ``program``'s ``before``."""
-    global _spent
-    start = _clock()
-    out = {dev: current(dev)[0] for dev in list(_peaks)}
-    _spent += _clock() - start
-    return out
+    return {dev: current(dev)[0] for dev in list(_peaks)}
 
 
+@_budgeted
 def program(compiled, devices, before: dict | None = None) -> None:
     """Sample the armed CPU-like devices among ``devices`` before ``compiled`` runs: their live
     bytes plus what the program allocates while it runs (XLA's temporaries, and its results not
     written into donated inputs: on the CPU, as on a GPU, results are allocated when a program
     starts). ``before``: ``{device: live bytes}`` sampled before the program ran, when this is
     called after it. A backend with allocator statistics measures this itself."""
-    global _spent
     if not armed:
         return
-    start = _clock()
     m = compiled.memory_analysis()
     extra = 0 if m is None else max(0, m.temp_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes)
     for dev in devices:
@@ -164,7 +174,6 @@ def program(compiled, devices, before: dict | None = None) -> None:
             used = before[dev] if before is not None and dev in before else current(dev)[0]
             p = _peaks[dev]
             p.bytes = max(p.bytes, used + extra)
-    _spent += _clock() - start
 
 
 def totals() -> tuple[int, int]:
