@@ -290,9 +290,8 @@ class Segment:
                 p.seg = None
             for ref in nodes:
                 node = ref()
-                if node is not None and node.vjp is not None:
-                    node.vjp = jax.tree_util.tree_map(real, node.vjp)
-                    node.inputs = tuple(real(x) if type(x) is Pending else x for x in node.inputs)
+                if node is not None:
+                    node.settle()
         for ok, recheck, site in checks:
             if not np.asarray(ok.value):
                 _raise_failed(recheck, site)

@@ -38,7 +38,7 @@ from ._config import config
 from ._tracing import trace_state
 from .amp import _state as _amp
 from .autograd import engine as _engine
-from .autograd.engine import Node, Unread
+from .autograd.engine import Bound, Node, Unread
 from .autograd.grad_mode import _state as _grad_state
 from .device import MetaArray
 from .errors import OpError
@@ -374,13 +374,12 @@ class _Residuals:
         return any(s <= -2 for s in self.src)
 
     def rebuild(self, arrays, out=None):
+        """The VJP on the caller's ``arrays`` (inputs) and ``out``, as an ``engine.Bound``."""
         it = iter(self.kept)
         if out is None:
-            return jax.tree_util.tree_unflatten(self.treedef, [arrays[s] if s >= 0 else next(it) for s in self.src])
+            return Bound([arrays[s] if s >= 0 else next(it) for s in self.src], self.treedef)
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        return jax.tree_util.tree_unflatten(
-            self.treedef, [arrays[s] if s >= 0 else next(it) if s == -1 else outs[-2 - s] for s in self.src]
-        )
+        return Bound([arrays[s] if s >= 0 else next(it) if s == -1 else outs[-2 - s] for s in self.src], self.treedef)
 
 
 def _vjp_without_inputs(pure, diff_idx):

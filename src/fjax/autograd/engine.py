@@ -37,6 +37,29 @@ from . import anomaly_mode as _anomaly
 _apply_vjp = jax.jit(lambda vjp, ct: vjp(ct))
 
 
+@jax.tree_util.register_pytree_node_class
+class Bound:
+    """An op's VJP kept as its flat residuals and their pytree definition; calling it rebuilds
+    the VJP and applies it. A fused step's tape only passes the residuals on (the flush swaps
+    its pending ones for arrays, the fused backward feeds them to its program), so the VJP is
+    rebuilt where it runs: inside a program, or at a node-by-node backward."""
+
+    __slots__ = ("leaves", "treedef")
+
+    def __init__(self, leaves, treedef):
+        self.leaves, self.treedef = leaves, treedef
+
+    def __call__(self, ct):
+        return jax.tree_util.tree_unflatten(self.treedef, self.leaves)(ct)
+
+    def tree_flatten(self):
+        return self.leaves, self.treedef
+
+    @classmethod
+    def tree_unflatten(cls, treedef, leaves):
+        return cls(list(leaves), treedef)
+
+
 class Node:
     """A recorded op call (``Tensor.grad_fn``)."""
 
@@ -89,6 +112,19 @@ class Node:
 
     def release(self):
         self.vjp = self.inputs = self.fn = None
+
+    def settle(self):
+        """Swap the pending values (``fjax._lazy``) among the residuals and inputs for their arrays,
+        once their segment ran."""
+        vjp = self.vjp
+        if vjp is None:
+            return
+        real = _lazy.real
+        if type(vjp) is Bound:
+            vjp.leaves = [real(x) for x in vjp.leaves]
+        else:
+            self.vjp = jax.tree_util.tree_map(real, vjp)
+        self.inputs = tuple(real(x) if type(x) is _lazy.Pending else x for x in self.inputs)
 
     def __repr__(self):
         return f"<{self.name}Backward>"
@@ -361,7 +397,11 @@ def _fused_backward(order, pending, wanted, retain_graph):
             stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
             return None
         _check_alive(node)
-        vleaves, treedef = jax.tree_util.tree_flatten(node.vjp)
+        vjp = node.vjp
+        if type(vjp) is Bound:
+            vleaves, treedef = vjp.leaves, vjp.treedef
+        else:
+            vleaves, treedef = jax.tree_util.tree_flatten(vjp)
         wiring = []
         for inp in node.inputs:
             if type(inp) is tuple:
