@@ -75,3 +75,18 @@ def test_no_private_jax_import_outside_the_compat_module():
         if re.search(r"\bjax\._src\b", line)
     ]
     assert not offenders, f"import JAX's private modules through fjax._jax_compat: {offenders}"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "float16", "bfloat16"])
+def test_host_to_device_makes_the_array_device_put_makes(dtype):
+    rng = np.random.default_rng(0)
+    host = (rng.standard_normal((3, 5)) * 4).astype(jnp.dtype(dtype))
+    for committed, device in ((False, None), (True, jax.devices()[0])):
+        fast = _jax_compat.host_to_device(host, device, committed=committed)
+        slow = jax.device_put(host, device) if committed else jax.device_put(host)
+        assert (fast.dtype, fast.shape, fast.weak_type) == (slow.dtype, slow.shape, slow.weak_type)
+        assert (fast.committed, fast.sharding) == (slow.committed, slow.sharding)
+        np.testing.assert_array_equal(np.asarray(fast), host)
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a * 2)(fast)), np.asarray(slow * 2))
+    columns = host[:, ::2]  # not contiguous: jax.device_put's own path
+    np.testing.assert_array_equal(np.asarray(_jax_compat.host_to_device(columns)), columns)

@@ -14,6 +14,7 @@ first, which is what fjax's transforms read.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Sequence
 
@@ -46,6 +47,40 @@ try:  # the class of concrete arrays (``type(jnp.zeros(()))`` without making one
     from jax._src.array import ArrayImpl
 except ImportError:  # pragma: no cover
     ArrayImpl = None
+
+
+try:  # a host array onto one device in one C++ call (jax.device_put's Python path costs ~20x as much)
+    from jax._src import core as _core
+    from jax._src.lib import xla_client as _xc
+
+    _put = _xc.batched_device_put
+    _Shaped = _core.ShapedArray
+except (ImportError, AttributeError):  # pragma: no cover
+    _put = None
+
+_shardings: dict = {}  # device -> its SingleDeviceSharding
+
+
+def host_to_device(host, device=None, committed: bool = False):
+    """``jax.device_put(host, device)`` of a numpy array whose dtype JAX takes as it is (the
+    caller checks: fjax's dtypes, with x64 on): the same array (uncommitted on the default device
+    unless ``committed``), made by the C++ transfer JAX's own path ends in. Falls back to
+    ``jax.device_put`` where this JAX lacks it, or for a non-contiguous array or a default device
+    set through ``jax_default_device``. The array may share ``host``'s memory, as
+    ``jax.device_put``'s may: pass a copy the caller does not write."""
+    if _put is None or not host.flags.c_contiguous or jax.config.jax_default_device is not None:
+        return jax.device_put(host, device) if committed or device is not None else jax.device_put(host)
+    if device is None:
+        device = _default_device()
+    sharding = _shardings.get(device)
+    if sharding is None:
+        sharding = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
+    return _put(_Shaped(host.shape, host.dtype), sharding, [host], [device], committed)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_device():
+    return jax.devices()[0]
 
 
 def trace_of(x):

@@ -138,7 +138,9 @@ def slicer(n):
 
 def like(host, a):
     """Host array ``host`` on ``a``'s device, committed there only if ``a`` is (jit tells them apart)."""
-    return jax.device_put(host, next(iter(a.devices())) if a.committed else None)
+    if a.committed:
+        return _jax_compat.host_to_device(host, next(iter(a.devices())), committed=True)
+    return _jax_compat.host_to_device(host)
 
 
 def first_rows(a, n: int):

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _jax_compat
 from . import dtypes as _dt
 from ._tracing import trace_state
 from .device import MetaArray
@@ -95,7 +96,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, placement
         device = _check_global_device("tensor", device, placement)
     if isinstance(arr, np.ndarray | np.generic) and jax.config.jax_enable_x64:
         # host data: a transfer of a copy (jnp.array would compile a conversion per shape)
-        arr = jax.device_put(np.array(arr, dtype=dt, copy=True))
+        arr = _jax_compat.host_to_device(np.array(arr, dtype=dt, copy=True))
     else:
         arr = jnp.array(arr, dtype=dt)
     return _global("tensor", _place(arr, device, requires_grad), placement, sbp, device)
@@ -197,7 +198,7 @@ def _full(size, value, dt, device):
     that changes every step, ``torch.ones(len(idx))``, compiles nothing)."""
     if trace_state.depth or (_device(device).type if device is not None else jax.default_backend()) != "cpu":
         return jnp.full(size, value, dt)
-    return jax.device_put(np.full(size, value, dt))
+    return _jax_compat.host_to_device(np.full(size, value, dt))
 
 
 @size_keyword
