@@ -80,7 +80,7 @@ def host_to_device(host, device=None, committed: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def _default_device():
-    return jax.devices()[0]
+    return jax.local_devices()[0]  # (where jax.device_put puts: this process's first device)
 
 
 def trace_of(x):

@@ -49,7 +49,8 @@ from . import profiler as _profiler
 
 _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete array class
 _SCALARS = (int, float, bool, complex)
-_WEAK_INT = ((), np.dtype(np.int64), True)
+_Aval = jax.core.ShapedArray  # (its hash is cached: a signature of avals hashes fast)
+_WEAK_INT = _Aval((), np.dtype(np.int64), weak_type=True)
 _MAX_OPS = 1000  # a segment this long flushes: bounds its program and its pending memory
 _LONG = 128  # a segment this long may end where one that reached ``_MAX_OPS`` ended (``_cuts``)
 _WINDOW = 8  # the last ops, by kernel and input avals, that name a place in a loop (``_place``)
@@ -82,10 +83,10 @@ class _Later:
 class Pending(_Later):
     """A value a segment will compute: its shape and dtype now, its array after the flush."""
 
-    __slots__ = ("seg", "slot", "_dev")
+    __slots__ = ("seg", "slot", "_dev", "aval")
 
-    def __init__(self, shape, dtype, weak_type, seg, slot, dev):
-        self.shape, self.dtype, self.weak_type, self._dev = shape, dtype, weak_type, dev
+    def __init__(self, aval, seg, slot, dev):
+        self.shape, self.dtype, self.weak_type, self.aval, self._dev = aval.shape, aval.dtype, aval.weak_type, aval, dev
         self.seg, self.slot, self.value = seg, slot, None
 
     def devices(self):
@@ -201,13 +202,13 @@ def signature(fn, arrays):
     for a in arrays:
         t = type(a)
         if t is _ARRAY or t is Pending:
-            avals.append((a.shape, a.dtype, a.weak_type))
+            avals.append(a.aval)
         elif t is int:  # as a device int (``numbers``): jit makes the same program of both
             avals.append(_WEAK_INT)
         elif t in _SCALARS:
             avals.append(t)
         elif t is np.ndarray:  # (a traced program's constants)
-            avals.append((a.shape, a.dtype, False))
+            avals.append(_Aval(a.shape, a.dtype))
         else:
             return None
     return (fn, tuple(avals))
@@ -215,12 +216,12 @@ def signature(fn, arrays):
 
 def _known(leaves, treedef):
     """What ``_seen`` keeps of a kernel's result: its structure (None for a single array) and
-    each array's (shape, dtype, weak_type)."""
+    each array's aval (shape, dtype, weak_type)."""
     if len(_seen) >= _MAX_SEEN:
         _seen.clear()
     return (
         None if jax.tree_util.treedef_is_leaf(treedef) else treedef,
-        [(x.shape, x.dtype, x.weak_type) for x in leaves],
+        [_Aval(x.shape, x.dtype, weak_type=x.weak_type) for x in leaves],
     )
 
 
@@ -582,7 +583,8 @@ def record(sig, known, arrays):
                 if r is not None and id(a) in numbers:
                     r = None  # (a number's array: shared only when two numbers are equal)
                 if r is None:
-                    if a.devices() != seg.dev:
+                    sh = a.sharding  # (one device's sharding, read without building its device set)
+                    if (type(sh) is not SingleDeviceSharding or sh._device not in seg.dev) and a.devices() != seg.dev:
                         return None
                     r = ext_ids[id(a)] = len(ext)
                     ext.append(a)
@@ -599,7 +601,7 @@ def record(sig, known, arrays):
         treedef, avals = known
         dev = seg.dev
         base = len(seg.pending)
-        leaves = [Pending(s, d, w, seg, base + i, dev) for i, (s, d, w) in enumerate(avals)]
+        leaves = [Pending(aval, seg, base + i, dev) for i, aval in enumerate(avals)]
         seg.pending.extend(leaves)
     return seg, leaves[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, leaves)
 

@@ -760,13 +760,14 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     (``fjax._lazy``): its outputs are Pending until something reads them.
     """
     arrays = []
-    grad = pending = padded = False
-    for x in leaves:
+    pending = padded = False
+    diff_idx = []
+    for i, x in enumerate(leaves):
         if isinstance(x, Tensor):  # ``x._meta`` written out (the property call costs ~35 ns)
             st = x._st
             a = x._a if st is None or x._gen == st.gen else x._sync()
             if x._requires_grad:
-                grad = True
+                diff_idx.append(i)
         else:
             a = x
         t = type(a)
@@ -786,8 +787,8 @@ def run(name, entry, leaves, differentiable=True, linear=False):
             else:
                 arrays = [x._data if isinstance(a, _Padded) else a for x, a in zip(leaves, arrays)]
             pending = any(type(a) is _Pending for a in arrays)
-    grad = grad and differentiable and _grad_state.enabled
-    diff_idx = tuple(i for i, x in enumerate(leaves) if isinstance(x, Tensor) and x._requires_grad) if grad else ()
+    grad = bool(diff_idx) and differentiable and _grad_state.enabled
+    diff_idx = tuple(diff_idx) if grad else ()
     sig = lazy = None
     if config.eager_fusion and not (trace_state.depth or _pstate.on) and entry.jit is not entry.pure:
         if not (grad and _grad_state.saved_hooks):
