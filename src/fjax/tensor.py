@@ -87,13 +87,14 @@ class _Above:
     none of them (they all import it), so Tensor's methods that need them look them up here.
 
     ``ops``: the op table's Tensor functions (``dispatch.functions``); ``creation``:
-    ``fjax.creation``; ``backward``: ``autograd.backward``; ``global_tensor``:
+    ``fjax.creation``; ``backward``: ``autograd.backward``; ``grad_state``: grad mode (its
+    thread-local ``enabled``); ``global_tensor``:
     ``fjax.distributed.global_tensor``; ``materialize``, ``unpad_edge``, ``real_rows_hook``:
     ``fjax._bucket``'s (a Padded value's real rows; the tape node that takes them; a tensor hook
     that sees them).
     """
 
-    ops = creation = backward = global_tensor = materialize = unpad_edge = real_rows_hook = None
+    ops = creation = backward = grad_state = global_tensor = materialize = unpad_edge = real_rows_hook = None
 
 
 def _f():
@@ -1142,9 +1143,7 @@ class Tensor:
     def _check_inplace(self, op: str) -> tuple:
         """torch's errors for writing a leaf that requires grad, or a view of one, in place; returns
         whether grad mode is on and the view's base (None for a tensor that is not a view)."""
-        from .autograd.grad_mode import is_grad_enabled
-
-        grad = is_grad_enabled()
+        grad = _Above.grad_state.enabled
         base = self._vbase if self._st is not None else None
         if grad and self._requires_grad and self._node is None:
             raise RuntimeError(

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from .. import _memory
 from ..tensor import Tensor, _Above
 from . import engine
+from .grad_mode import _state as _grad_state
 
 
 def _as_tuple(x):
@@ -240,4 +241,4 @@ def _grad_with_graph(outputs, grads, inputs: Sequence):
     return list(results), wrt
 
 
-_Above.backward = backward
+_Above.backward, _Above.grad_state = backward, _grad_state

@@ -32,6 +32,7 @@ from .._config import config
 from .._tracing import trace_state
 from ..profiler import _state as _pstate
 from ..profiler import span
+from ..tensor import PostAccumulateHook, Tensor
 from . import anomaly_mode as _anomaly
 
 _apply_vjp = jax.jit(lambda vjp, ct: vjp(ct))
@@ -101,7 +102,6 @@ class Node:
 
     def diff_inputs(self):
         """The inputs that receive cotangents, in the order the VJP returns them."""
-        from ..tensor import Tensor
 
         return [x for x in self.inputs if type(x) is tuple or isinstance(x, Tensor)]
 
@@ -239,7 +239,6 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     touches no ``.grad`` (``autograd.grad``). Seeds and results follow torch's convention for
     complex gradients; inside, cotangents follow JAX's (``_conj``).
     """
-    from ..tensor import PostAccumulateHook, Tensor
 
     _lazy.steps += 1
     pending: dict = {}  # id(node) -> list of cotangents per output
@@ -368,7 +367,6 @@ def _fused_backward(order, pending, wanted, retain_graph):
 
     Returns ``(leaves, their cotangents, {found position: cotangent})``.
     """
-    from ..tensor import Tensor
 
     stats = _profiler._fusion
     pos = {id(n): i for i, n in enumerate(order)}
@@ -516,7 +514,6 @@ def _backward_program(seed_refs, steps, n_leaves):
 
 def post_accumulate(leaf) -> None:
     """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` changed)."""
-    from ..tensor import PostAccumulateHook
 
     for hook in leaf._hooks or ():
         if type(hook) is PostAccumulateHook:
@@ -531,7 +528,6 @@ def _hook_result(hook, ct, out):
     """The gradient after a tensor hook that got ``ct`` (an array) and returned ``out``: ``ct``
     for None, else ``out``'s array, which must be a Tensor of ``ct``'s shape and dtype (torch's
     TypeError and RuntimeErrors otherwise: a hook's result is never broadcast or cast)."""
-    from ..tensor import Tensor
 
     if out is None:
         return ct
@@ -551,7 +547,6 @@ def _hook_result(hook, ct, out):
 
 
 def _run_tensor_hooks(node, cts):
-    from ..tensor import Tensor
 
     cts = list(cts)
     for i, ct in enumerate(cts):
@@ -582,7 +577,6 @@ def replay_program(roots, inputs):
     Used by ``create_graph=True``: JAX differentiates the replay, and the result becomes one
     tape node whose inputs are ``inputs + leaves`` (and ``consts``).
     """
-    from ..tensor import Tensor
 
     cut = {}  # (id(node), idx) or id(leaf) -> position in the argument list
     for i, t in enumerate(inputs):
