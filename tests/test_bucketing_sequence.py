@@ -442,3 +442,42 @@ def test_greedy_decode_gives_torch_tokens_and_compiles_per_bucket(bench):
     late = compiles[10:]  # tokens 19..48: buckets 24, 32, 48
     assert sum(late) <= 3 * 4, compiles
     assert sum(1 for c in late if c) <= 8, compiles
+
+
+def _seq_first_decode(L, seq, w, n, on_token=None):
+    """Attention of the last token over a sequence-first ``(length, d)`` history, a projection,
+    ``cat`` along dim 0; no host read until the end."""
+    d = seq.shape[1]
+    for _ in range(n):
+        q = seq[-1:]
+        att = L.softmax((q @ seq.T) / d**0.5, -1) @ seq
+        seq = L.cat([seq, L.tanh(att @ w)], 0)
+        if on_token is not None:
+            on_token(seq)
+    return seq
+
+
+def test_a_sequence_first_history_grows_in_a_bucket_without_host_reads():
+    """``cat`` along dim 0 that extends its own last result pads after three tokens, host reads
+    or not (a loop that reads nothing until the end never counts steps): torch's values at every
+    length, and after the first tokens no compile until the next bucket edge (fails with dim 0
+    excluded from growing, or with the steps rule alone: a compile per token)."""
+    d, start = 16, 33 + int(RNG.integers(0, 4))  # lengths 34..45, past 36 all in bucket 48
+    seq, w = RNG.standard_normal((start, d)).astype(np.float32), RNG.standard_normal((d, d)).astype(np.float32) / 4
+    want = []
+    _seq_first_decode(torch, torch.tensor(seq), torch.tensor(w), 9, lambda s: want.append(s.numpy().copy()))
+    compiles, got = [], []
+
+    def on_token(s):
+        compiles.append(fjax.profiler.compile_count())
+        got.append(s)
+
+    before = bucket._stats["ops"].get("cat", 0)
+    _seq_first_decode(fjax, fjax.tensor(seq), fjax.tensor(w), 9, on_token)
+    fjax.sync()
+    assert bucket._stats["ops"].get("cat", 0) > before  # the history padded
+    assert isinstance(got[-1]._meta, dims.PaddedDims)
+    for k, (g, t) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g.numpy(), t, rtol=1e-5, atol=1e-5, err_msg=f"token {k}")
+    steps = [b - a for a, b in zip(compiles, compiles[1:])]
+    assert sum(steps[5:]) == 0, steps  # from the 7th token on (bucket 48, padded): nothing new

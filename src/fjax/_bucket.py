@@ -581,7 +581,7 @@ _Above.materialize, _Above.unpad_edge, _Above.real_rows_hook = materialize, unpa
 # such inputs as they are, one kernel per bucket; any other op reads the real block.
 
 _GROW = "grows"  # in ``entry.bucketing``: this entry's result grows along a dim (``Rows.grows``)
-_grown: dict = {}  # entry -> {size: the step it first came in} of its growing dim
+_grown: dict = {}  # entry -> [{size: the step it first came in}, its last result's length, extensions in a row]
 _live: dict = {}  # real length -> bucket of the padded dims made lately (``window``)
 
 
@@ -609,8 +609,10 @@ def _length(leaves):
 
 
 def _grows_note(entry, spec, arrays) -> None:
-    """``note`` for an op whose result grows along a dim (``Rows.grows``: ``cat`` along it):
-    once its length came new in three steps at most ``_WINDOW`` apart, it pads (``_GROW``)."""
+    """``note`` for an op whose result grows along a dim (``Rows.grows``: ``cat`` along it): it
+    pads (``_GROW``) once it extended its own last result ``_NEEDS`` calls in a row (a sequence
+    growing token by token, read on the host or not), or, along a dim past 0 (dim 0 may be a
+    batch), once its length came new in three steps at most ``_WINDOW`` apart."""
     shapes = _described(arrays, spec.positions)
     d = spec.rows.grows(spec.statics, shapes)
     if d is None:
@@ -619,12 +621,15 @@ def _grows_note(entry, spec, arrays) -> None:
     if first is None or not -len(first[0]) <= d < len(first[0]):
         return
     n = first[0][d]
-    steps = _grown.get(entry)
-    if steps is None:
+    seen = _grown.get(entry)
+    if seen is None:
         if len(_grown) >= 4096:
             _grown.clear()
-        steps = _grown[entry] = {}
-    if _keeps_changing(steps, n):
+        seen = _grown[entry] = [{}, None, 0]  # sizes by step; its last result's length; extensions in a row
+    sizes, last, chained = seen
+    seen[1] = sum(shape[d] for shape, _ in shapes.values())
+    seen[2] = chained = chained + 1 if n == last else 0
+    if chained >= _NEEDS or (d > 0 and _keeps_changing(sizes, n)):
         _pad_family(entry, _GROW)
 
 

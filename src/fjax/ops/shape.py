@@ -523,12 +523,12 @@ def _common(name, tensors):
 
 
 def _cat_dim(statics, shapes):
-    """``Rows.grows`` of cat: the dim it concatenates along (not dim 0: that is the batch's)."""
+    """``Rows.grows`` of cat: the dim it concatenates along (dim 0 too: a sequence-first cache)."""
     first = shapes.get("tensors[0]")
     if first is None or len(shapes) != 2 or "tensors[1]" not in shapes:
         return None
     nd, d = len(first[0]), statics.get("dim", 0)
-    if type(d) is not int or not -nd <= d < nd or d % nd == 0:
+    if type(d) is not int or not -nd <= d < nd:
         return None
     return d % nd
 
