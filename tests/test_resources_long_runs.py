@@ -493,6 +493,7 @@ def test_memo_tables_keyed_by_identity_or_value_are_cleared_at_their_bound(monke
 # (An lru_cache with an int maxsize is bounded by it and not listed.)
 BOUNDED = {
     "_lazy:_seen": "cleared at _MAX_SEEN (tested above)",
+    "_jax_compat:_shardings": "one sharding per device this process has",
     "_lazy:_programs": "LRU of _MAX_PROGRAMS (tested above)",
     "_lazy:_sighted": "cleared at _MAX_SEEN",
     "_lazy:_ran": "cleared at _MAX_SEEN",
