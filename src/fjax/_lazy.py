@@ -601,9 +601,13 @@ def record(sig, known, arrays):
         treedef, avals = known
         dev = seg.dev
         base = len(seg.pending)
+        if treedef is None:  # a single array
+            out = Pending(avals[0], seg, base, dev)
+            seg.pending.append(out)
+            return seg, out
         leaves = [Pending(aval, seg, base + i, dev) for i, aval in enumerate(avals)]
         seg.pending.extend(leaves)
-    return seg, leaves[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, leaves)
+    return seg, jax.tree_util.tree_unflatten(treedef, leaves)
 
 
 def _place(key) -> int:

@@ -729,13 +729,34 @@ def _device_int(i: int):
     return a
 
 
+_view_geoms: dict = {}  # (view op, input geometry, output shapes, int arguments) -> the rule's geometries
+_STATIC_ARGS = (int, type(None))  # (the arguments a view rule's result is memoized by, besides tuples of ints)
+
+
+def _ints(t: tuple) -> bool:
+    for e in t:
+        if type(e) is not int:
+            return False
+    return True
+
+
 def _as_view(op, out, args, kwargs):
     """Make a view op's output(s) views of its input's storage, as torch's view ops return."""
     x = args[0] if args else next(iter(kwargs.values()), None)
     if not isinstance(x, Tensor):
         return
     outs = out if isinstance(out, tuple) else (out,)
-    geoms = op.view(x._geometry(), [tuple(o._a.shape) for o in outs], *args, **kwargs)
+    g, shapes = x._geometry(), tuple([tuple(o._a.shape) for o in outs])
+    key = None
+    if not kwargs and all(type(a) in _STATIC_ARGS or (type(a) is tuple and _ints(a)) for a in args[1:]):
+        key = (op.name, g, shapes, args[1:])
+        geoms = _view_geoms.get(key)
+    if key is None or geoms is None:
+        geoms = op.view(g, list(shapes), *args, **kwargs)
+        if key is not None and geoms is not None:
+            if len(_view_geoms) >= 4096:
+                _view_geoms.clear()
+            _view_geoms[key] = geoms
     if geoms is None:
         if op.name == "view":
             raise OpError(
