@@ -357,8 +357,10 @@ def _execute(key, ops, outputs, ext, trains=False, pending=None):
         prog = (jax.jit(_program(ops, order, donate, fenced), donate_argnums=0), donate, back)
         _stats["segment_compiles"] += 1
     else:
-        with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+        try:  # (a try, not contextlib.suppress: no context manager per call)
             _programs.move_to_end(prog_key)
+        except KeyError:  # another thread may have evicted it meanwhile
+            pass
     _stats["segment_hits"] += 1
     _stats["ops_fused"] += len(ops)
     fn, donate, back = prog

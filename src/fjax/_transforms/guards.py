@@ -492,8 +492,10 @@ def trace(roots: tuple, static: Hashable, do_trace: Callable[[], Program], side:
     if entry is not None:
         program = _fresh(entry)
         if program is not None:
-            with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+            try:  # (a try, not contextlib.suppress: no context manager per call)
                 _entries.move_to_end(key)
+            except KeyError:  # another thread may have evicted it meanwhile
+                pass
             return program, entry.side, Ticket(guard, entry, [walk.reads])
     guards = Guards(collect=True)
     guards.key(roots)

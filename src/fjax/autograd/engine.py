@@ -16,7 +16,6 @@ retained.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import weakref
 from collections import OrderedDict
@@ -449,8 +448,10 @@ def _fused_backward(order, pending, wanted, retain_graph):
         _FUSED[key] = program
         if len(_FUSED) > _FUSED_MAX:
             _FUSED.popitem(last=False)
-    with contextlib.suppress(KeyError):  # another thread may have evicted it meanwhile
+    try:  # (a try, not contextlib.suppress: no context manager per call)
         _FUSED.move_to_end(key)
+    except KeyError:  # another thread may have evicted it meanwhile
+        pass
     if not callable(program):
         why = "first sight" if program is not False else "not traceable"
         stats["unfused"][why] = stats["unfused"].get(why, 0) + 1
