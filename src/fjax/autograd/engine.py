@@ -101,7 +101,6 @@ class Node:
 
     def diff_inputs(self):
         """The inputs that receive cotangents, in the order the VJP returns them."""
-
         return [x for x in self.inputs if type(x) is tuple or isinstance(x, Tensor)]
 
     def apply(self, cts):
@@ -238,7 +237,6 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
     touches no ``.grad`` (``autograd.grad``). Seeds and results follow torch's convention for
     complex gradients; inside, cotangents follow JAX's (``_conj``).
     """
-
     _lazy.steps += 1
     pending: dict = {}  # id(node) -> list of cotangents per output
     leaf_cts: dict = {}  # id(leaf) -> [leaf, cotangent]
@@ -366,7 +364,6 @@ def _fused_backward(order, pending, wanted, retain_graph):
 
     Returns ``(leaves, their cotangents, {found position: cotangent})``.
     """
-
     stats = _profiler._fusion
     pos = {id(n): i for i, n in enumerate(order)}
     reached: list = [None] * len(order)
@@ -515,7 +512,6 @@ def _backward_program(seed_refs, steps, n_leaves):
 
 def post_accumulate(leaf) -> None:
     """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` changed)."""
-
     for hook in leaf._hooks or ():
         if type(hook) is PostAccumulateHook:
             hook.fn(leaf)
@@ -529,7 +525,6 @@ def _hook_result(hook, ct, out):
     """The gradient after a tensor hook that got ``ct`` (an array) and returned ``out``: ``ct``
     for None, else ``out``'s array, which must be a Tensor of ``ct``'s shape and dtype (torch's
     TypeError and RuntimeErrors otherwise: a hook's result is never broadcast or cast)."""
-
     if out is None:
         return ct
     name = getattr(hook, "__name__", type(hook).__name__)
@@ -548,7 +543,6 @@ def _hook_result(hook, ct, out):
 
 
 def _run_tensor_hooks(node, cts):
-
     cts = list(cts)
     for i, ct in enumerate(cts):
         if ct is None:
@@ -578,7 +572,6 @@ def replay_program(roots, inputs):
     Used by ``create_graph=True``: JAX differentiates the replay, and the result becomes one
     tape node whose inputs are ``inputs + leaves`` (and ``consts``).
     """
-
     cut = {}  # (id(node), idx) or id(leaf) -> position in the argument list
     for i, t in enumerate(inputs):
         cut[("node", id(t._node), t._idx) if t._node is not None else id(t)] = i
