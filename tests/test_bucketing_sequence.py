@@ -481,3 +481,16 @@ def test_a_sequence_first_history_grows_in_a_bucket_without_host_reads():
         np.testing.assert_allclose(g.numpy(), t, rtol=1e-5, atol=1e-5, err_msg=f"token {k}")
     steps = [b - a for a, b in zip(compiles, compiles[1:])]
     assert sum(steps[5:]) == 0, steps  # from the 7th token on (bucket 48, padded): nothing new
+
+
+def test_a_growing_cat_with_an_empty_1d_tensor_matches_torch():
+    """torch's cat skips 1-d empty tensors, so ``cat([x, empty], 1)`` of a 2-d ``x`` is legal; a
+    growing cat's bookkeeping reads every tensor's length along the dim, which such a tensor
+    lacks (it raised an IndexError)."""
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    got, want = fjax.tensor(x), torch.tensor(x)
+    for _ in range(5):
+        col = RNG.standard_normal((2, 1)).astype(np.float32)
+        got = fjax.cat([fjax.cat([got, fjax.tensor(col)], 1), fjax.zeros(0)], 1)
+        want = torch.cat([torch.cat([want, torch.tensor(col)], 1), torch.zeros(0)], 1)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -627,7 +627,7 @@ def _grows_note(entry, spec, arrays) -> None:
             _grown.clear()
         seen = _grown[entry] = [{}, None, 0]  # sizes by step; its last result's length; extensions in a row
     sizes, last, chained = seen
-    seen[1] = sum(shape[d] for shape, _ in shapes.values())
+    seen[1] = sum(shape[d] for shape, _ in shapes.values() if len(shape) > d)  # (cat skips 1-d empty tensors)
     seen[2] = chained = chained + 1 if n == last else 0
     if chained >= _NEEDS or (d > 0 and _keeps_changing(sizes, n)):
         _pad_family(entry, _GROW)
