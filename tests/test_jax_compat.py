@@ -90,3 +90,8 @@ def test_host_to_device_makes_the_array_device_put_makes(dtype):
         np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a * 2)(fast)), np.asarray(slow * 2))
     columns = host[:, ::2]  # not contiguous: jax.device_put's own path
     np.testing.assert_array_equal(np.asarray(_jax_compat.host_to_device(columns)), columns)
+    jax.config.update("jax_enable_x64", False)  # 64-bit types off: device_put narrows them, so must this
+    try:
+        assert _jax_compat.host_to_device(host).dtype == jax.device_put(host).dtype
+    finally:
+        jax.config.update("jax_enable_x64", True)

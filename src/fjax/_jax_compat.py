@@ -62,13 +62,18 @@ _shardings: dict = {}  # device -> its SingleDeviceSharding
 
 
 def host_to_device(host, device=None, committed: bool = False):
-    """``jax.device_put(host, device)`` of a numpy array whose dtype JAX takes as it is (the
-    caller checks: fjax's dtypes, with x64 on): the same array (uncommitted on the default device
-    unless ``committed``), made by the C++ transfer JAX's own path ends in. Falls back to
-    ``jax.device_put`` where this JAX lacks it, or for a non-contiguous array or a default device
-    set through ``jax_default_device``. The array may share ``host``'s memory, as
-    ``jax.device_put``'s may: pass a copy the caller does not write."""
-    if _put is None or not host.flags.c_contiguous or jax.config.jax_default_device is not None:
+    """``jax.device_put(host, device)`` of a numpy array of one of fjax's dtypes: the same array
+    (uncommitted on the default device unless ``committed``), made by the C++ transfer JAX's own
+    path ends in. Falls back to
+    ``jax.device_put`` where this JAX lacks it, or for a non-contiguous array, a default device
+    set through ``jax_default_device``, or 64-bit types off (``jax_enable_x64``). The array may
+    share ``host``'s memory, as ``jax.device_put``'s may: pass a copy the caller does not write."""
+    if (
+        _put is None
+        or not host.flags.c_contiguous
+        or jax.config.jax_default_device is not None
+        or not jax.config.jax_enable_x64  # (device_put would narrow 64-bit dtypes)
+    ):
         return jax.device_put(host, device) if committed or device is not None else jax.device_put(host)
     if device is None:
         device = _default_device()
