@@ -64,19 +64,19 @@ _shardings: dict = {}  # device -> its SingleDeviceSharding
 def host_to_device(host, device=None, committed: bool = False):
     """``jax.device_put(host, device)`` of a numpy array of one of fjax's dtypes: the same array
     (uncommitted on the default device unless ``committed``), made by the C++ transfer JAX's own
-    path ends in. Falls back to
-    ``jax.device_put`` where this JAX lacks it, or for a non-contiguous array, a default device
-    set through ``jax_default_device``, or 64-bit types off (``jax_enable_x64``). The array may
-    share ``host``'s memory, as ``jax.device_put``'s may: pass a copy the caller does not write."""
+    path ends in. Falls back to ``jax.device_put`` where this JAX lacks it, or for a
+    non-contiguous array, a default device set through ``jax_default_device``, or 64-bit types
+    off (``jax_enable_x64``). The array may share ``host``'s memory, as ``jax.device_put``'s may:
+    pass a copy the caller does not write."""
     if (
         _put is None
         or not host.flags.c_contiguous
         or jax.config.jax_default_device is not None
         or not jax.config.jax_enable_x64  # (device_put would narrow 64-bit dtypes)
     ):
-        return jax.device_put(host, device) if committed or device is not None else jax.device_put(host)
+        return jax.device_put(host, device)
     if device is None:
-        device = _default_device()
+        device = default_device()
     sharding = _shardings.get(device)
     if sharding is None:
         sharding = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
@@ -84,8 +84,9 @@ def host_to_device(host, device=None, committed: bool = False):
 
 
 @functools.lru_cache(maxsize=1)
-def _default_device():
-    return jax.local_devices()[0]  # (where jax.device_put puts: this process's first device)
+def default_device():
+    """Where ``jax.device_put`` puts an array by default: this process's first device."""
+    return jax.local_devices()[0]
 
 
 def trace_of(x):

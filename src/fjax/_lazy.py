@@ -312,12 +312,7 @@ def program_key(key, outputs, ext) -> tuple:
 
 def _elsewhere(a) -> bool:
     s = a.sharding
-    return type(s) is not SingleDeviceSharding or s._device != _default_device()
-
-
-@functools.lru_cache(maxsize=1)
-def _default_device():
-    return jax.devices()[0]
+    return type(s) is not SingleDeviceSharding or s._device != _jax_compat.default_device()
 
 
 def _execute(key, ops, outputs, ext, trains=False, pending=None):
