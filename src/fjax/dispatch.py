@@ -518,18 +518,22 @@ def _run_check(check, args, kwargs):
     read from that storage; any other pending integer or boolean value defers the check to its
     segment's flush (``_check_later``)."""
 
+    later = []  # the pending integer and boolean values the check may read (deferrable)
+
     def arrays(a):
         if isinstance(a, Tensor):
             m = a._meta
             if type(m) is _Pending and m.dtype.kind in "iub":
-                return _host_view(a, m)
+                m = _host_view(a, m)
+                if type(m) is _Pending:
+                    later.append(m)
             return m
         if type(a) in (list, tuple):
             return type(a)(arrays(e) for e in a)
         return a
 
     a, kw = [arrays(a) for a in args], {k: arrays(v) for k, v in kwargs.items()}
-    if _lazy._local.seg is not None and _check_later(check, a, kw):
+    if later and _lazy._local.seg is not None and _check_later(check, a, kw):
         return
     try:
         check(*a, **kw)

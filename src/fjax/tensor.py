@@ -1498,6 +1498,9 @@ def _index(t: Tensor, index, name: str = "getitem"):
     eager and, inside an nn.Graph, through the deferred check (JAX would clamp them silently;
     torch raises IndexError).
     """
+    simple = _simple_index(t, index, name)
+    if simple is not None:
+        return [], simple
     if not isinstance(index, tuple):
         index = (index,)
     index = tuple(_as_index_tensor(i) if isinstance(i, (list, np.ndarray)) else i for i in index)
@@ -1567,6 +1570,34 @@ def _index(t: Tensor, index, name: str = "getitem"):
                 + ", ".join(str(list(s)) for s in shapes)
             ) from None
     return arrays, tuple(template)
+
+
+def _simple_index(t: Tensor, index, name: str):
+    """``_index``'s template of the commonest indices, Python ints and slices of ints or None
+    (``x[i]``, ``x[:, j]``, ``x[a:b]``), each int bound-checked; None for any other index."""
+    entries = index if type(index) is tuple else (index,)
+    shape = t.shape
+    if len(entries) > len(shape):
+        return None
+    template = []
+    for dim, i in enumerate(entries):
+        if type(i) is int:
+            n = shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"{name}: index {i} is out of bounds for dimension {dim} with size {n}")
+            template.append(i)
+        elif type(i) is slice:
+            start, stop, step = i.start, i.stop, i.step
+            if not (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or type(step) is int)
+            ):
+                return None
+            template.append(("slice", start, stop, step))
+        else:
+            return None
+    return tuple(template)
 
 
 def _dims_used(i) -> int:

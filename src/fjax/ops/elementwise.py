@@ -138,8 +138,7 @@ def _integer(x) -> bool:
     dtype is integral (or bool, which the kernels refuse)."""
     if isinstance(x, (bool, np.bool_, int, np.integer)):
         return True
-    dt = getattr(x, "dtype", np.float32)
-    return dt == np.bool_ or np.issubdtype(dt, np.integer)
+    return np.dtype(getattr(x, "dtype", np.float32)).kind in "biu"
 
 
 def _zero_divisor(name):
