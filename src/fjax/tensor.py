@@ -243,7 +243,7 @@ class Tensor:
         elif type(value) is MetaArray or type(st.array) is MetaArray:
             new = _meta_write(st.array, value, g)
         else:
-            new = _lazy.then(_views.storage_writer(g[0], g[1]), (st.array, value, g[2]))
+            new = _lazy.then(_views.storage_writer(g[0], g[1]), (st.array, value, g[2]), always=True)
         if trace_state.depth:
             log_inplace(st, "array", "gen")
             log_inplace(self, "_a", "_gen")
@@ -1250,7 +1250,10 @@ class Tensor:
                     [1., 2., 3.]], dtype=fjax.float32)
         """
         src = _Above.creation.as_tensor(src) if not isinstance(src, Tensor) else src
-        result = _f().broadcast_to(_f()._cast(src, dtype=self._meta.dtype), tuple(self.shape))
+        m, data = src._meta, self._meta
+        if m.shape == data.shape and m.dtype == data.dtype and not src._requires_grad:
+            return self._set_(src, "copy_")  # its values as they are (a constant: no history to keep)
+        result = _f().broadcast_to(_f()._cast(src, dtype=data.dtype), tuple(self.shape))
         return self._set_(result, "copy_")
 
     @property
