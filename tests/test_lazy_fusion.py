@@ -273,6 +273,26 @@ def test_writes_into_a_buffer_through_views_stay_in_the_segment(fused):
         np.testing.assert_allclose(f_rows.numpy(), t_rows.numpy(), rtol=1e-6, atol=1e-6)
 
 
+def test_a_row_written_from_host_data_after_a_host_read_joins_the_next_segment(fused):
+    """An environment loop's pattern: after each host read nothing is pending, and the next rows
+    come from numpy (``buf[t + 1].copy_(torch.from_numpy(obs))``). Each write is recorded, not
+    dispatched alone, so it runs with the next step's ops; every alias sees it, as torch's."""
+    rng = np.random.default_rng(3)
+    fb, tb = fjax.zeros(4, 2, 3), torch.zeros(4, 2, 3)
+    f_rows, t_rows = fb[1:], tb[1:]
+    for t in range(3):
+        obs = rng.standard_normal((2, 3)).astype(np.float32)
+        fjax.sync()  # (a host read's flush: nothing pending)
+        fb[t + 1].copy_(fjax.from_numpy(obs))
+        tb[t + 1].copy_(torch.from_numpy(obs))
+        assert type(fb._st.array) is _lazy.Pending  # recorded, not run
+        fb[t, :, 0] = 2.0
+        tb[t, :, 0] = 2.0
+        np.testing.assert_array_equal(f_rows.sum(0).numpy(), t_rows.sum(0).numpy())
+    np.testing.assert_array_equal(fb.numpy(), tb.numpy())
+    assert fb._version == tb._version
+
+
 def test_version_counter_errors_still_raise(fused):
     for _ in range(3):
         w = fjax.randn(3, requires_grad=True)
