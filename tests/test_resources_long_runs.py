@@ -506,6 +506,7 @@ BOUNDED = {
     "dispatch:_op_caches": "one per op; each op's entries cleared past _MAX_ENTRIES (tested above)",
     "dispatch:_window_entries": "cleared past _MAX_ENTRIES (tested above)",
     "dispatch:_view_geoms": "cleared at 4096 entries",
+    "dispatch:_window_geoms": "cleared at 4096 entries",
     "dispatch:_sized": "a WeakSet of live entries",
     "dispatch:_device_ints": "cleared at 4096",
     "dispatch:_INEXACT": "per dtype",

@@ -678,7 +678,7 @@ def _window(name, rule, args, kwargs):
     shape = x._meta.shape
     strides = contiguous_strides(shape)
     try:
-        geoms = rule((shape, strides, 0), None, *args, **kwargs)
+        geoms = _window_rule(name, rule, (shape, strides, 0), args, kwargs)
     except ValueError as err:
         raise _error(name, err, [x]) from None
     if geoms is None:
@@ -708,8 +708,34 @@ def _window(name, rule, args, kwargs):
     if x._st is None or x._geom is None:
         out._view_from(x, geoms[0])
     else:
-        out._view_from(x, rule(x._geometry(), None, *args, **kwargs)[0])
+        out._view_from(x, _window_rule(name, rule, x._geometry(), args, kwargs)[0])
     return out
+
+
+_window_geoms: dict = {}  # (window op, input geometry, its other arguments, padded dims?) -> the rule's geometries
+
+
+def _window_rule(name, rule, geometry, args, kwargs):
+    """``rule(geometry, None, *args, **kwargs)``, remembered where the arguments are Python
+    values (``x[i]``, ``x[a:b]``, ``narrow(x, 0, i, n)``: a loop's reads repeat the same few)."""
+    key = None
+    if not kwargs:
+        rest = args[1:]
+        if name == "getitem":
+            if not rest[0]:  # (no tensor index: the template is its Python values)
+                key = (geometry, rest[1], type(args[0]._meta) is _PaddedDims)
+        elif _ints(rest):
+            key = (name, geometry, rest, type(args[0]._meta) is _PaddedDims)
+    if key is not None:
+        geoms = _window_geoms.get(key, _window_geoms)
+        if geoms is not _window_geoms:
+            return geoms
+    geoms = rule(geometry, None, *args, **kwargs)
+    if key is not None:
+        if len(_window_geoms) >= 4096:
+            _window_geoms.clear()
+        _window_geoms[key] = geoms
+    return geoms
 
 
 _device_ints: dict = {}
