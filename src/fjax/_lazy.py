@@ -515,32 +515,31 @@ numbers: set = set()
 
 class _Local(threading.local):
     seg = None
-    off = False  # inside ``unrecorded()``
 
 
 _local = _Local()
 
 
 @contextlib.contextmanager
-def unrecorded():
-    """Ops run at once inside this block, outside the thread's segment: a library check on
-    concrete values that reads its result on the host (a distribution validating a given sample)
-    then runs only its own ops instead of ending the segment recorded so far."""
-    off, _local.off = _local.off, True
+def aside():
+    """Ops inside this block record in a segment of their own, which runs when the block reads
+    them or ends; the thread's segment stays open. A library check on concrete values that reads
+    its result on the host (a distribution validating a given sample) then neither ends the
+    segment recorded so far nor dispatches its ops one by one: repeated, it is one program."""
+    saved, _local.seg = _local.seg, None
     try:
         yield
     finally:
-        _local.off = off
+        seg, _local.seg = _local.seg, saved
+        if seg is not None:
+            seg.flush()
 
 
 def record(sig, known, arrays):
     """Append ``sig``'s kernel on ``arrays`` to the thread's segment. Returns the segment and the
     result (the kernel's output structure with ``Pending`` leaves), or None where it cannot be
     recorded (an input on another device, or on several)."""
-    local = _local
-    if local.off:
-        return None
-    seg = local.seg
+    seg = _local.seg
     if seg is not None:
         n = len(seg.ops)
         if n >= _LONG and (n >= _MAX_OPS or (_cuts and _place(seg.key) in _cuts)):

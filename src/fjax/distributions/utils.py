@@ -200,7 +200,7 @@ def _check_all(value: Tensor, check, error) -> None:
     outputs does not end the step's segment."""
     later = isinstance(value, Tensor) and type(value._meta) is _lazy.Pending
     later = later and _lazy.check_point(getattr(check, "__func__", check))  # (a bound method: its function)
-    with contextlib.nullcontext() if later else _lazy.unrecorded():  # (read now: not in the segment)
+    with contextlib.nullcontext() if later else _lazy.aside():  # (read now, in a segment of its own)
         valid = check(value)
         if _traced(valid):
             return
