@@ -1579,15 +1579,12 @@ def _simple_index(t: Tensor, index, name: str):
     """``_index``'s template of the commonest indices, Python ints and slices of ints or None
     (``x[i]``, ``x[:, j]``, ``x[a:b]``), each int bound-checked; None for any other index."""
     entries = index if type(index) is tuple else (index,)
-    shape = t.shape
-    if len(entries) > len(shape):
+    if len(entries) > t.ndim:
         return None
     template = []
     for dim, i in enumerate(entries):
         if type(i) is int:
-            n = shape[dim]
-            if not -n <= i < n:
-                raise IndexError(f"{name}: index {i} is out of bounds for dimension {dim} with size {n}")
+            _check_bound(t, dim, i, name)
             template.append(i)
         elif type(i) is slice:
             start, stop, step = i.start, i.stop, i.step
