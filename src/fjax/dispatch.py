@@ -727,9 +727,13 @@ def _window_rule(name, rule, geometry, args, kwargs):
         elif _ints(rest):
             key = (name, geometry, rest, type(args[0]._meta) is _PaddedDims)
     if key is not None:
-        geoms = _window_geoms.get(key, _window_geoms)
-        if geoms is not _window_geoms:
-            return geoms
+        try:
+            geoms = _window_geoms.get(key, _window_geoms)
+        except TypeError:  # an unhashable argument (a list given to ``fjax.getitem`` itself)
+            key = None
+        else:
+            if geoms is not _window_geoms:
+                return geoms
     geoms = rule(geometry, None, *args, **kwargs)
     if key is not None:
         if len(_window_geoms) >= 4096:
