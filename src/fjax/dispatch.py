@@ -574,12 +574,11 @@ _not_later: set = set()
 def _check_later(check, a, kw) -> bool:
     """An op's value check on pending values (eager fusion), recorded in their segment instead
     of computing them now (``_lazy.check_later``): the check traced, its conditions (what it
-    hands ``traced_check``) one recorded boolean. False where that cannot be: no value is
-    pending, or the check has no traced form (it reads values on the host or checks nothing
-    traced); dispatch then computes the values and checks them now."""
+    hands ``traced_check``) one recorded boolean. Called where a pending integer or boolean
+    value is among the arguments (``_run_check``: a float value the check reads is computed
+    now). False where that cannot be: the check has no traced form (it reads values on the host
+    or checks nothing traced); dispatch then computes the values and checks them now."""
     leaves, treedef = jax.tree_util.tree_flatten((a, kw))
-    if not any(type(x) is _Pending and x.dtype.kind in "iub" for x in leaves):
-        return False  # what the check reads is computed (or it reads a float value: computed now)
     at = [i for i, x in enumerate(leaves) if type(x) in (_Pending, _lazy._ARRAY)]
     if any(type(x) in (_Padded, MetaArray, np.ndarray) or isinstance(x, jax.core.Tracer) for x in leaves):
         return False  # checked as before
