@@ -548,3 +548,57 @@ def test_routed_rows_from_nonzero_are_padded_once_their_counts_keep_changing():
     rows = (fjax.tensor(RNG.integers(0, 3, (24, 2))) == 1).nonzero(as_tuple=True)[0]
     with pytest.raises(IndexError, match="out of bounds"):
         fjax.zeros(3, 6)[rows]
+
+
+def _routing(counts, rows=48, k=2):
+    """A (rows, k) routing in which expert e appears exactly ``counts[e]`` times."""
+    route = np.empty(rows * k, np.int64)
+    order = RNG.permutation(rows * k)
+    start = 0
+    for e, c in enumerate(counts):
+        route[order[start : start + c]] = e
+        start += c
+    return route.reshape(rows, k)
+
+
+def test_routed_experts_share_one_bucket_so_a_training_step_compiles_once():
+    """Every expert's rows come from one ``nonzero`` site (``(route == e).nonzero()``): once its
+    counts keep changing, all of them pad to the highest bucket its counts met lately, and a
+    padded input keeps that size through the expert's ops. So the step (each expert's forward,
+    the fused backward, the update) is one program whatever the experts' counts, equal ones
+    included, instead of one per combination of their buckets: after a warm-up, steps at new
+    counts compile nothing. Values and gradients are torch's at every step."""
+    seed = int(RNG.integers(1 << 30))
+    torch.manual_seed(seed)
+    t_experts = [torch.nn.Linear(6, 6) for _ in range(3)]
+    f_experts = [fjax.nn.Linear(6, 6) for _ in range(3)]
+    for f, t in zip(f_experts, t_experts):
+        f.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    t_opt = torch.optim.SGD([p for m in t_experts for p in m.parameters()], lr=0.05)
+    f_opt = fjax.optim.SGD([p for m in f_experts for p in m.parameters()], lr=0.05)
+
+    def step(L, experts, opt, x, route):
+        x = L.tensor(x)
+        out = L.zeros(48, 6)
+        for e, expert in enumerate(experts):
+            rows, slot = (L.tensor(route) == e).nonzero(as_tuple=True)
+            y = expert(x[rows]) * (slot.to(L.float32) + 1).unsqueeze(1)
+            out = out.index_add(0, rows, y)
+        loss = out.square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    warm = [(26, 30, 40), (35, 29, 32), (44, 26, 26), (31, 33, 32), (40, 28, 28), (27, 38, 31)] * 2
+    new = [(30, 30, 36), (41, 27, 28), (28, 34, 34), (33, 33, 30), (46, 25, 25), (29, 36, 31)]
+    for i, counts in enumerate(warm + new):
+        if i == len(warm):
+            compiles = fjax.profiler.compile_count()
+        x, route = _x(48, 6), _routing(counts)
+        f_loss, t_loss = step(fjax, f_experts, f_opt, x, route), step(torch, t_experts, t_opt, x, route)
+        np.testing.assert_allclose(f_loss, t_loss, rtol=1e-5, err_msg=f"loss, counts {counts}, seed {seed}")
+    new_compiles = fjax.profiler.compile_count() - compiles
+    assert new_compiles == 0, f"steps at new expert counts compiled {new_compiles} programs (seed {seed})"
+    for f, t in zip(f_experts, t_experts):
+        np.testing.assert_allclose(f.weight.detach().numpy(), t.weight.detach().numpy(), rtol=1e-4, atol=1e-6)

@@ -93,24 +93,37 @@ def _keeps_changing(steps: dict, n: int) -> bool:
     return len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW
 
 
-_counts: dict = {}  # a data-dependent op's call -> {count: the step it first came}, or True: it pads
+_counts: dict = {}  # a data-dependent op's call -> {count: the step it first came}, or, once it
+# pads, [the bucket it pads to, the step that bucket last came]
+# how many steps a padding count site keeps its highest bucket when smaller counts come
+_HOLD = 64
 
 
 def count_bucket(site, n: int) -> int:
     """The size ``n`` rows of a data-dependent op's result are padded to (``count_rows``;
     ``site``: the op, its input's shape and dtype): ``n`` until new counts there came in three
     different steps close together (the rule of ``note``: its consumers would pad from then on
-    anyway), then their bucket."""
+    anyway), then the highest bucket its counts met in the last ``_HOLD`` steps.
+
+    Holding the highest bucket makes the calls that share a site share one size: the routed rows
+    of every expert of a mixture (``(top_idx == e).nonzero()``, one site for all experts) come
+    padded to the same bucket, so a step that runs them all (and their backward) is one program
+    whatever the experts' counts, instead of one per combination of their buckets. A site whose
+    counts fall for good drops to their bucket ``_HOLD`` steps later."""
     seen = _counts.get(site)
-    if seen is True:
-        return bucket(n)
+    if type(seen) is list:
+        size = bucket(n)
+        if size >= seen[0] or _lazy.steps - seen[1] > _HOLD:
+            seen[0], seen[1] = size, _lazy.steps
+        return seen[0]
     if seen is None:
         if len(_counts) >= 4096:
             _counts.clear()
         seen = _counts[site] = {}
     if _keeps_changing(seen, n):
-        _counts[site] = True
-        return bucket(n)
+        size = bucket(max(seen))
+        _counts[site] = [size, _lazy.steps]
+        return size
     return n
 
 
@@ -445,6 +458,10 @@ def run(name, entry, leaves, differentiable, linear, padded):
         if not bucketing or found is None or found[1] not in bucketing:
             return None
     size = bucket(n)
+    for i in batched:  # a padded input keeps its size where it holds more (``count_bucket``'s held bucket)
+        a = getattr(leaves[i], "_meta", None)
+        if type(a) is Padded and a.array.shape[0] > size:
+            size = a.array.shape[0]
     new = list(leaves)
     for i, x in enumerate(leaves):
         if not isinstance(x, Tensor):
@@ -528,8 +545,13 @@ def _mask(n, size):
     m = _masks.get((n, size))
     if m is None:
         if len(_masks) >= 4096:
+            for old in _masks.values():
+                _lazy.numbers.discard(id(old))
             _masks.clear()
         m = _masks[(n, size)] = jax.device_put(np.arange(size) < n)
+        # a value kept by value, as a number's array: a segment gives each use its own input, so
+        # its program does not depend on which of a step's counts happen to be equal
+        _lazy.numbers.add(id(m))
     return m
 
 

@@ -507,9 +507,10 @@ def _replay(ops, outputs, ext):
     return [slots[j] for j in outputs]
 
 
-# ids of the device arrays that stand for Python numbers (``dispatch._device_int``): the same
-# array whenever the number is equal, so a segment gives each use its own input, and its key
-# does not depend on which of a step's numbers happen to be equal
+# ids of the device arrays kept by value (a Python number's, ``dispatch._device_int``; a bucket's
+# real-rows mask, ``_bucket._mask``): the same array whenever the value is equal, so a segment
+# gives each use its own input, and its key does not depend on which of a step's values happen to
+# be equal
 numbers: set = set()
 
 

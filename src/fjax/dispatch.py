@@ -753,8 +753,8 @@ def _device_int(i: int):
     if type(a) is int:
         if a < 7:
             if a == 0 and len(_device_ints) >= 4096:
+                _lazy.numbers.difference_update(id(v) for v in _device_ints.values() if type(v) is not int)
                 _device_ints.clear()
-                _lazy.numbers.clear()
             _device_ints[i] = a + 1
             return i
         a = _device_ints[i] = jax.device_put(i)  # weak-typed, as the Python int: the same kernel
