@@ -542,17 +542,7 @@ def _mask(n, size):
     """The rows of a ``size`` bucket that are real (the first ``n``): one device array per pair,
     an input of the padded kernel (a residual its VJP keeps is then an input, not a value the
     version checks would have to assume it read from the others)."""
-    m = _masks.get((n, size))
-    if m is None:
-        if len(_masks) >= 4096:
-            for old in _masks.values():
-                _lazy.numbers.discard(id(old))
-            _masks.clear()
-        m = _masks[(n, size)] = jax.device_put(np.arange(size) < n)
-        # a value kept by value, as a number's array: a segment gives each use its own input, so
-        # its program does not depend on which of a step's counts happen to be equal
-        _lazy.numbers.add(id(m))
-    return m
+    return _lazy.by_value(_masks, (n, size), lambda: jax.device_put(np.arange(size) < n))
 
 
 def _masked_entry(entry, spec):
@@ -761,12 +751,7 @@ _lengths: dict = {}
 def _dev_int(n):
     """The real length ``n`` as a kernel argument: a device scalar, one per length (a Python int
     would make a recorded segment's key differ from the one a device scalar makes)."""
-    a = _lengths.get(n)
-    if a is None:
-        if len(_lengths) >= 4096:
-            _lengths.clear()
-        a = _lengths[n] = jax.device_put(n)
-    return a
+    return _lazy.by_value(_lengths, n, lambda: jax.device_put(n))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))

@@ -507,11 +507,25 @@ def _replay(ops, outputs, ext):
     return [slots[j] for j in outputs]
 
 
-# ids of the device arrays kept by value (a Python number's, ``dispatch._device_int``; a bucket's
-# real-rows mask, ``_bucket._mask``): the same array whenever the value is equal, so a segment
+# ids of the device arrays kept by value (a Python number's, ``dispatch._device_int``; those of
+# ``by_value``: a bucket's real-rows mask, a padded value's real length or shape): the same array
+# whenever the value is equal, so a segment
 # gives each use its own input, and its key does not depend on which of a step's values happen to
 # be equal
 numbers: set = set()
+
+
+def by_value(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` at its first use: a device array kept by value (one per
+    count, length or shape), so it is in ``numbers``; at most 4096 kept."""
+    a = cache.get(key)
+    if a is None:
+        if len(cache) >= 4096:
+            numbers.difference_update([id(v) for v in cache.values()])
+            cache.clear()
+        a = cache[key] = make()
+        numbers.add(id(a))
+    return a
 
 
 class _Local(threading.local):

@@ -112,12 +112,7 @@ _real_shapes: dict = {}
 def _real_shape(shape):
     """A padded value's real ``shape`` as a device array (a kernel argument, not a constant: one
     program per bucket), one per shape."""
-    a = _real_shapes.get(shape)
-    if a is None:
-        if len(_real_shapes) >= 4096:
-            _real_shapes.clear()
-        a = _real_shapes[shape] = jax.device_put(np.asarray(shape, np.int32))
-    return a
+    return _lazy.by_value(_real_shapes, shape, lambda: jax.device_put(np.asarray(shape, np.int32)))
 
 
 def _host(index):
