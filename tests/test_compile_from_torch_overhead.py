@@ -551,13 +551,17 @@ def test_lookups_at_inputs_and_positions_are_checked_on_the_host_not_by_callback
             idx = torch.randint(0, 20, (2, 6), generator=torch.Generator().manual_seed(i))
             _close(call(idx), tm(idx))
         assert not _callbacks(m)  # no host callback per call: the step runs as with checks off
-        for bad in (20, -1):
-            idx = torch.randint(0, 20, (2, 6))
-            idx[1, 3] = bad
-            with pytest.raises(IndexError, match=f"index {bad} is out of range for a weight with 20 rows"):
-                call(idx)  # at the call, as torch's eager lookup raises
-            with pytest.raises(IndexError):
-                tm(idx)
+        # a few indices are checked in Python, many (here 300) by numpy; int64 and int32 indices
+        for bad, shape in ((20, (2, 6)), (-1, (2, 6)), (-1, (50, 6))):
+            for dtype in (torch.int64, torch.int32) if shape == (2, 6) else (torch.int64,):
+                idx = torch.randint(0, 20, shape, dtype=dtype)
+                for _ in range(3):  # (the fast call serves a signature from its second call)
+                    _close(call(idx), tm(idx))
+                idx[1, 3] = bad
+                with pytest.raises(IndexError, match=f"index {bad} is out of range for a weight with 20 rows"):
+                    call(idx)  # at the call, as torch's eager lookup raises
+                with pytest.raises(IndexError):
+                    tm(idx)
         too_long = torch.randint(0, 20, (1, 9))  # positions 0..8 of an 8-row table: raised when traced
         with pytest.raises(IndexError, match="index 8 is out of range for a weight with 8 rows"):
             call(too_long)
