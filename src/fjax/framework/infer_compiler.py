@@ -644,7 +644,8 @@ class _Program:
 
     def check_inputs(self, arrays: list) -> None:
         """``host_checks`` on the flat inputs' arrays (numpy views of torch's memory, or jax
-        arrays): an index out of range raises as eager's embedding does, before anything runs."""
+        arrays): an index out of range raises as eager's embedding does, at the call (a fast
+        call checks while its step runs: an inference step writes nothing)."""
         for i, n in self.host_checks:
             a = arrays[i]
             if type(a) is not np.ndarray:
