@@ -93,10 +93,10 @@ def _keeps_changing(steps: dict, n: int) -> bool:
     return len(recent) >= _NEEDS and recent[-1] - recent[0] <= _WINDOW
 
 
-_counts: dict = {}  # a data-dependent op's call -> {count: the step it first came}, or, once it
-# pads, [the bucket it pads to, the step that bucket last came]
-# how many steps a padding count site keeps its highest bucket when smaller counts come
-_HOLD = 64
+# a data-dependent op's call -> {count: the step it first came}, or, once it pads, [the bucket it
+# pads to, the step that bucket last came]
+_counts: dict = {}
+_HOLD = 64  # steps a padding call keeps its highest bucket while smaller counts come
 
 
 def count_bucket(site, n: int) -> int:

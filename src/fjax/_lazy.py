@@ -509,9 +509,8 @@ def _replay(ops, outputs, ext):
 
 # ids of the device arrays kept by value (a Python number's, ``dispatch._device_int``; those of
 # ``by_value``: a bucket's real-rows mask, a padded value's real length or shape): the same array
-# whenever the value is equal, so a segment
-# gives each use its own input, and its key does not depend on which of a step's values happen to
-# be equal
+# whenever the value is equal, so a segment gives each use its own input, and its key does not
+# depend on which of a step's values happen to be equal
 numbers: set = set()
 
 
