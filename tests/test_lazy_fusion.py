@@ -169,6 +169,36 @@ def test_index_checks_on_computed_indices_wait_for_the_segment(fused):
     fjax.sync()  # nothing left to raise
 
 
+def test_a_check_met_on_computed_values_defers_when_they_are_pending(fused):
+    """An index check met once on computed indices (an epoch's short last batch, whose reads ran
+    before its step) is noted: met again after the same ops with its indices pending (their
+    reads recorded in the step now), it waits for the segment instead of computing them, so
+    the step stays one segment; a bad index still raises at the host read."""
+    fjax.manual_seed(0)  # (forgets the check points earlier tests saw)
+    w = fjax.ones(5, 3)
+
+    def step(idx):
+        h = w
+        for _ in range(8):  # pending ops before the check (the point: the last 8 ops)
+            h = (h * 2).tanh()
+        return h.gather(1, idx).sum()
+
+    def flushes(fn):
+        before = fusion_stats()
+        fn()
+        after = fusion_stats()
+        return sum(after[k] - before[k] for k in ("segments_replayed", "segment_hits"))
+
+    good = np.array([[0], [1], [2], [0], [1]])
+    counts = [flushes(lambda: step(fjax.tensor(good)).item()) for _ in range(2)]
+    counts.append(flushes(lambda: step(fjax.tensor(good) + 0).item()))
+    assert counts == [1, 1, 1], counts  # computed indices: checked now; pending: deferred
+    out = step(fjax.tensor(good) * 3)
+    with pytest.raises(IndexError, match="gather"):
+        out.item()
+    fjax.sync()
+
+
 def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fused):
     """A Categorical made from a step's logits validates them, ``log_prob`` validates its
     actions, ``clip_grad_norm_`` scales the gradients: none of them ends the step's segment once

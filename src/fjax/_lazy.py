@@ -645,21 +645,24 @@ def then(fn, arrays, always: bool = False):
     return fn(*[real(a) for a in arrays])
 
 
-def check_point(tag) -> bool:
+def check_point(tag, pending: bool = True) -> bool:
     """Whether a value check on pending values (``tag``: which check) should be deferred to the
     flush that computes them (``check_later``), so that a check inside a loop does not end the
     loop's segment (an index a step computes, a distribution's arguments). Only a check point
-    that repeats defers: the same check after the same recent ops of its segment was met before
-    since the last ``restart``. False at a first sight (one-off code, a loop's first steps: a
-    step with n such checks repeats from its n-th run on): the caller checks now, so the error
-    raises at the call, and records nothing."""
+    that repeats defers: the same check after the same recent ops (``_place``: their kernels and
+    input shapes, not their wiring or how long the segment is) was met before since the last
+    ``restart``. False at a first sight (one-off code, a loop's first steps): the caller checks
+    now, so the error raises at the call, and records nothing. ``pending=False`` (the check's
+    values were computed: it runs now) only notes the point: an epoch's short last batch,
+    whose reads first run alone and are recorded once their offsets are device scalars, then
+    defers both of its index checks at its second sight, one segment from then on, instead of
+    one more split of its step per check and epoch."""
     seg = _local.seg
     if seg is None or not seg.ops:
         return False
-    key = seg.key
-    point = hash((tag, len(key), tuple(key[-8:])))  # (a collision only defers sooner)
+    point = hash((tag, _place(seg.key)))  # (a collision only defers sooner)
     if point in _checked:
-        return True
+        return pending
     if len(_checked) >= _MAX_SEEN:
         _checked.clear()
     _checked.add(point)

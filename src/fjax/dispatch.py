@@ -519,22 +519,27 @@ def _run_check(check, args, kwargs):
     segment's flush (``_check_later``)."""
 
     later = []  # the pending integer and boolean values the check may read (deferrable)
+    ints = []  # the computed ones
 
     def arrays(a):
         if isinstance(a, Tensor):
             m = a._meta
-            if type(m) is _Pending and m.dtype.kind in "iub":
-                m = _host_view(a, m)
+            if m.dtype.kind in "iub":
                 if type(m) is _Pending:
-                    later.append(m)
+                    m = _host_view(a, m)
+                (later if type(m) is _Pending else ints).append(m)
             return m
         if type(a) in (list, tuple):
             return type(a)(arrays(e) for e in a)
         return a
 
     a, kw = [arrays(a) for a in args], {k: arrays(v) for k, v in kwargs.items()}
-    if later and _lazy._local.seg is not None and _check_later(check, a, kw):
-        return
+    if _lazy._local.seg is not None:
+        if later:
+            if _check_later(check, a, kw):
+                return
+        elif ints:
+            _lazy.check_point(check, pending=False)  # (noted: where these are pending next time, it defers)
     try:
         check(*a, **kw)
         return
