@@ -199,6 +199,40 @@ def test_a_check_met_on_computed_values_defers_when_they_are_pending(fused):
     fjax.sync()
 
 
+def test_a_training_step_with_dropout_is_one_segment_with_eagers_masks(fused):
+    """Dropout's key is drawn inside the step's segment (``Generator._pending_key`` records its
+    ``fold_in``): a training step with dropout layers is one program per step, not a segment
+    per dropout, and a seeded run gives op-by-op eager's losses and weights."""
+
+    def train(fusion, steps=6):
+        fjax.config.eager_fusion = fusion
+        fjax.manual_seed(3)
+        m = fjax.nn.Sequential(
+            fjax.nn.Linear(6, 16), fjax.nn.ReLU(), fjax.nn.Dropout(0.3), fjax.nn.Linear(16, 3), fjax.nn.Dropout(0.2)
+        )
+        opt = fjax.optim.Adam(m.parameters(), lr=0.01)
+        x, y = fjax.randn(8, 6), fjax.randint(0, 3, (8,))
+        losses, flushed = [], []
+        for _ in range(steps):
+            before = fusion_stats()
+            opt.zero_grad()
+            loss = fjax.nn.functional.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            after = fusion_stats()
+            flushed.append(sum(after[k] - before[k] for k in ("segments_replayed", "segment_hits")))
+        return losses, [p.detach().numpy() for p in m.parameters()], flushed
+
+    want, want_params, _ = train(False)
+    got, got_params, flushed = train(True)
+    assert flushed[2:] == [1] * 4, flushed  # one segment per step
+    assert len(set(want)) == len(want)  # (the masks differ step to step)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for g, w in zip(got_params, want_params):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
 def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fused):
     """A Categorical made from a step's logits validates them, ``log_prob`` validates its
     actions, ``clip_grad_norm_`` scales the gradients: none of them ends the step's segment once

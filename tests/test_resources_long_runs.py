@@ -237,7 +237,9 @@ def test_a_live_compiled_module_still_reuses_its_program():
     assert len(guards._entries) == before
     tm = torch.nn.Linear(3, 2)
     tm.load_state_dict({k: torch.tensor(v.numpy()) for k, v in m.state_dict().items()})
-    np.testing.assert_allclose(second, tm(torch.ones(2, 3)).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        second, tm(torch.ones(2, 3)).detach().numpy(), rtol=1e-5, atol=1e-7
+    )  # (float32 matmuls: the last bits differ)
     assert not np.allclose(first, second)
 
 
@@ -526,6 +528,7 @@ BOUNDED = {
     "_bucket:_counts": "cleared at 4096 and at restart(); per site at most its distinct counts, then True",
     "_lazy:_checked": "cleared at _MAX_SEEN and at restart()",
     "_lazy:numbers": "cleared with dispatch._device_ints (at 4096)",
+    "_lazy:_key_avals": "one per PRNG key shape and implementation in use",
     "dispatch:_later_fns": "cleared past _MAX_ENTRIES",
     "dispatch:_not_later": "cleared past _MAX_ENTRIES",
     "nn/utils/clip_grad:@_clip": "per norm type the user passes",

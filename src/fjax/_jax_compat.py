@@ -48,6 +48,14 @@ try:  # the class of concrete arrays (``type(jnp.zeros(()))`` without making one
 except ImportError:  # pragma: no cover
     ArrayImpl = None
 
+try:  # the class of typed PRNG key arrays (``jax.random.key``'s; its module moved in jax 0.8)
+    from jax._src.random.prng import PRNGKeyArray
+except ImportError:  # pragma: no cover
+    try:
+        from jax._src.prng import PRNGKeyArray
+    except ImportError:
+        PRNGKeyArray = None
+
 
 try:  # a host array onto one device in one C++ call (jax.device_put's Python path costs ~20x as much)
     from jax._src import core as _core

@@ -49,6 +49,7 @@ from . import profiler as _profiler
 from ._config import config
 
 _ARRAY = _jax_compat.ArrayImpl or type(jax.numpy.zeros(()))  # jax's concrete array class
+_KEY = _jax_compat.PRNGKeyArray
 _SCALARS = (int, float, bool, complex)
 _Aval = jax.core.ShapedArray  # (its hash is cached: a signature of avals hashes fast)
 _WEAK_INT = _Aval((), np.dtype(np.int64), weak_type=True)
@@ -196,6 +197,9 @@ _cuts: set = set()
 _FRESH_FUSE = float(os.environ.get("FJAX_FRESH_FUSE", "0.25"))
 
 
+_key_avals: dict = {}  # (shape, key dtype) -> aval
+
+
 def signature(fn, arrays):
     """The key of ``fn`` at these inputs, or None when one is not recordable (a tracer, a
     numpy or meta array, ...)."""
@@ -204,6 +208,12 @@ def signature(fn, arrays):
         t = type(a)
         if t is _ARRAY or t is Pending:
             avals.append(a.aval)
+        elif t is _KEY:  # a random op's key (``Generator.next_key``): its aval costs ~15 us to build
+            at = (a.shape, a.dtype)
+            aval = _key_avals.get(at)
+            if aval is None:
+                aval = _key_avals[at] = a.aval
+            avals.append(aval)
         elif t is int:  # as a device int (``numbers``): jit makes the same program of both
             avals.append(_WEAK_INT)
         elif t in _SCALARS:

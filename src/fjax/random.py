@@ -18,6 +18,8 @@ import numpy as np
 
 from . import _lazy
 from . import dtypes as _dt
+from ._config import config
+from ._tracing import trace_state
 from .creation import (
     _check_global_device,
     _check_layout,
@@ -213,14 +215,38 @@ class Generator:
                 key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
             recorded.append((self, key))
         else:
-            key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
+            key = _fold_in(self.base_key(), self._counter + self._offset)
         self._counter += 1
         draws[0] += 1
         return key
 
+    def _pending_key(self):
+        """``next_key()`` for a kernel that eager fusion records (dropout's mask): under fusion its
+        ``fold_in`` is recorded in the thread's segment too, so the draw adds no XLA call of its
+        own (one right after a step's program costs ~100 us here) and the key never leaves the
+        program. The same key; elsewhere (fusion off, a trace) ``next_key()`` itself."""
+        if not config.eager_fusion or trace_state.depth or _recording.draws is not None or self._traced_stream():
+            return self.next_key()
+        key = _lazy.then(_fold_in, [self.base_key(), self._counter + self._offset], always=True)
+        self._counter += 1
+        draws[0] += 1
+        return key
+
+    def _skip(self) -> None:
+        """Advance the stream past one draw, as ``next_key()`` would, without making its key."""
+        if _recording.draws is not None and self._traced_stream() is None:
+            self.next_key()  # (recorded for the transform's replay)
+            return
+        self._counter += 1
+        draws[0] += 1
+
     def _traced_stream(self):
         return getattr(self._traced, "stream", None)
 
+
+# jitted: the same key (bits) as ``jax.random.fold_in``, which dispatches its few ops one by one
+# (~150 us a draw here; jitted ~13 us); inlined where the offset is traced
+_fold_in = jax.jit(jax.random.fold_in)
 
 default_generator = Generator().manual_seed(67280421310721)
 

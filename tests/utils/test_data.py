@@ -115,6 +115,23 @@ def test_tensor_dataset_batches_match_torch(seed):
         fud.TensorDataset(fjax.tensor(x), fjax.zeros(4))
 
 
+def test_sequential_tensor_batches_are_copies_and_match_torch(seed):
+    """Without shuffling a TensorDataset batch is read as a slice of rows (no index array), a
+    copy as torch's collated batch is: writing into it leaves the dataset alone."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((23, 3)).astype(np.float32), rng.integers(0, 5, 23)
+    ours = fud.TensorDataset(fjax.tensor(x), fjax.tensor(y))
+    theirs = tud.TensorDataset(torch.tensor(x), torch.tensor(y))
+    for drop_last in (False, True):
+        got = list(fud.DataLoader(ours, batch_size=5, drop_last=drop_last))
+        assert_same_batches(got, list(tud.DataLoader(theirs, batch_size=5, drop_last=drop_last)), f"seed={seed}")
+    xb, _ = next(iter(fud.DataLoader(ours, batch_size=4)))
+    xb.add_(100.0)
+    np.testing.assert_array_equal(ours.tensors[0].numpy(), x)
+    with pytest.raises(IndexError):
+        ours.__getitems__([21, 22, 23])
+
+
 def test_batch_sampler_no_batching_and_custom_collate_match_torch(seed):
     rng = np.random.default_rng(seed)
     n = 17

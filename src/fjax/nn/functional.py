@@ -618,7 +618,7 @@ def dropout(
     _check_p("dropout", p)
     if not training or p == 0.0:
         return input if addend is None else input + addend
-    out = _F.dropout(input, (generator or default_generator).next_key(), p, True)
+    out = _F.dropout(input, (generator or default_generator)._pending_key(), p, True)
     out = input._set_(out, "dropout_") if inplace else out
     return out if addend is None else out + addend
 
@@ -1108,7 +1108,7 @@ def scaled_dot_product_attention(
         True
     """
     _check_p("scaled_dot_product_attention", dropout_p)
-    dropout_key = default_generator.next_key() if dropout_p > 0 else None
+    dropout_key = default_generator._pending_key() if dropout_p > 0 else None
     return _F.scaled_dot_product_attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, dropout_key
     )

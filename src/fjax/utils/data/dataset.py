@@ -90,7 +90,15 @@ class TensorDataset(Dataset):
         return tuple(t[index] for t in self.tensors)
 
     def __getitems__(self, indices) -> _Gathered:
+        if type(indices) is list and indices and type(indices[0]) is int:
+            a, n = indices[0], len(indices)
+            if 0 <= a and a + n <= len(self) and indices == list(range(a, a + n)):
+                # a sequential batch: a copy of rows a..a+n (a slice, as cheap as it gets; a copy,
+                # as torch's collated batch is, so writing it leaves the dataset alone)
+                return _Gathered(tuple(t[a : a + n].clone() for t in self.tensors))
         idx = np.asarray(indices, np.int64)
+        if len(self.tensors) > 1 and idx.dtype == np.int64:  # one device copy of the indices for every tensor
+            idx = Tensor._wrap(jax.numpy.asarray(idx))
         return _Gathered(tuple(t[idx] for t in self.tensors))
 
     def __len__(self) -> int:
