@@ -201,14 +201,22 @@ def test_a_check_met_on_computed_values_defers_when_they_are_pending(fused):
 
 def test_a_training_step_with_dropout_is_one_segment_with_eagers_masks(fused):
     """Dropout's key is drawn inside the step's segment (``Generator._pending_key`` records its
-    ``fold_in``): a training step with dropout layers is one program per step, not a segment
-    per dropout, and a seeded run gives op-by-op eager's losses and weights."""
+    ``fold_in``, and ``bernoulli``'s draw is recorded too): a training step with dropout layers
+    is one program per step, not a segment per dropout, and a seeded run gives op-by-op eager's
+    losses and weights."""
 
     def train(fusion, steps=6):
         fjax.config.eager_fusion = fusion
         fjax.manual_seed(3)
         m = fjax.nn.Sequential(
-            fjax.nn.Linear(6, 16), fjax.nn.ReLU(), fjax.nn.Dropout(0.3), fjax.nn.Linear(16, 3), fjax.nn.Dropout(0.2)
+            fjax.nn.Linear(6, 16),
+            fjax.nn.ReLU(),
+            fjax.nn.Dropout(0.3),
+            fjax.nn.Unflatten(1, (4, 4)),
+            fjax.nn.Dropout1d(0.25),  # (channels: a bernoulli mask)
+            fjax.nn.Flatten(),
+            fjax.nn.Linear(16, 3),
+            fjax.nn.Dropout(0.2),
         )
         opt = fjax.optim.Adam(m.parameters(), lr=0.01)
         x, y = fjax.randn(8, 6), fjax.randint(0, 3, (8,))

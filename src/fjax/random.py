@@ -248,6 +248,8 @@ class Generator:
 # (~150 us a draw here; jitted ~13 us); inlined where the offset is traced
 _fold_in = jax.jit(jax.random.fold_in)
 
+_bernoulli = jax.jit(lambda key, prob: jax.random.bernoulli(key, prob).astype(prob.dtype))
+
 default_generator = Generator().manual_seed(67280421310721)
 
 
@@ -480,9 +482,11 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
         >>> fjax.bernoulli(fjax.tensor([0.0, 1.0, 1.0]))
         tensor([0., 1., 1.], dtype=fjax.float32)
     """
-    prob = input._data if p is None else jnp.full(input._data.shape, p, input._data.dtype)
-    arr = jax.random.bernoulli(_key(generator), prob).astype(input._data.dtype)
-    return Tensor._wrap(arr)
+    prob = input._meta if p is None else jnp.full(tuple(input.shape), p, input.dtype.dtype)
+    if type(prob) is MetaArray:
+        return Tensor._wrap(prob)
+    # (under eager fusion the key and the draw are recorded: a pending ``input`` stays pending)
+    return Tensor._wrap(_lazy.then(_bernoulli, [(generator or default_generator)._pending_key(), prob]))
 
 
 def randperm(
