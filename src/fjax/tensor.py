@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _indexing, _lazy
+from . import _indexing, _jax_compat, _lazy
 from . import dtypes as _dt
 from ._dims import PaddedDims
 from ._lazy import Padded, Pending
@@ -1642,7 +1642,8 @@ def _as_index_tensor(i):
     a = np.asarray(i)
     if a.dtype == np.bool_:
         return Tensor._wrap(jnp.asarray(a))
-    return Tensor._wrap(jnp.asarray(a, dtype=jnp.int64))
+    # (a copy: the device array may share the host array's memory, which the caller may write)
+    return Tensor._wrap(_jax_compat.host_to_device(np.array(a, np.int64, order="C")))
 
 
 def _repr(t: Tensor) -> str:
