@@ -59,6 +59,10 @@ _NEEDS = int(os.environ.get("FJAX_BUCKET_AFTER", "3"))
 # whose few fixed shapes meet one op far apart (a rollout's batch, an update's, an evaluation's)
 # does not, and runs unpadded
 _WINDOW = 16
+# how many calls in a row a growing op (``cat`` along a dim) must extend its own last result
+# before it pads: one (a KV cache or a generated sequence; each unpadded length is a new kernel
+# per op, ~6 a token)
+_CHAINS = 1
 
 
 def bucket(n: int) -> int:
@@ -622,7 +626,7 @@ def _length(leaves):
 
 def _grows_note(entry, spec, arrays) -> None:
     """``note`` for an op whose result grows along a dim (``Rows.grows``: ``cat`` along it): it
-    pads (``_GROW``) once it extended its own last result ``_NEEDS`` calls in a row (a sequence
+    pads (``_GROW``) once it extended its own last result ``_CHAINS`` calls in a row (a sequence
     growing token by token, read on the host or not), or, along a dim past 0 (dim 0 may be a
     batch), once its length came new in three steps at most ``_WINDOW`` apart."""
     shapes = _described(arrays, spec.positions)
@@ -641,7 +645,7 @@ def _grows_note(entry, spec, arrays) -> None:
     sizes, last, chained = seen
     seen[1] = sum(shape[d] for shape, _ in shapes.values() if len(shape) > d)  # (cat skips 1-d empty tensors)
     seen[2] = chained = chained + 1 if n == last else 0
-    if chained >= _NEEDS or (d > 0 and _keeps_changing(sizes, n)):
+    if chained >= min(_NEEDS, _CHAINS) or (d > 0 and _keeps_changing(sizes, n)):
         _pad_family(entry, _GROW)
 
 
