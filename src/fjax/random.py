@@ -482,9 +482,14 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
         >>> fjax.bernoulli(fjax.tensor([0.0, 1.0, 1.0]))
         tensor([0., 1., 1.], dtype=fjax.float32)
     """
-    prob = input._meta if p is None else jnp.full(tuple(input.shape), p, input.dtype.dtype)
-    if type(prob) is MetaArray:
-        return Tensor._wrap(prob)
+    if p is not None:
+        prob = jnp.full(tuple(input.shape), p, input.dtype.dtype)
+    else:
+        prob = input._meta
+        if type(prob) is MetaArray:
+            return Tensor._wrap(prob)
+        if type(prob) is not _lazy.Pending:
+            prob = input._data  # (a bucketed value: its real rows)
     # (under eager fusion the key and the draw are recorded: a pending ``input`` stays pending)
     return Tensor._wrap(_lazy.then(_bernoulli, [(generator or default_generator)._pending_key(), prob]))
 

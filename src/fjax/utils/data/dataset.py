@@ -97,8 +97,6 @@ class TensorDataset(Dataset):
                 # as torch's collated batch is, so writing it leaves the dataset alone)
                 return _Gathered(tuple(t[a : a + n].clone() for t in self.tensors))
         idx = np.asarray(indices, np.int64)
-        if len(self.tensors) > 1 and idx.dtype == np.int64:  # one device copy of the indices for every tensor
-            idx = Tensor._wrap(jax.numpy.asarray(idx))
         return _Gathered(tuple(t[idx] for t in self.tensors))
 
     def __len__(self) -> int:
