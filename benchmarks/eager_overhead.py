@@ -48,7 +48,9 @@ def _sync_torch(_):
     return None
 
 
-def _mlp_cases(grad: bool):
+def _mlp_cases(grad: bool, p: float = 0.0):
+    """A 3-layer MLP's forward (and, with ``grad``, its backward and SGD update); ``p``: dropout
+    after each hidden layer (torch's ``F.dropout``; JAX's a bernoulli mask from a folded key)."""
     rng = np.random.default_rng(0)
     shapes = [(64, 128), (128, 128), (128, 10)]
     ws = [(rng.standard_normal(s) / np.sqrt(s[0])).astype(np.float32) for s in shapes]
@@ -62,6 +64,8 @@ def _mlp_cases(grad: bool):
         h = fx
         for w in fw[:-1]:
             h = (h @ w).relu()
+            if p:
+                h = fjax.nn.functional.dropout(h, p)
         loss = ((h @ fw[-1]) ** 2).mean()
         if grad:
             loss.backward()
@@ -74,10 +78,16 @@ def _mlp_cases(grad: bool):
     jw = [jnp.asarray(w) for w in ws]
     jx = jnp.asarray(x)
 
+    key, draws = jax.random.key(0), [0]
+
     def loss_jax(params):
         h = jx
         for w in params[:-1]:
             h = jax.nn.relu(h @ w)
+            if p:
+                draws[0] += 1
+                keep = jax.random.bernoulli(jax.random.fold_in(key, draws[0]), 1 - p, h.shape)
+                h = jnp.where(keep, h / (1 - p), 0)
         return jnp.mean((h @ params[-1]) ** 2)
 
     value_and_grad = jax.value_and_grad(loss_jax)
@@ -98,6 +108,8 @@ def _mlp_cases(grad: bool):
             h = tx
             for w in tw[:-1]:
                 h = (h @ w).relu()
+                if p:
+                    h = torch.nn.functional.dropout(h, p)
             loss = ((h @ tw[-1]) ** 2).mean()
         if grad:
             loss.backward()
@@ -271,6 +283,8 @@ def main():
         ("3-layer MLP forward, no grad", _mlp_cases(False), args.iters // 4),
         ("3-layer MLP fwd+bwd+SGD step", _mlp_cases(True), args.iters // 10),
         ("  the same, eager fusion off", _unfused(_mlp_cases(True)), args.iters // 10),
+        ("  the same, dropout 0.1", _mlp_cases(True, 0.1), args.iters // 10),
+        ("  dropout 0.1, eager fusion off", _unfused(_mlp_cases(True, 0.1)), args.iters // 10),
         ("window data[i:i+35], same i", _window_cases(False), args.iters),
         ("window data[i:i+35], new i", _window_cases(True), 900),
         ("x[i], new i", _new_value_cases("index"), 1000),

@@ -241,11 +241,13 @@ def test_a_training_step_with_dropout_is_one_segment_with_eagers_masks(fused):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
-def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fused):
+@pytest.mark.parametrize("computed", [True, False], ids=["computed_actions", "host_actions"])
+def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fused, computed):
     """A Categorical made from a step's logits validates them, ``log_prob`` validates its
-    actions, ``clip_grad_norm_`` scales the gradients: none of them ends the step's segment once
-    the loop repeats, and the numbers are torch's. An invalid argument in the repeated loop
-    raises torch's ValueError at the next host read; a first sight raises at the call."""
+    actions (computed in the step, or chosen on the host), ``clip_grad_norm_`` scales the
+    gradients: none of them ends the step's segment once the loop repeats, and the numbers are
+    torch's. An invalid argument in the repeated loop raises torch's ValueError at the next host
+    read; a first sight raises at the call."""
     fjax.manual_seed(0)  # (forgets the check points earlier tests saw)
     rng = np.random.default_rng(6)
     fm, tm = fjax.nn.Linear(4, 3), torch.nn.Linear(4, 3)
@@ -254,7 +256,8 @@ def test_a_policy_step_with_distribution_checks_and_clipping_is_one_program(fuse
 
     def step(lib, m, opt, x, a):
         dist = lib.distributions.Categorical(logits=m(lib.tensor(x)))
-        loss = -(dist.log_prob(lib.tensor(a) + 0) * 2).mean() - dist.entropy().mean()  # computed actions
+        actions = lib.tensor(a) + 0 if computed else lib.tensor(a)
+        loss = -(dist.log_prob(actions) * 2).mean() - dist.entropy().mean()
         opt.zero_grad()
         loss.backward()
         lib.nn.utils.clip_grad_norm_(m.parameters(), 0.1)

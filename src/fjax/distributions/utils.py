@@ -195,11 +195,13 @@ def _all_true(valid: Tensor) -> bool:
 
 def _check_all(value: Tensor, check, error) -> None:
     """Raise ``error()`` unless every entry of ``check(value)`` is True (nothing inside a
-    trace). A ``value`` pending under eager fusion (a step's output), in a loop, is checked when
-    its segment runs (``fjax._lazy.check_later``): validating a distribution made from a step's
-    outputs does not end the step's segment."""
-    later = isinstance(value, Tensor) and type(value._meta) is _lazy.Pending
-    later = later and _lazy.check_point(getattr(check, "__func__", check))  # (a bound method: its function)
+    trace). Under eager fusion, in a loop (a check point seen before), the check is recorded in
+    the thread's open segment and tested when it runs (``fjax._lazy.check_later``): validating
+    a distribution made from a step's outputs, or a sample given to its ``log_prob`` (an action
+    chosen on the host), does not end the step's segment."""
+    later = isinstance(value, Tensor) and _lazy.check_point(
+        getattr(check, "__func__", check)
+    )  # (a bound method: its function)
     with contextlib.nullcontext() if later else _lazy.aside():  # (read now, in a segment of its own)
         valid = check(value)
         if _traced(valid):
