@@ -575,7 +575,7 @@ def record(sig, known, arrays):
     if seg is None:
         dev = None
         for a in arrays:
-            if type(a) is _ARRAY:
+            if type(a) is _ARRAY or type(a) is _KEY:
                 dev = a.devices()
                 break
             if type(a) is Pending:
