@@ -127,7 +127,8 @@ def test_dynamic_captures_once_static_once_per_shape_and_size_bounds_both():
             assert len(dyn._programs) == 1
             assert len(static._programs) == min(i + 1, 2)
     with torch.no_grad():  # a batch of one runs the same capture
-        np.testing.assert_allclose(dyn(_x(1, 3, 4, 4)).numpy(), dyn.torch_module(_x(1, 3, 4, 4)).numpy(), rtol=1e-5)
+        got, want = dyn(_x(1, 3, 4, 4)).numpy(), dyn.torch_module(_x(1, 3, 4, 4)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # (as above: an output may be near 0)
     assert len(dyn._programs) == 1
     dyn.train()
     with torch.no_grad():
