@@ -645,7 +645,7 @@ def _grows_note(entry, spec, arrays) -> None:
     sizes, last, chained = seen
     seen[1] = sum(shape[d] for shape, _ in shapes.values() if len(shape) > d)  # (cat skips 1-d empty tensors)
     seen[2] = chained = chained + 1 if n == last else 0
-    if chained >= min(_NEEDS, _CHAINS) or (d > 0 and _keeps_changing(sizes, n)):
+    if chained >= _CHAINS or (d > 0 and _keeps_changing(sizes, n)):
         _pad_family(entry, _GROW)
 
 

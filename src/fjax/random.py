@@ -212,13 +212,18 @@ class Generator:
         recorded = _recording.draws
         if recorded is not None and self._traced_stream() is None:  # a transform traces (``recording``)
             with jax.ensure_compile_time_eval():  # a concrete key: a constant of the program
-                key = jax.random.fold_in(self.base_key(), self._counter + self._offset)
+                key = jax.random.fold_in(self.base_key(), self._advance())
             recorded.append((self, key))
         else:
-            key = _fold_in(self.base_key(), self._counter + self._offset)
+            key = _fold_in(self.base_key(), self._advance())
+        return key
+
+    def _advance(self):
+        """The position of the stream's next draw; the stream moves past it."""
+        at = self._counter + self._offset
         self._counter += 1
         draws[0] += 1
-        return key
+        return at
 
     def _pending_key(self):
         """``next_key()`` for a kernel that eager fusion records (dropout's mask): under fusion its
@@ -227,18 +232,14 @@ class Generator:
         program. The same key; elsewhere (fusion off, a trace) ``next_key()`` itself."""
         if not config.eager_fusion or trace_state.depth or _recording.draws is not None or self._traced_stream():
             return self.next_key()
-        key = _lazy.then(_fold_in, [self.base_key(), self._counter + self._offset], always=True)
-        self._counter += 1
-        draws[0] += 1
-        return key
+        return _lazy.then(_fold_in, [self.base_key(), self._advance()], always=True)
 
     def _skip(self) -> None:
         """Advance the stream past one draw, as ``next_key()`` would, without making its key."""
         if _recording.draws is not None and self._traced_stream() is None:
             self.next_key()  # (recorded for the transform's replay)
-            return
-        self._counter += 1
-        draws[0] += 1
+        else:
+            self._advance()
 
     def _traced_stream(self):
         return getattr(self._traced, "stream", None)

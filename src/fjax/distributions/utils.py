@@ -199,9 +199,8 @@ def _check_all(value: Tensor, check, error) -> None:
     the thread's open segment and tested when it runs (``fjax._lazy.check_later``): validating
     a distribution made from a step's outputs, or a sample given to its ``log_prob`` (an action
     chosen on the host), does not end the step's segment."""
-    later = isinstance(value, Tensor) and _lazy.check_point(
-        getattr(check, "__func__", check)
-    )  # (a bound method: its function)
+    tag = getattr(check, "__func__", check)  # (a bound method: its function)
+    later = isinstance(value, Tensor) and _lazy.check_point(tag)
     with contextlib.nullcontext() if later else _lazy.aside():  # (read now, in a segment of its own)
         valid = check(value)
         if _traced(valid):
