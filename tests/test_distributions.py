@@ -846,3 +846,79 @@ def test_examples_run(name, obj):
     failures = []
     runner.run(test, out=failures.append)
     assert runner.failures == 0, "".join(failures)
+
+
+# -- one kernel per method and per validation ---------------------------------------------
+def _op_names(fn) -> list[str]:
+    with fjax.profiler.profile() as prof:
+        fn()
+    return [e.key for e in prof.key_averages()]
+
+
+def test_log_prob_entropy_and_validation_run_as_one_kernel_each():
+    rng = _rng(900)
+    logits, actions = rng.standard_normal((6, 4)).astype(np.float32), rng.integers(0, 4, 6)
+    fl = fjax.tensor(logits, requires_grad=True)
+    tl = torch.from_numpy(logits).requires_grad_()
+    names = []
+
+    def step():
+        d = FD.Categorical(logits=fl)
+        loss = (d.log_prob(fjax.tensor(actions)) * 2).sum() - d.entropy().sum()
+        loss.backward()
+        names.append(loss)
+
+    ops = _op_names(step)
+    # the support check, log_prob and entropy are one op each (the op by op path dispatches a
+    # remainder and comparisons for the check, then unsqueeze, expand, gather and squeeze)
+    assert {"IntegerInterval.check", "Categorical.log_prob", "Categorical.entropy"} <= set(ops), ops
+    assert not {"remainder", "bitwise_and", "gather", "expand"} & set(ops), ops
+    td = TD.Categorical(logits=tl)
+    ((td.log_prob(torch.from_numpy(actions)) * 2).sum() - td.entropy().sum()).backward()
+    _close(names[0], ((td.log_prob(torch.from_numpy(actions)) * 2).sum() - td.entropy().sum()), "loss", D)
+    _close(fl.grad, tl.grad, "grad through the kernels", D)
+
+
+def test_a_kernel_check_still_rejects_what_it_must():
+    d = FD.Categorical(logits=fjax.zeros(3, 4))
+    with pytest.raises(ValueError, match="support"):
+        d.log_prob(fjax.tensor([0, 4, 1])).sum().item()
+    # one kernel per constraint state: the bounds are part of it
+    FD.Categorical(logits=fjax.zeros(2, 3)).log_prob(fjax.tensor([0, 2]))
+    with pytest.raises(ValueError, match="support"):
+        FD.Categorical(logits=fjax.zeros(2, 3)).log_prob(fjax.tensor([0, 3])).sum().item()
+    FD.Categorical(logits=fjax.zeros(2, 5)).log_prob(fjax.tensor([0, 4]))
+    # bounds that are tensors: checked op by op, still checked
+    low, high = fjax.tensor([0.0, 1.0]), fjax.tensor([1.0, 3.0])
+    support = FD.Uniform(low, high).support
+    assert FD.utils._check_kernel(support.check) is None
+    with pytest.raises(ValueError, match="support"):
+        FD.Uniform(low, high).log_prob(fjax.tensor([0.5, 3.5]))
+    # validation off: gather's own index check runs (op by op), as torch's does
+    free = FD.Categorical(logits=fjax.zeros(3, 4), validate_args=False)
+    with pytest.raises(IndexError):
+        free.log_prob(fjax.tensor([0, 7, 1])).sum().item()
+
+
+def test_a_method_holding_other_objects_or_reading_the_host_runs_op_by_op():
+    rng = _rng(901)
+    loc, x = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    ind = FD.Independent(FD.Normal(fjax.tensor(loc), fjax.ones(3, 2)), 1)  # holds a distribution
+    ops = _op_names(lambda: ind.log_prob(fjax.tensor(x)))
+    assert "Normal.log_prob" in ops and "Independent.log_prob" not in ops, ops
+    ref = TD.Independent(TD.Normal(torch.from_numpy(loc), torch.ones(3, 2)), 1).log_prob(torch.from_numpy(x))
+    _close(ind.log_prob(fjax.tensor(x)), ref, "Independent", D)
+
+    class Host(FD.Distribution):  # a method that reads a value on the host cannot be one kernel
+        def __init__(self, w):
+            self.w = w
+            super().__init__(validate_args=False)
+
+        def entropy(self):
+            return self.w * 2 if self.w.sum() > 0 else -self.w
+
+    fused = FD.utils.one_kernel(Host.entropy)
+    w = fjax.tensor([1.0, -3.0])
+    np.testing.assert_array_equal(fused(Host(w)).numpy(), [-1.0, 3.0])
+    np.testing.assert_array_equal(fused(Host(-w)).numpy(), [-2.0, 6.0])
+    assert None in FD.utils._method_kernels.values()

@@ -529,6 +529,8 @@ BOUNDED = {
     "_lazy:_checked": "cleared at _MAX_SEEN and at restart()",
     "_lazy:numbers": "cleared with dispatch._device_ints (at 4096)",
     "_lazy:_key_avals": "one per PRNG key shape and implementation in use",
+    "distributions/utils:_check_kernels": "cleared at 4096",
+    "distributions/utils:_method_kernels": "cleared at 4096",
     "dispatch:_later_fns": "cleared past _MAX_ENTRIES",
     "dispatch:_not_later": "cleared past _MAX_ENTRIES",
     "nn/utils/clip_grad:@_clip": "per norm type the user passes",

@@ -1051,6 +1051,42 @@ def call_pure(name: str, fn, leaves):
     return run(name, _Once, leaves)
 
 
+class _Kernel:
+    """A fixed pure function of arrays as an op-table entry (``kernel``)."""
+
+    rows, bucketing, takes_padded = None, False, False
+
+    def __init__(self, fn):
+        self.pure, self.jit, self.vjps = fn, _jit(fn), {}
+
+    def vjp(self, diff_idx):
+        f = self.vjps.get(diff_idx)
+        if f is None:
+            f = self.vjps[diff_idx] = _jit(_vjp_without_inputs(self.pure, diff_idx))
+        return f
+
+
+def kernel(name: str, fn, differentiable: bool = False):
+    """``fn``, a pure function of arrays returning one array, as ONE op of Tensors: compiled
+    once per input signature, recorded on the tape (``differentiable``: its VJP is JAX's) and,
+    under eager fusion, in the segment like any op; the profiler shows it as ``name``. Library
+    code made of a fixed composition of ops (a distribution's validation or ``log_prob``) calls
+    one kernel instead of dispatching each op.
+
+        >>> double = kernel("double", lambda a: a * 2)
+        >>> double(fjax.tensor([1.0, 2.0]))
+        tensor([2., 4.], dtype=fjax.float32)
+    """
+    entry = _Kernel(fn)
+
+    def call(*leaves):
+        if _pstate.on and not _pstate.inside:
+            return _profiler.op(name, call, leaves, {})
+        return run(name, entry, list(leaves), differentiable)
+
+    return call
+
+
 _RUN_CODE, _APPLY_CODE = run.__code__, Node.apply.__code__
 new_kernel_cache(config.eager_cache_size)
 _profiler._note_compile = _note_compile

@@ -8,7 +8,7 @@ import warnings
 from ..autograd.grad_mode import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
-from .utils import _check_all, _size, lazy_property
+from .utils import _check_all, _size, lazy_property, one_kernel
 
 __all__ = ["Distribution"]
 
@@ -35,6 +35,15 @@ class Distribution:
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__
+
+    def __init_subclass__(cls, **kwargs):
+        """fjax's own distributions run ``log_prob`` and ``entropy`` as one kernel each
+        (``utils.one_kernel``); a user's subclass keeps its methods as it wrote them."""
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith(__name__.rpartition(".")[0] + "."):
+            for name in ("log_prob", "entropy"):
+                if name in vars(cls):
+                    setattr(cls, name, one_kernel(vars(cls)[name]))
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:

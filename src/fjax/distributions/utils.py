@@ -4,18 +4,20 @@ broadcasting, probs/logits conversion and ``lazy_property``."""
 from __future__ import annotations
 
 import contextlib
-from functools import update_wrapper
+import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _lazy, creation
+from .. import _lazy, creation, dispatch
 from .. import dtypes as _dt
 from .. import random as _random
+from .._tracing import trace_state, tracing
 from ..autograd.grad_mode import enable_grad
 from ..nn import functional as F
 from ..tensor import Size, Tensor
+from . import constraints as _constraints
 
 __all__ = [
     "broadcast_all",
@@ -166,7 +168,7 @@ class lazy_property:  # noqa: N801 - torch's name
 
     def __init__(self, wrapped):
         self.wrapped = wrapped
-        update_wrapper(self, wrapped)
+        functools.update_wrapper(self, wrapped)
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -198,14 +200,17 @@ def _check_all(value: Tensor, check, error) -> None:
     trace). Under eager fusion, in a loop (a check point seen before), the check is recorded in
     the thread's open segment and tested when it runs (``fjax._lazy.check_later``): validating
     a distribution made from a step's outputs, or a sample given to its ``log_prob`` (an action
-    chosen on the host), does not end the step's segment."""
+    chosen on the host), does not end the step's segment. A constraint's check is one kernel
+    (``_check_kernel``), not one op per comparison."""
     tag = getattr(check, "__func__", check)  # (a bound method: its function)
     later = isinstance(value, Tensor) and _lazy.check_point(tag)
     with contextlib.nullcontext() if later else _lazy.aside():  # (read now, in a segment of its own)
-        valid = check(value)
-        if _traced(valid):
+        if _traced(value):
             return
-        ok = valid.all()
+        kernel = _check_kernel(check) if isinstance(value, Tensor) else None
+        ok = kernel(value) if kernel is not None else check(value).all()
+        if _traced(ok):  # (a trace's own value: unknown)
+            return
         if later and type(ok._meta) is _lazy.Pending:
             _lazy.check_later(ok._meta, lambda: _raise(error))
             return
@@ -215,6 +220,149 @@ def _check_all(value: Tensor, check, error) -> None:
 
 def _raise(error):
     raise error()
+
+
+_check_kernels: dict = {}  # (check's function, its constraint's state) -> kernel, or None
+
+
+def _check_kernel(check):
+    """``lambda value: check(value).all()`` as one kernel (``dispatch.kernel``) where ``check``
+    is a constraint's method and the constraint holds only Python values (bounds, nested
+    constraints): the same kernel then serves every constraint of that type and state. None
+    for anything else (a constraint holding tensors, a plain function) or where the check
+    cannot be traced: its ops then run one by one."""
+    owner = getattr(check, "__self__", None)
+    state = _static_state(owner) if isinstance(owner, _constraints.Constraint) else None
+    if state is None:
+        return None
+    key = (check.__func__, state)
+    found = _check_kernels.get(key, False)
+    if found is False:
+
+        def valid(a):
+            with tracing():
+                return check(Tensor._wrap(a)).all()._data
+
+        if len(_check_kernels) >= 4096:
+            _check_kernels.clear()
+        found = _check_kernels[key] = _or_ops(
+            key, check, dispatch.kernel(f"{type(owner).__name__.lstrip('_')}.check", valid)
+        )
+    return found
+
+
+def _or_ops(key, check, kernel):
+    """``kernel``; where it raises, ``check(value).all()`` op by op, which raises what is real
+    (a value of the wrong rank), or else shows the check cannot be traced (it reads a value on
+    the host): ``key`` then checks op by op for good."""
+
+    def run(value):
+        try:
+            return kernel(value)
+        except Exception:  # noqa: BLE001
+            ok = check(value).all()
+            _check_kernels[key] = None
+            return ok
+
+    return run
+
+
+def _static_state(obj, depth=0):
+    """A hashable summary of a constraint's attributes (each plain Python value with its type,
+    nested constraints summarized alike), or None if one is anything else (a tensor)."""
+    items = [type(obj)]
+    for v in vars(obj).values():
+        t = type(v)
+        if t in _PLAIN:
+            items.append((t, v))
+        elif depth < 4 and isinstance(v, _constraints.Constraint):
+            inner = _static_state(v, depth + 1)
+            if inner is None:
+                return None
+            items.append(inner)
+        else:
+            return None
+    return tuple(items)
+
+
+_PLAIN = frozenset((bool, int, float, str, type(None)))
+
+
+def one_kernel(method):
+    """A distribution method of Tensors (``log_prob``, ``entropy``) as ONE kernel
+    (``dispatch.kernel``) of the distribution's tensors and the method's tensor arguments,
+    differentiable: a policy's ``Categorical(logits).log_prob(action)`` is one op instead of six
+    (four of them views), and its backward one VJP. A method that checks its first argument
+    against the support (it calls ``_validate_sample``) has that check run first, as its own
+    kernel.
+
+    Used where the distribution holds only tensors and plain Python values (shapes, counts,
+    flags): one holding other objects (a base distribution, transforms with parameters of their
+    own), an argument that is not a tensor, a trace (``fjax.func``, ``nn.Graph``) or a method the
+    kernel cannot trace (it reads a value on the host) runs op by op, as written."""
+    name = method.__qualname__
+    validates = "_validate_sample" in method.__code__.co_names
+
+    @functools.wraps(method)
+    def fused(self, *args):
+        # (with validation off, ops' own value checks, such as gather's index bounds, must run:
+        # a kernel is traced, where they cannot)
+        if trace_state.depth or (validates and not self._validate_args):
+            return method(self, *args)
+        if not all(isinstance(a, Tensor) for a in args):
+            return method(self, *args)
+        names, tensors, static = [], [], [type(self), len(args)]
+        for k, v in vars(self).items():
+            t = type(v)
+            if isinstance(v, Tensor):
+                names.append(k)
+                tensors.append(v)
+            elif t in _PLAIN or t is Size:
+                static.append((k, t, v))
+            else:
+                return method(self, *args)
+        key = (method, tuple(names), tuple(static))
+        kernel = _method_kernels.get(key, False)
+        if kernel is None:
+            return method(self, *args)
+        if validates:
+            self._validate_sample(args[0])
+        if kernel is False:
+            if len(_method_kernels) >= 4096:
+                _method_kernels.clear()
+            kernel = _method_kernels[key] = dispatch.kernel(name, _shell_method(method, self, names), True)
+        try:
+            return kernel(*tensors, *args)
+        except Exception:  # noqa: BLE001 - op by op raises what is real; if it does not, the
+            out = method(self, *args)  # method cannot be traced: op by op from now on
+            _method_kernels[key] = None
+            return out
+
+    return fused
+
+
+_method_kernels: dict = {}  # (method, tensor attributes, plain attributes) -> kernel, or None
+
+
+def _shell_method(method, obj, names):
+    """``method`` as a pure function of the arrays of ``obj``'s tensor attributes ``names`` and
+    of its arguments: it runs on a shell of ``obj``'s class holding tracers in those tensors'
+    places and ``obj``'s plain values (which the kernel's key holds) elsewhere."""
+    cls, n = type(obj), len(names)
+    plain = {k: v for k, v in vars(obj).items() if k not in names}
+
+    def pure(*arrays):
+        shell = object.__new__(cls)
+        vars(shell).update(plain)
+        vars(shell).update(zip(names, (Tensor._wrap(a) for a in arrays[:n])))
+        shell._validate_args = False  # (checked before the kernel, on the values)
+        with tracing():
+            out = method(shell, *(Tensor._wrap(a) for a in arrays[n:]))
+        if type(out) is not Tensor:
+            raise TypeError(f"{method.__qualname__} returned {type(out).__name__}, not a Tensor")
+        return out._data
+
+    return pure
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
