@@ -377,3 +377,58 @@ def test_static_arguments_are_keyed_by_type_too():
     ours, theirs = fjax.tensor(x), torch.tensor(x)
     for args in ((1,), (True,), (1,), (False,), (0,)):
         np.testing.assert_allclose(ours.std(*args).numpy(), theirs.std(*args).numpy(), rtol=1e-5)
+
+
+# -- library code as one kernel (dispatch.kernel_of) -----------------------------------------
+def test_kernel_of_is_one_differentiable_op_per_call_pattern():
+    from fjax.dispatch import kernel_of
+
+    def affine(x, w, b, scale):
+        return (x @ w + b) * scale, None
+
+    fused = kernel_of("affine", affine)
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 2), (2,)))
+    fx, fw, fb = (fjax.tensor(a, requires_grad=True) for a in (x, w, b))
+    with fjax.profiler.profile() as prof:
+        out, none = fused(fx, fw, fb, 0.5)
+        out.sum().backward()
+    names = [e.key for e in prof.key_averages()]
+    assert none is None and "affine" in names and "matmul" not in names, names
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ((tx @ tw + tb) * 0.5).sum().backward()
+    for f, t in ((out, (tx @ tw + tb) * 0.5), (fx.grad, tx.grad), (fw.grad, tw.grad), (fb.grad, tb.grad)):
+        np.testing.assert_allclose(f.detach().numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # another plain value is another pattern (its own kernel); a bad shape raises fn's own error
+    np.testing.assert_allclose(fused(fx, fw, fb, 2.0)[0].detach().numpy(), ((x @ w + b) * 2.0), rtol=1e-5)
+    with pytest.raises(Exception, match="matmul"):
+        fused(fx, fjax.ones(3, 2), fb, 0.5)
+
+
+def test_kernel_of_runs_a_function_reading_the_host_as_written():
+    from fjax.dispatch import kernel_of
+
+    calls = []
+
+    def branchy(x):
+        calls.append(1)
+        return x * 2 if float(x.sum()) > 0 else -x
+
+    fused = kernel_of("branchy", branchy)
+    assert fused(fjax.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+    assert fused(fjax.tensor([-1.0, -2.0])).tolist() == [1.0, 2.0]  # not the first call's branch
+
+
+def test_functional_multi_head_attention_is_one_op_without_dropout():
+    q = fjax.randn(3, 2, 8)
+    w_in, w_out = fjax.randn(24, 8) * 0.3, fjax.randn(8, 8) * 0.3
+    args = (q, q, q, 8, 2, w_in, None, None, None, False)
+    with fjax.profiler.profile() as prof:
+        F.multi_head_attention_forward(*args, 0.0, w_out, None)
+    names = [e.key for e in prof.key_averages()]
+    assert names == ["multi_head_attention_forward"], names
+    # with dropout in training each call draws its own mask (op by op): two calls differ
+    fjax.manual_seed(0)
+    a = F.multi_head_attention_forward(*args, 0.5, w_out, None)[1]
+    b = F.multi_head_attention_forward(*args, 0.5, w_out, None)[1]
+    assert not np.allclose(a.numpy(), b.numpy())

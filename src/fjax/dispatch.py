@@ -30,6 +30,7 @@ from . import (
     _dims,
     _jax_compat,
     _lazy,
+    _tracing,
     ops,  # noqa: F401 - importing it fills the op table
 )
 from . import dtypes as _dt
@@ -1085,6 +1086,81 @@ def kernel(name: str, fn, differentiable: bool = False):
         return run(name, entry, list(leaves), differentiable)
 
     return call
+
+
+_PLAIN = frozenset((bool, int, float, str, type(None)))
+
+
+def kernel_of(name: str, fn):
+    """``fn``, a function of Tensors and plain Python values (numbers, strings, None) that
+    returns a Tensor or a tuple of Tensors and Nones, as ONE differentiable kernel per call
+    pattern (which arguments are Tensors; the plain values, which the pattern holds): ``fn`` is
+    traced once on tracer Tensors (``kernel``). A call with another kind of argument, inside a
+    trace, or of a pattern whose trace failed (``fn`` reads a value on the host) runs ``fn`` as
+    written; so does the call where the kernel raises, and ``fn``'s own error (a bad shape)
+    raises from there. ``fn`` must not draw random numbers (a trace would fix its draws).
+
+        >>> scaled = kernel_of("scaled", lambda x, w, alpha: (x @ w * alpha, None))
+        >>> scaled(fjax.ones(1, 2), fjax.ones(2, 2), 0.5)
+        (tensor([[1., 1.]], dtype=fjax.float32), None)
+    """
+    kernels: dict = {}  # call pattern -> (kernel, [output structure]), or None (op by op)
+
+    def call(*args):
+        if trace_state.depth:
+            return fn(*args)
+        pattern, tensors = [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                pattern.append(_LEAF)
+                tensors.append(a)
+            elif type(a) in _PLAIN:
+                pattern.append((type(a), a))
+            else:
+                return fn(*args)
+        key = tuple(pattern)
+        found = kernels.get(key, False)
+        if found is None:
+            return fn(*args)
+        if found is False:
+            if len(kernels) >= _MAX_ENTRIES:
+                kernels.clear()
+            found = kernels[key] = _traced_kernel(name, fn, key)
+        run_it, shape = found
+        try:
+            outs = run_it(*tensors)
+        except Exception:  # noqa: BLE001 - op by op raises what is real; if it does not, the
+            out = fn(*args)  # function cannot be traced: op by op from now on
+            kernels[key] = None
+            return out
+        outs = iter(outs if type(outs) is tuple else (outs,))
+        single, slots = shape[-1]
+        got = tuple(None if s is None else next(outs) for s in slots)
+        return got[0] if single else got
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = fn.__doc__
+    return call
+
+
+def _traced_kernel(name, fn, pattern):
+    """``(kernel, shape)`` for ``kernel_of``: ``shape`` receives the output structure (a single
+    Tensor or a tuple; where its Nones are) when the kernel is traced."""
+    shape: list = []
+
+    def pure(*arrays):
+        it = iter(arrays)
+        args = [Tensor._wrap(next(it)) if p is _LEAF else p[1] for p in pattern]
+        with _tracing.tracing():
+            out = fn(*args)
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        if not all(o is None or isinstance(o, Tensor) for o in outs):
+            raise TypeError(f"{name}: returned {type(out).__name__}, not Tensors")
+        shape[:] = [(single, tuple(None if o is None else 1 for o in outs))]
+        return tuple(o._data for o in outs if o is not None)
+
+    return kernel(name, pure, differentiable=True), shape
 
 
 _RUN_CODE, _APPLY_CODE = run.__code__, Node.apply.__code__

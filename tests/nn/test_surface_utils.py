@@ -55,7 +55,9 @@ def _check_call(fj, th, xf, xt, what):
 def _sgd_step(fj, th, xf, xt, what):
     optim.SGD(fj.parameters(), lr=0.1, momentum=0.9).step()
     torch.optim.SGD(th.parameters(), lr=0.1, momentum=0.9).step()
-    close(fj(xf), th(xt), f"{what}: forward after an SGD step", 1e-4, 1e-5)
+    # (atol at the outputs' scale, ~1: an element near 0 after the step carries the rounding of
+    # the whole row; a seed gave 1.4e-5 on 0.0286 with outputs up to 2.6)
+    close(fj(xf), th(xt), f"{what}: forward after an SGD step", 1e-4, 1e-4)
 
 
 def _state_keys(fj, th, what):

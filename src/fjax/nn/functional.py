@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _bucket, _lazy
+from .. import dispatch as _dispatch
 from ..autograd.grad_mode import no_grad
 from ..creation import arange as _arange
 from ..creation import empty_like as _empty_like
@@ -1323,6 +1324,22 @@ def multi_head_attention_forward(
         tensor([[[0.6698, 0.3302],
                  [0.3302, 0.6698]]], dtype=fjax.float32)
     """
+    args = (query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v)
+    args += (add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights)
+    args += (attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v)
+    args += (average_attn_weights, is_causal)
+    if training and dropout_p > 0.0:  # (a kernel's trace would fix the dropout's draws)
+        return _mha_forward(*args)
+    return _mha_kernel(*args)
+
+
+def _mha_forward(
+    query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+    add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights,
+    attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+    average_attn_weights, is_causal,
+):  # fmt: skip
+    """``multi_head_attention_forward``'s computation, op by op (its kernel traces this)."""
     name = "multi_head_attention_forward"
     if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
         raise ValueError(
@@ -1417,6 +1434,9 @@ def multi_head_attention_forward(
     if average_attn_weights:
         weights = weights.mean(dim=1)
     return out, weights if batched else weights.squeeze(0)
+
+
+_mha_kernel = _dispatch.kernel_of("multi_head_attention_forward", _mha_forward)  # without dropout: one op
 
 
 def grouped_mm(
