@@ -1091,9 +1091,9 @@ def kernel(name: str, fn, differentiable: bool = False):
 _PLAIN = frozenset((bool, int, float, str, type(None)))
 
 
-def kernel_of(name: str, fn):
+def kernel_of(name: str, fn, differentiable: bool = True):
     """``fn``, a function of Tensors and plain Python values (numbers, strings, None) that
-    returns a Tensor or a tuple of Tensors and Nones, as ONE differentiable kernel per call
+    returns a Tensor or a tuple of Tensors and Nones, as ONE kernel (``differentiable``) per call
     pattern (which arguments are Tensors; the plain values, which the pattern holds): ``fn`` is
     traced once on tracer Tensors (``kernel``). A call with another kind of argument, inside a
     trace, or of a pattern whose trace failed (``fn`` reads a value on the host) runs ``fn`` as
@@ -1125,7 +1125,7 @@ def kernel_of(name: str, fn):
         if found is False:
             if len(kernels) >= _MAX_ENTRIES:
                 kernels.clear()
-            found = kernels[key] = _traced_kernel(name, fn, key)
+            found = kernels[key] = _traced_kernel(name, fn, key, differentiable)
         run_it, shape = found
         try:
             outs = run_it(*tensors)
@@ -1143,7 +1143,7 @@ def kernel_of(name: str, fn):
     return call
 
 
-def _traced_kernel(name, fn, pattern):
+def _traced_kernel(name, fn, pattern, differentiable):
     """``(kernel, shape)`` for ``kernel_of``: ``shape`` receives the output structure (a single
     Tensor or a tuple; where its Nones are) when the kernel is traced."""
     shape: list = []
@@ -1158,9 +1158,9 @@ def _traced_kernel(name, fn, pattern):
         if not all(o is None or isinstance(o, Tensor) for o in outs):
             raise TypeError(f"{name}: returned {type(out).__name__}, not Tensors")
         shape[:] = [(single, tuple(None if o is None else 1 for o in outs))]
-        return tuple(o._data for o in outs if o is not None)
+        return out._data if single else tuple(o._data for o in outs if o is not None)  # (one output: one array)
 
-    return kernel(name, pure, differentiable=True), shape
+    return kernel(name, pure, differentiable), shape
 
 
 _RUN_CODE, _APPLY_CODE = run.__code__, Node.apply.__code__

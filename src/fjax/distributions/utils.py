@@ -13,7 +13,7 @@ import numpy as np
 from .. import _lazy, creation, dispatch
 from .. import dtypes as _dt
 from .. import random as _random
-from .._tracing import trace_state, tracing
+from .._tracing import trace_state
 from ..autograd.grad_mode import enable_grad
 from ..nn import functional as F
 from ..tensor import Size, Tensor
@@ -222,49 +222,27 @@ def _raise(error):
     raise error()
 
 
-_check_kernels: dict = {}  # (check's function, its constraint's state) -> kernel, or None
+_check_kernels: dict = {}  # (check's function, its constraint's state) -> kernel
 
 
 def _check_kernel(check):
-    """``lambda value: check(value).all()`` as one kernel (``dispatch.kernel``) where ``check``
-    is a constraint's method and the constraint holds only Python values (bounds, nested
-    constraints): the same kernel then serves every constraint of that type and state. None
-    for anything else (a constraint holding tensors, a plain function) or where the check
-    cannot be traced: its ops then run one by one."""
+    """``lambda value: check(value).all()`` as one kernel (``dispatch.kernel_of``) where
+    ``check`` is a constraint's method and the constraint holds only Python values (bounds,
+    nested constraints): the same kernel then serves every constraint of that type and state.
+    None for anything else (a constraint holding tensors, a plain function): its ops then run
+    one by one."""
     owner = getattr(check, "__self__", None)
     state = _static_state(owner) if isinstance(owner, _constraints.Constraint) else None
     if state is None:
         return None
     key = (check.__func__, state)
-    found = _check_kernels.get(key, False)
-    if found is False:
-
-        def valid(a):
-            with tracing():
-                return check(Tensor._wrap(a)).all()._data
-
+    found = _check_kernels.get(key)
+    if found is None:
         if len(_check_kernels) >= 4096:
             _check_kernels.clear()
-        found = _check_kernels[key] = _or_ops(
-            key, check, dispatch.kernel(f"{type(owner).__name__.lstrip('_')}.check", valid)
-        )
+        name = f"{type(owner).__name__.lstrip('_')}.check"
+        found = _check_kernels[key] = dispatch.kernel_of(name, lambda value: check(value).all(), False)
     return found
-
-
-def _or_ops(key, check, kernel):
-    """``kernel``; where it raises, ``check(value).all()`` op by op, which raises what is real
-    (a value of the wrong rank), or else shows the check cannot be traced (it reads a value on
-    the host): ``key`` then checks op by op for good."""
-
-    def run(value):
-        try:
-            return kernel(value)
-        except Exception:  # noqa: BLE001
-            ok = check(value).all()
-            _check_kernels[key] = None
-            return ok
-
-    return run
 
 
 def _static_state(obj, depth=0):
@@ -290,7 +268,7 @@ _PLAIN = frozenset((bool, int, float, str, type(None)))
 
 def one_kernel(method):
     """A distribution method of Tensors (``log_prob``, ``entropy``) as ONE kernel
-    (``dispatch.kernel``) of the distribution's tensors and the method's tensor arguments,
+    (``dispatch.kernel_of``) of the distribution's tensors and the method's tensor arguments,
     differentiable: a policy's ``Categorical(logits).log_prob(action)`` is one op instead of six
     (four of them views), and its backward one VJP. A method that checks its first argument
     against the support (it calls ``_validate_sample``) has that check run first, as its own
@@ -298,15 +276,13 @@ def one_kernel(method):
 
     Used where the distribution holds only tensors and plain Python values (shapes, counts,
     flags): one holding other objects (a base distribution, transforms with parameters of their
-    own), an argument that is not a tensor, a trace (``fjax.func``, ``nn.Graph``) or a method the
-    kernel cannot trace (it reads a value on the host) runs op by op, as written."""
-    name = method.__qualname__
+    own), an argument that is not a tensor, validation off (ops' own value checks, such as
+    gather's index bounds, must run: a kernel is traced, where they cannot), a trace
+    (``fjax.func``, ``nn.Graph``) or a method that reads the host runs op by op, as written."""
     validates = "_validate_sample" in method.__code__.co_names
 
     @functools.wraps(method)
     def fused(self, *args):
-        # (with validation off, ops' own value checks, such as gather's index bounds, must run:
-        # a kernel is traced, where they cannot)
         if trace_state.depth or (validates and not self._validate_args):
             return method(self, *args)
         if not all(isinstance(a, Tensor) for a in args):
@@ -322,47 +298,36 @@ def one_kernel(method):
             else:
                 return method(self, *args)
         key = (method, tuple(names), tuple(static))
-        kernel = _method_kernels.get(key, False)
+        kernel = _method_kernels.get(key)
         if kernel is None:
-            return method(self, *args)
-        if validates:
-            self._validate_sample(args[0])
-        if kernel is False:
             if len(_method_kernels) >= 4096:
                 _method_kernels.clear()
-            kernel = _method_kernels[key] = dispatch.kernel(name, _shell_method(method, self, names), True)
-        try:
-            return kernel(*tensors, *args)
-        except Exception:  # noqa: BLE001 - op by op raises what is real; if it does not, the
-            out = method(self, *args)  # method cannot be traced: op by op from now on
-            _method_kernels[key] = None
-            return out
+            kernel = _method_kernels[key] = dispatch.kernel_of(method.__qualname__, _on_shell(method, self, names))
+        if validates:
+            self._validate_sample(args[0])
+        return kernel(*tensors, *args)
 
     return fused
 
 
-_method_kernels: dict = {}  # (method, tensor attributes, plain attributes) -> kernel, or None
+_method_kernels: dict = {}  # (method, tensor attributes, plain attributes) -> kernel
 
 
-def _shell_method(method, obj, names):
-    """``method`` as a pure function of the arrays of ``obj``'s tensor attributes ``names`` and
-    of its arguments: it runs on a shell of ``obj``'s class holding tracers in those tensors'
+def _on_shell(method, obj, names):
+    """``method`` as a function of the values of ``obj``'s tensor attributes ``names`` and of
+    its arguments: it runs on a shell of ``obj``'s class holding those values in the tensors'
     places and ``obj``'s plain values (which the kernel's key holds) elsewhere."""
     cls, n = type(obj), len(names)
     plain = {k: v for k, v in vars(obj).items() if k not in names}
 
-    def pure(*arrays):
+    def call(*tensors):
         shell = object.__new__(cls)
         vars(shell).update(plain)
-        vars(shell).update(zip(names, (Tensor._wrap(a) for a in arrays[:n])))
+        vars(shell).update(zip(names, tensors[:n]))
         shell._validate_args = False  # (checked before the kernel, on the values)
-        with tracing():
-            out = method(shell, *(Tensor._wrap(a) for a in arrays[n:]))
-        if type(out) is not Tensor:
-            raise TypeError(f"{method.__qualname__} returned {type(out).__name__}, not a Tensor")
-        return out._data
+        return method(shell, *tensors[n:])
 
-    return pure
+    return call
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
