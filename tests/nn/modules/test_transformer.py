@@ -142,3 +142,21 @@ def test_default_init_matches_torch_scheme():
     th = torch.nn.MultiheadAttention(16, 4)
     copy_weights(fj, th)
     close(fj.in_proj_weight, th.in_proj_weight, "in_proj_weight after load", 0, 0)
+
+
+def test_attention_uses_out_proj_weights_without_calling_it():
+    fj, th = _pair(batch_first=True)
+    copy_weights(fj, th)
+    calls = []
+    fj.out_proj.register_forward_hook(lambda *a: calls.append(1))  # torch's MHA never calls out_proj
+    th.out_proj.register_forward_hook(lambda *a: calls.append(2))
+    x = rng(5).standard_normal((2, 4, 8)).astype(np.float32)
+    fx, tx = fjax.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    fo, fw = fj(fx, fx, fx)
+    (fo.sum() + fw.sum()).backward()
+    to, tw = th(tx, tx, tx)
+    (to.sum() + tw.sum()).backward()
+    assert calls == []
+    close(fo, to, "output", 1e-5, 1e-5)
+    close(fx.grad, tx.grad, "input grad", 1e-4, 1e-5)
+    close(fj.out_proj.weight.grad, th.out_proj.weight.grad, "out_proj grad", 1e-4, 1e-5)

@@ -248,7 +248,7 @@ class MultiheadAttention(Module):
         if self.dropout > 0.0:
             weights = F.dropout(weights, p=self.dropout, training=self.training)
         out = (weights @ v).transpose(1, 2).reshape(n, tgt_len, self.embed_dim)
-        out = self.out_proj(out)
+        out = F.linear(out, self.out_proj.weight, self.out_proj.bias)  # (as torch's: out_proj's hooks do not run)
 
         if not batched:
             out = out.squeeze(0)
