@@ -160,3 +160,38 @@ def test_attention_uses_out_proj_weights_without_calling_it():
     close(fo, to, "output", 1e-5, 1e-5)
     close(fx.grad, tx.grad, "input grad", 1e-4, 1e-5)
     close(fj.out_proj.weight.grad, th.out_proj.weight.grad, "out_proj grad", 1e-4, 1e-5)
+
+
+def test_attention_without_dropout_is_one_op_shared_by_every_instance():
+    import copy
+    import pickle
+
+    fj, th = _pair(batch_first=True)
+    copy_weights(fj, th)
+    x = rng(6).standard_normal((2, 4, 8)).astype(np.float32)
+    fx, tx = fjax.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with fjax.profiler.profile() as prof:
+        fo, fw = fj(fx, fx, fx)
+        (fo.sum() + fw.sum()).backward()
+    names = [e.key for e in prof.key_averages()]
+    assert "MultiheadAttention" in names and "matmul" not in names and "transpose" not in names, names
+    to, tw = th(tx, tx, tx)
+    (to.sum() + tw.sum()).backward()
+    close(fw, tw, "weights", 1e-5, 1e-5)
+    close(fx.grad, tx.grad, "input grad", 1e-4, 1e-5)
+    close(fj.in_proj_weight.grad, th.in_proj_weight.grad, "in_proj grad", 1e-4, 1e-5)
+    # a new instance and a deep copy reuse the kernel: nothing compiles
+    twin, fresh = copy.deepcopy(fj), nn.MultiheadAttention(8, 2, batch_first=True)
+    before = fjax.profiler.compile_count()
+    close(twin(fx, fx, fx)[1], tw, "a copy's weights", 1e-5, 1e-5)
+    fresh(fx, fx, fx)
+    assert fjax.profiler.compile_count() == before
+    # a setting the computation reads is part of the kernel's key
+    for m in (fj, th):
+        m.num_heads, m.head_dim = 4, 2
+    close(fj(fx, fx, fx)[1], th(tx, tx, tx)[1], "weights with 4 heads", 1e-5, 1e-5)
+    close(pickle.loads(pickle.dumps(fresh))(fx, fx, fx)[0], fresh(fx, fx, fx)[0].detach(), "unpickled", 1e-6, 1e-6)
+    # attention dropout in training draws a mask per call (op by op)
+    drop = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True)
+    a, b = drop(fx, fx, fx)[1], drop(fx, fx, fx)[1]
+    assert not np.allclose(a.detach().numpy(), b.detach().numpy())

@@ -7,6 +7,7 @@ import copy
 import math
 from typing import Any, Callable
 
+from ... import dispatch as _dispatch
 from ...creation import empty, full, zeros
 from ...dispatch import functions as _F
 from ...dtypes import bool as bool_
@@ -211,6 +212,18 @@ class MultiheadAttention(Module):
             raise module_error(
                 self, "is_causal=True needs attn_mask (the causal mask itself); is_causal is only a hint, as in torch"
             )
+        args = (query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, batched)
+        if type(self) is not MultiheadAttention or (self.dropout > 0.0 and self.training):
+            return self._attend(*args)  # (a kernel's trace would fix the dropout's draws)
+        # one kernel for every instance (``_attention``), per call pattern: which inputs are the
+        # same tensor, the plain arguments and the settings the computation reads
+        same_qk, same_kv = key is query, value is key
+        config = tuple(getattr(self, n) for n in _ATTENTION_CONFIG)
+        params = [getattr(self, n) for n in _ATTENTION_PARAMS] + [self.out_proj.weight, self.out_proj.bias]
+        return _attention(query, None if same_qk else key, None if same_kv else value, *args[3:], *config, *params)
+
+    def _attend(self, query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights, batched):
+        """The attention after ``forward``'s checks, op by op (``_attention`` traces it)."""
         if not batched:  # work batch-first: (N, L, E)
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
             key_padding_mask = key_padding_mask.unsqueeze(0) if key_padding_mask is not None else None
@@ -287,6 +300,41 @@ class MultiheadAttention(Module):
             kpm = key_padding_mask.reshape(n, 1, 1, src_len)
             mask = kpm if mask is None else mask + kpm
         return mask
+
+
+_ATTENTION_CONFIG = ("embed_dim", "kdim", "vdim", "_qkv_same_embed_dim", "num_heads", "head_dim", "batch_first")
+_ATTENTION_CONFIG += ("add_zero_attn", "dropout", "training")
+_ATTENTION_PARAMS = (
+    "in_proj_weight",
+    "in_proj_bias",
+    "q_proj_weight",
+    "k_proj_weight",
+    "v_proj_weight",
+    "bias_k",
+    "bias_v",
+)
+
+
+def _attend(query, key, value, key_padding_mask, need_weights, attn_mask, average, batched, *rest):
+    """``MultiheadAttention._attend`` as a function of its inputs, the settings it reads
+    (``_ATTENTION_CONFIG``) and its parameters: it runs on a shell module holding them, so the
+    kernel (``_attention``) serves every instance (a new model, a deep copy) alike."""
+    n = len(_ATTENTION_CONFIG)
+    shell, out_proj = object.__new__(MultiheadAttention), object.__new__(Linear)
+    for m in (shell, out_proj):
+        Module.__init__(m)
+    for name, v in zip(_ATTENTION_CONFIG, rest[:n]):
+        object.__setattr__(shell, name, v)
+    params = rest[n:]
+    shell._parameters.update(zip(_ATTENTION_PARAMS, params))
+    out_proj._parameters.update(weight=params[-2], bias=params[-1])
+    shell._modules["out_proj"] = out_proj
+    key = query if key is None else key
+    value = key if value is None else value
+    return shell._attend(query, key, value, key_padding_mask, need_weights, attn_mask, average, batched)
+
+
+_attention = _dispatch.kernel_of("MultiheadAttention", _attend)
 
 
 def _activation(activation: str | Callable) -> Callable:
