@@ -263,7 +263,7 @@ def _static_state(obj, depth=0):
     return tuple(items)
 
 
-_PLAIN = frozenset((bool, int, float, str, type(None)))
+_PLAIN = dispatch._PLAIN  # (the plain Python values a kernel's key may hold)
 
 
 def one_kernel(method):
