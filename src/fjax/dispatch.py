@@ -1060,11 +1060,7 @@ class _Kernel:
     def __init__(self, fn):
         self.pure, self.jit, self.vjps = fn, _jit(fn), {}
 
-    def vjp(self, diff_idx):
-        f = self.vjps.get(diff_idx)
-        if f is None:
-            f = self.vjps[diff_idx] = _jit(_vjp_without_inputs(self.pure, diff_idx))
-        return f
+    vjp = _Entry.vjp  # (per set of inputs that take gradients, the jitted VJP, kept)
 
 
 def kernel(name: str, fn, differentiable: bool = False):

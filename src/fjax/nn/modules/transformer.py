@@ -315,7 +315,7 @@ _ATTENTION_PARAMS = (
 )
 
 
-def _attend(query, key, value, key_padding_mask, need_weights, attn_mask, average, batched, *rest):
+def _attend_on_shell(query, key, value, key_padding_mask, need_weights, attn_mask, average, batched, *rest):
     """``MultiheadAttention._attend`` as a function of its inputs, the settings it reads
     (``_ATTENTION_CONFIG``) and its parameters: it runs on a shell module holding them, so the
     kernel (``_attention``) serves every instance (a new model, a deep copy) alike."""
@@ -334,7 +334,7 @@ def _attend(query, key, value, key_padding_mask, need_weights, attn_mask, averag
     return shell._attend(query, key, value, key_padding_mask, need_weights, attn_mask, average, batched)
 
 
-_attention = _dispatch.kernel_of("MultiheadAttention", _attend)
+_attention = _dispatch.kernel_of("MultiheadAttention", _attend_on_shell)
 
 
 def _activation(activation: str | Callable) -> Callable:
