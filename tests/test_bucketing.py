@@ -321,6 +321,35 @@ def test_variable_batch_training_matches_torch_and_compiles_per_bucket():
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
 
 
+def test_a_new_bucket_borrows_a_larger_one_it_ran_then_gets_its_own(monkeypatch):
+    """A size whose bucket never ran runs, for its bucket's first ``_RENT`` calls, at the smallest
+    larger bucket the family ran at (at most ``_REUSE`` times as large): a step that compiles
+    nothing, with torch's numbers; from then on at its own bucket (one compile)."""
+    from fjax import _bucket
+
+    monkeypatch.setattr(_bucket, "_RENT", 2)
+    f, t = _mlp_pair(int(RNG.integers(1 << 30)))
+    f_opt, t_opt = fjax.optim.SGD(f.parameters(), lr=1e-2), torch.optim.SGD(t.parameters(), lr=1e-2)
+
+    def step(n):
+        _train_step_both(((fjax, f, f_opt), (torch, t, t_opt)), _x(n, 6), RNG.integers(0, 4, n), n)
+
+    for n in (5, 7, 33, 40, 47, 36, 38, 45, 44, 41):  # three unpadded, then bucket 48 only
+        step(n)
+    before, padded = fjax.profiler.compile_count(), fjax.profiler.bucket_stats()["padded_elements"]
+    step(20)  # bucket 24: borrows 48 (28 padding rows of 6 at the first Linear)
+    step(17)
+    assert fjax.profiler.compile_count() == before
+    assert fjax.profiler.bucket_stats()["padded_elements"] - padded >= (28 + 31) * 6
+    step(23)  # bucket 24's third call: its own bucket
+    assert fjax.profiler.compile_count() > before
+    step(9)  # bucket 12: 48 is four times as large, 24 is nearer
+    for (name, p), q in zip(f.named_parameters(), t.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    key = next(k for k in _bucket._ran if k[0].op.name == "linear")
+    assert _bucket._ran[key][24] == -1 and _bucket._ran[key][12] == 1
+
+
 def test_a_few_fixed_batch_sizes_met_far_apart_never_pad():
     """Code with a few fixed shapes that one op meets in turn (a rollout's batch every step, an
     update's batch of the whole rollout, an evaluation's single row) runs unpadded: its sizes

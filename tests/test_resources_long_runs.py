@@ -519,6 +519,7 @@ BOUNDED = {
     "_bucket:_noted": "entries with sizes: one per op entry",
     "_bucket:_resized_entries": "cleared at 4096",
     "_bucket:_masks": "cleared at 4096",
+    "_bucket:_ran": "cleared at 4096 and at restart()",
     "_bucket:@_padder": "per bucket size (log of the largest batch)",
     "_bucket:_grown": "cleared at 4096 and at restart()",
     "_bucket:_live": "cleared at 64 and at restart()",

@@ -6,7 +6,8 @@ step would compile every op again at every new size. An op that declares its row
 and has met new sizes of that dimension in three different steps (backward passes or host
 reads) at most 16 apart runs from then on with it padded to a bucket size
 (``bucket``: powers of two and their 1.5x midpoints, ``fjax.config.bucket_sizes`` /
-``bucket_floor``): one kernel per bucket instead of one per size.
+``bucket_floor``): one kernel per bucket instead of one per size. A new bucket first borrows a
+larger one its family ran at (``_reuse``), so a batch drawn anew each step stops compiling.
 
 - Its result is a ``Padded`` value (``fjax._lazy``): the tensor shows the real shape, and holds
   the padded array. The next op that declares rows takes the padded array as it is, so a chain
@@ -338,6 +339,7 @@ def forget() -> None:
     for entry in _noted:
         entry.sizes, entry.bucketing, entry.last = None, False, None
     _noted.clear()
+    _ran.clear()
 
 
 _lazy.restarted.append(forget)
@@ -388,6 +390,33 @@ def note(entry, arrays) -> None:
         steps = sizes[family] = {}  # size -> the step it first came in
     if _keeps_changing(steps, n):
         _pad_family(entry, family)
+
+
+_ran: dict = {}  # (op entry, family) -> {bucket: its calls that ran at a larger one; -1 once it ran at its own}
+_REUSE = 4  # a new size runs at a larger bucket its family ran at, up to this many times its own ...
+_RENT = 16  # ... for its bucket's first calls, then at its own bucket
+
+
+def _reuse(key, size: int) -> int:
+    """The bucket a family's padded call runs at (``size``: its own bucket). A bucket the family
+    never ran at borrows, for its first ``_RENT`` calls, the smallest bucket it did run at that is
+    at most ``_REUSE`` times as large, trading padded rows for a compile; from then on it runs at
+    its own (the waste of a size that keeps coming is bounded, a rare size never compiles). A loop
+    whose batch size is drawn anew each step stops compiling once its warm-up met a few buckets:
+    the borrowed bucket's step (backward and optimizer update included) is a program it has."""
+    ran = _ran.get(key)
+    if ran is None:
+        if len(_ran) >= 4096:
+            _ran.clear()
+        ran = _ran[key] = {}
+    calls = ran.get(size, 0)
+    if calls >= 0:
+        larger = [b for b, c in ran.items() if c < 0 and size < b <= _REUSE * size]
+        if larger and calls < _RENT:
+            ran[size] = calls + 1
+            return min(larger)
+        ran[size] = -1
+    return size
 
 
 def _pad_family(entry, family) -> None:
@@ -456,12 +485,13 @@ def run(name, entry, leaves, differentiable, linear, padded):
         return None
     if rows.when is not None and not rows.when(spec.statics, _described(leaves, spec.positions)):
         return None
+    size = bucket(n)
     if not padded:  # pads only a family whose batch kept changing
         bucketing = entry.bucketing
         found = _family(spec, [getattr(x, "_meta", x) for x in leaves])
         if not bucketing or found is None or found[1] not in bucketing:
             return None
-    size = bucket(n)
+        size = _reuse((entry, found[1]), size)
     for i in batched:  # a padded input keeps its size where it holds more (``count_bucket``'s held bucket)
         a = getattr(leaves[i], "_meta", None)
         if type(a) is Padded and a.array.shape[0] > size:
