@@ -289,12 +289,16 @@ def _recorded_ops(t) -> list[str]:
 
 @pytest.mark.parametrize("steps", [3, 40])
 def test_one_op_per_layer_and_direction(steps):
-    """Eager: each layer-direction is one recorded tape node, whatever the sequence length."""
+    """Eager: the module is one recorded tape node whatever the sequence length (its layers and
+    directions one kernel); with dropout between layers in training, or packed input, each
+    layer-direction is one node."""
     x = fjax.randn(steps, 2, IN, requires_grad=True)
     out, _ = GRU(IN, H, num_layers=2)(x)
-    assert _recorded_ops(out) == ["gru_layer", "gru_layer"]
+    assert _recorded_ops(out) == ["rnn_layers"]
     out, _ = LSTM(IN, H, bidirectional=True)(x)
-    assert _recorded_ops(out) == ["cat", "lstm_layer", "lstm_layer"]
+    assert _recorded_ops(out) == ["rnn_layers"]
+    out, _ = GRU(IN, H, num_layers=2, dropout=0.5)(x)
+    assert sorted(_recorded_ops(out)) == ["dropout", "gru_layer", "gru_layer"]
 
 
 def test_cudnn_wrapper_layout(monkeypatch):
@@ -367,3 +371,34 @@ def test_packed_sequence_inside_graph():
     out, (th_h, _) = th(packed)
     close(fy, torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)[0], "graph packed output", *TOL["float32"])
     close(fh, th_h, "graph packed h_n", *TOL["float32"])
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_a_decoder_step_is_one_op_with_torch_gradients(mode):
+    """A module called once per token with the last state (a seq2seq decoder) dispatches one op
+    per call (``_stacked``: no split of the states, no stack), the same kernel for every call, and
+    gives torch's outputs and gradients, the initial state's included."""
+    gen = np.random.default_rng()
+    t = getattr(torch.nn, mode)(4, 3, num_layers=2, batch_first=True)
+    f = {"LSTM": LSTM, "GRU": GRU}[mode](4, 3, num_layers=2, batch_first=True)
+    f.load_state_dict({k: fjax.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    h0 = gen.standard_normal((2, 5, 3)).astype(np.float32)
+    xs = gen.standard_normal((3, 5, 1, 4)).astype(np.float32)
+    fh0, th0 = fjax.tensor(h0, requires_grad=True), torch.tensor(h0, requires_grad=True)
+    fh, th = ((fh0, fh0 * 0.5), (th0, th0 * 0.5)) if mode == "LSTM" else (fh0, th0)
+    f_loss = t_loss = 0
+    with fjax.profiler.profile() as prof:
+        for x in xs:
+            fo, fh = f(fjax.tensor(x), fh)
+            f_loss = f_loss + fo.sum()
+    names = [e.key for e in prof.key_averages()]
+    assert "rnn_layers" in names and "unbind" not in names and "stack" not in names, names
+    for x in xs:
+        to, th = t(torch.tensor(x), th)
+        t_loss = t_loss + to.sum()
+    f_loss.backward()
+    t_loss.backward()
+    np.testing.assert_allclose(f_loss.item(), t_loss.item(), rtol=1e-5)
+    np.testing.assert_allclose(fh0.grad.numpy(), th0.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for (name, p), q in zip(f.named_parameters(), t.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)

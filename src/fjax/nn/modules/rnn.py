@@ -14,6 +14,7 @@ import warnings
 
 from ...creation import empty, tensor, zeros
 from ...dispatch import functions as _F
+from ...dispatch import kernel_of
 from ...errors import OpError
 from ...ops import _checks
 from ...tensor import Tensor
@@ -252,40 +253,21 @@ class RNNBase(Module):
             states.append(h)
         return states
 
-    def _layer(self, x, states, weights, lengths_t, reverse: bool, batch_first: bool):
-        """One layer in one direction: ONE op call; returns ``(output, final states)``."""
-        w_ih, w_hh = weights[:2]
-        b_ih, b_hh = weights[2:4] if self.bias else (None, None)
-        static = dict(reverse=reverse, batch_first=batch_first, unroll=self.unroll)
-        if self.mode == "LSTM":
-            w_hr = weights[-1] if self.proj_size else None
-            out, h, c = _F.lstm_layer(x, *states, w_ih, w_hh, b_ih, b_hh, w_hr, lengths_t, **static)
-            return out, (h, c)
-        op = {"GRU": _F.gru_layer, "RNN_TANH": _F.rnn_tanh_layer, "RNN_RELU": _F.rnn_relu_layer}[self.mode]
-        out, h = op(x, states[0], w_ih, w_hh, b_ih, b_hh, lengths_t, **static)
-        return out, (h,)
-
     def _run(self, input, hx):
-        """The layer loop: ``(output, [h_n] or [h_n, c_n])`` with torch's packing and batching."""
+        """The layer loop: ``(output, [h_n] or [h_n, c_n])`` with torch's packing and batching.
+        Without packing or dropout between layers it is one kernel (``_stacked``): a decoder that
+        calls the module once per token dispatches one op, not a split of the states, the layers
+        and a stack."""
         x, lengths, batch_first, unbatched, states = self._prepare(input, hx)
-        lengths_t = None if lengths is None else tensor(lengths)
-        per_state = [None if s is None else s.unbind(0) for s in states]
-        finals = [[] for _ in states]
         directions = 2 if self.bidirectional else 1
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(directions):
-                k = layer * directions + direction
-                init_k = [None if s is None else s[k] for s in per_state]
-                weights = [getattr(self, n) for n in self._all_weights[k]]
-                out, new = self._layer(x, init_k, weights, lengths_t, direction == 1, batch_first)
-                outs.append(out)
-                for acc, s in zip(finals, new):
-                    acc.append(s)
-            x = outs[0] if directions == 1 else _F.cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        finals = [_F.stack(f, 0) for f in finals]
+        weights = [getattr(self, n) for names in self._all_weights for n in names]
+        config = (self.mode, self.num_layers, directions, self.unroll, batch_first)
+        if lengths is None and not (self.dropout and self.training and self.num_layers > 1):
+            out, *finals = _stacked(*config, unbatched, len(states), x, *states, *weights)
+            return out, finals
+        dropout = self.dropout if self.training else 0.0
+        lengths_t = None if lengths is None else tensor(lengths)
+        x, finals = _stack(*config, dropout, lengths_t, x, states, weights)
         if isinstance(input, PackedSequence):
             x = PackedSequence(padded_to_packed(x, packed_batch_sizes(input)), *input[1:])
             if input.unsorted_indices is not None:
@@ -294,6 +276,52 @@ class RNNBase(Module):
             x = x.squeeze(1)
             finals = [f.squeeze(1) for f in finals]
         return x, finals
+
+
+def _stack(mode, num_layers, directions, unroll, batch_first, dropout, lengths_t, x, states, weights):
+    """The layers of a recurrent module on time/batch input ``x``: ``(output, final states)``,
+    each layer and direction ONE op call. ``states``: the initial states (``None``: zeros), each
+    ``(num_layers * directions, batch, size)``; ``weights``: every layer's and direction's, in
+    torch's order (``w_ih, w_hh[, b_ih, b_hh][, w_hr]``)."""
+    per_state = [None if s is None else s.unbind(0) for s in states]
+    finals = [[] for _ in states]
+    per_k = len(weights) // (num_layers * directions)
+    for layer in range(num_layers):
+        outs = []
+        for direction in range(directions):
+            k = layer * directions + direction
+            init_k = [None if s is None else s[k] for s in per_state]
+            w = weights[k * per_k : (k + 1) * per_k]
+            biases = w[2:4] if per_k >= 4 else (None, None)
+            static = dict(reverse=direction == 1, batch_first=batch_first, unroll=unroll)
+            if mode == "LSTM":
+                w_hr = w[-1] if per_k % 2 else None
+                out, h, c = _F.lstm_layer(x, *init_k, w[0], w[1], *biases, w_hr, lengths_t, **static)
+                new = (h, c)
+            else:
+                op = {"GRU": _F.gru_layer, "RNN_TANH": _F.rnn_tanh_layer, "RNN_RELU": _F.rnn_relu_layer}[mode]
+                out, h = op(x, init_k[0], w[0], w[1], *biases, lengths_t, **static)
+                new = (h,)
+            outs.append(out)
+            for acc, s in zip(finals, new):
+                acc.append(s)
+        x = outs[0] if directions == 1 else _F.cat(outs, -1)
+        if dropout and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    return x, [_F.stack(f, 0) for f in finals]
+
+
+def _stacked_layers(mode, num_layers, directions, unroll, batch_first, unbatched, n_states, x, *tensors):
+    """``_stack`` without packing or dropout, as ``(output, *final states)``, unbatched squeezed."""
+    x, finals = _stack(
+        mode, num_layers, directions, unroll, batch_first, 0.0, None, x, tensors[:n_states], tensors[n_states:]
+    )
+    if unbatched:
+        return (x.squeeze(1), *(f.squeeze(1) for f in finals))
+    return (x, *finals)
+
+
+_stacked = kernel_of("rnn_layers", _stacked_layers)
 
 
 class RNN(RNNBase):
