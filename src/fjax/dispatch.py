@@ -1092,7 +1092,7 @@ def kernel_of(name: str, fn, differentiable: bool = True):
     returns a Tensor or a tuple of Tensors and Nones, as ONE kernel (``differentiable``) per call
     pattern (which arguments are Tensors; the plain values, which the pattern holds): ``fn`` is
     traced once on tracer Tensors (``kernel``). A call with another kind of argument, inside a
-    trace, or of a pattern whose trace failed (``fn`` reads a value on the host) runs ``fn`` as
+    trace or autocast, or of a pattern whose trace failed (``fn`` reads a value on the host) runs ``fn`` as
     written; so does the call where the kernel raises, and ``fn``'s own error (a bad shape)
     raises from there. ``fn`` must not draw random numbers (a trace would fix its draws).
 
@@ -1103,7 +1103,7 @@ def kernel_of(name: str, fn, differentiable: bool = True):
     kernels: dict = {}  # call pattern -> (kernel, [output structure]), or None (op by op)
 
     def call(*args):
-        if trace_state.depth:
+        if trace_state.depth or _amp_flag.on:  # (under autocast its ops cast as written)
             return fn(*args)
         pattern, tensors = [], []
         for a in args:

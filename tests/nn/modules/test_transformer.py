@@ -195,3 +195,17 @@ def test_attention_without_dropout_is_one_op_shared_by_every_instance():
     drop = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True)
     a, b = drop(fx, fx, fx)[1], drop(fx, fx, fx)[1]
     assert not np.allclose(a.detach().numpy(), b.detach().numpy())
+
+
+def test_attention_kernel_steps_aside_under_autocast():
+    """The attention's kernel was traced outside autocast; under autocast its matmuls cast as
+    torch's do (``kernel_of`` runs the function as written there)."""
+    fj, th = _pair(batch_first=True)
+    copy_weights(fj, th)
+    x = rng(7).standard_normal((2, 4, 8)).astype(np.float32)
+    fx, tx = fjax.tensor(x), torch.tensor(x)
+    fj(fx, fx, fx)
+    with fjax.autocast("cpu", dtype=fjax.bfloat16), torch.autocast("cpu", dtype=torch.bfloat16):
+        fo, to = fj(fx, fx, fx)[0], th(tx, tx, tx)[0]
+    assert str(fo.dtype).split(".")[-1] == str(to.dtype).split(".")[-1] == "bfloat16"
+    close(fo.float(), to.float(), "bfloat16 output", 2e-2, 2e-2)
