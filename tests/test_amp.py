@@ -181,6 +181,46 @@ def test_grads_reach_float32_parameters_as_torch():
     np.testing.assert_allclose(y.float().numpy(), ty.float().detach().numpy(), rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize(
+    "cls, kwargs, packed",
+    [
+        ("LSTM", {}, False),
+        ("LSTM", {"bidirectional": True, "batch_first": True}, False),
+        ("LSTM", {}, True),  # torch: packed input leaves oneDNN's layer (float32 outputs)
+        ("GRU", {}, False),
+        ("RNN", {}, False),
+    ],
+)
+def test_recurrent_modules_under_cpu_autocast_as_torch(cls, kwargs, packed):
+    """Output and final-state dtypes of a 2-layer recurrent module under CPU autocast, and its
+    outputs and gradients within bfloat16's tolerance of torch's: an LSTM runs lower (torch's
+    oneDNN layer), a GRU keeps float32, a packed LSTM float32."""
+    x = _arr(4, 3, 5) if not kwargs.get("batch_first") else _arr(3, 4, 5)
+    mods = []
+    for lib in (fjax, torch):
+        lib.manual_seed(0)
+        mods.append(getattr(lib.nn, cls)(5, 6, num_layers=2, **kwargs))
+    with torch.no_grad():
+        for p, tp in zip(mods[0].parameters(), mods[1].parameters()):
+            tp.copy_(torch.tensor(p.detach().numpy()))
+    results = []
+    for lib, mod in zip((fjax, torch), mods):
+        inp = lib.tensor(x)
+        if packed:
+            inp = lib.nn.utils.rnn.pack_padded_sequence(inp, [4, 3, 2])
+        region = autocast if lib is fjax else torch.autocast
+        with region("cpu"):
+            out, state = mod(inp)
+        out = out.data if packed else out
+        states = state if isinstance(state, tuple) else (state,)
+        (out.float().sum() + sum(s.float().sum() for s in states)).backward()
+        results.append((out, states, [p.grad for p in mod.parameters()]))
+    (out, states, grads), (t_out, t_states, t_grads) = results
+    assert [_name(t.dtype) for t in (out, *states)] == [_name(t.dtype) for t in (t_out, *t_states)]
+    for a, b in zip((out, *states, *grads), (t_out, *t_states, *t_grads)):
+        np.testing.assert_allclose(a.float().numpy(), b.float().detach().numpy(), rtol=5e-2, atol=5e-2)
+
+
 def test_weight_cast_cache_one_cast_per_region():
     lin = nn.Linear(3, 3)
     x = fjax.randn(2, 3)

@@ -12,7 +12,11 @@ non-float Tensors are never cast, Python numbers never) before it runs:
   dtypes, as ``cat`` and ``index_copy``, then run on mixed inputs);
 - ``BANNED``: raise (CUDA's ``binary_cross_entropy``: use ``binary_cross_entropy_with_logits``);
 - ``(FP32_IF, param, values)``: ``FP32`` when the argument ``param`` is one of ``values``
-  (``pad`` in reflect/replicate mode on CPU, ``interpolate``'s upsampling modes on CUDA).
+  (``pad`` in reflect/replicate mode on CPU, ``interpolate``'s upsampling modes on CUDA);
+- ``(LOWER_IF_UNSET, params)``: ``LOWER`` when the call passes None (or nothing) for every one
+  of ``params``. CPU's ``lstm_layer``: torch runs an LSTM on CPU as oneDNN's layer
+  (``mkldnn_rnn_layer``, a lower-precision op) unless it has a projection or packed input, and
+  then composes it from ops whose gates' products alone run lower (float32 output).
 
 Every other op runs on what it is given, so mixed inputs promote as usual. The lists are torch
 2.13's (``aten/src/ATen/autocast_mode.cpp``) mapped to fjax op names. Where fjax has one op for
@@ -34,6 +38,7 @@ FP32_OPT = "fp32_set_opt_dtype"
 PROMOTE = "promote"
 BANNED = "banned"
 FP32_IF = "fp32_if"
+LOWER_IF_UNSET = "lower_if_unset"
 
 _CPU_LOWER = (
     "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d bmm mm linalg_vecdot baddbmm addmm "
@@ -82,6 +87,7 @@ def _table(**lists) -> dict:
 
 CPU = _table(**{LOWER: _CPU_LOWER, FP32: _CPU_FP32, PROMOTE: _CPU_PROMOTE})
 CPU["pad"] = (FP32_IF, "mode", frozenset({"reflect", "replicate"}))
+CPU["lstm_layer"] = (LOWER_IF_UNSET, ("w_hr", "lengths"))
 
 CUDA = _table(**{LOWER: _CUDA_LOWER, FP32: _CUDA_FP32, FP32_OPT: _CUDA_FP32_OPT, PROMOTE: _CUDA_PROMOTE})
 CUDA["binary_cross_entropy"] = BANNED

@@ -19,7 +19,7 @@ import numpy as np
 from .._tracing import trace_state
 from ..autograd.grad_mode import _state as _grad_state
 from ..tensor import Tensor, _Above
-from ._policy import BANNED, BANNED_MESSAGES, FP32, FP32_OPT, LOWER, POLICIES, PROMOTE
+from ._policy import BANNED, BANNED_MESSAGES, FP32, FP32_OPT, LOWER, LOWER_IF_UNSET, POLICIES, PROMOTE
 
 __all__ = ["POLICIES", "cast", "flag", "state"]
 
@@ -107,6 +107,8 @@ def _argument(op, args, kwargs, param):
 
 def _resolve(policy, op, args, kwargs):
     """A policy as its plain kind for this call (None: no cast)."""
+    if type(policy) is tuple and policy[0] == LOWER_IF_UNSET:  # (LOWER_IF_UNSET, params)
+        return None if any(_argument(op, args, kwargs, p) is not None for p in policy[1]) else LOWER
     if type(policy) is tuple:  # (FP32_IF, param, values)
         _, param, values = policy
         value = _argument(op, args, kwargs, param)
