@@ -398,7 +398,8 @@ def test_a_decoder_step_is_one_op_with_torch_gradients(mode):
         t_loss = t_loss + to.sum()
     f_loss.backward()
     t_loss.backward()
-    np.testing.assert_allclose(f_loss.item(), t_loss.item(), rtol=1e-5)
+    # a sum of 45 outputs of size ~1: its error is absolute, not relative to a sum near 0
+    np.testing.assert_allclose(f_loss.item(), t_loss.item(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fh0.grad.numpy(), th0.grad.numpy(), rtol=1e-4, atol=1e-5)
     for (name, p), q in zip(f.named_parameters(), t.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
