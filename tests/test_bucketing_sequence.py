@@ -497,3 +497,27 @@ def test_a_growing_cat_with_an_empty_1d_tensor_matches_torch():
         got = fjax.cat([fjax.cat([got, fjax.tensor(col)], 1), fjax.zeros(0)], 1)
         want = torch.cat([torch.cat([want, torch.tensor(col)], 1), torch.zeros(0)], 1)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_generation_after_a_longer_one_compiles_at_bucket_edges_only(bench):
+    """nanoGPT's generate from a 24-token prompt, then from an 8-token one (a user sampling twice):
+    the second run's short lengths have buckets of their own, not yet run, while larger ones ran.
+    Its position embedding (``wpe(arange(T))``: rows that are the sequence) pads to the growing
+    sequence's bucket, so the two meet in one kernel; borrowing the larger bucket a batch would
+    (``_bucket._reuse``) made every length a new kernel (a compile per token)."""
+    module, _, on_fjax = bench
+    import fjax.mock_torch as mock_torch
+
+    compiles = []
+    with mock_torch.enable():
+        for prompt in (24, 8):
+            gen = on_fjax.decode(dict(module.QUICK, prompt=prompt), prompt, 40)
+            next(gen)
+            compiles.append([])
+            for out in gen:
+                before = fjax.profiler.compile_count()
+                out.tolist()
+                compiles[-1].append(fjax.profiler.compile_count() - before)
+    second = compiles[1]
+    assert sum(1 for c in second if c) <= 10, second  # lengths 9..48: the edges of buckets 12, 16, 24
+    assert sum(second[-16:]) <= 2, str(compiles)  # lengths 33..48: buckets the first run ran

@@ -491,7 +491,8 @@ def run(name, entry, leaves, differentiable, linear, padded):
         found = _family(spec, [getattr(x, "_meta", x) for x in leaves])
         if not bucketing or found is None or found[1] not in bucketing:
             return None
-        size = _reuse((entry, found[1]), size)
+        if n not in _live:  # (a real length of padded dims made lately: their bucket, so the two meet)
+            size = _reuse((entry, found[1]), size)
     for i in batched:  # a padded input keeps its size where it holds more (``count_bucket``'s held bucket)
         a = getattr(leaves[i], "_meta", None)
         if type(a) is Padded and a.array.shape[0] > size:
