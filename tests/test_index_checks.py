@@ -81,6 +81,25 @@ def test_fuzzed_indices_match_torch(name):
     assert raised, f"{name}: no trial went out of range"
 
 
+def test_an_index_that_passed_still_raises_against_a_smaller_dim():
+    """An index tensor used every step is read on the host once per range it passed
+    (``indexing._passed``): the same tensor against a smaller dim, or a new tensor, still raises
+    torch's error, for every op family that checks (getitem, index_select, gather)."""
+    idx = fjax.tensor(np.arange(6))
+    big, small = fjax.randn(8, 8), fjax.randn(5, 5)
+    for _ in range(2):
+        assert big[idx].shape == (6, 8) and big.index_select(1, idx).shape == (8, 6)
+        assert big.gather(1, idx.expand(8, 6)).shape == (8, 6)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 5"):
+        small[idx]
+    with pytest.raises(IndexError, match="out of"):
+        small.index_select(1, idx)
+    with pytest.raises(IndexError, match="out of"):
+        small.gather(1, idx.expand(5, 6))
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        big[fjax.tensor([0, 9])]
+
+
 def test_bool_mask_of_the_wrong_shape_raises():
     x = fjax.zeros(4, 3)
     with pytest.raises(IndexError, match=r"shape of the mask \[2\] at index 0 does not match"):

@@ -10,6 +10,7 @@ integer arrays select first, then numpy's rule for the array indices).
 from __future__ import annotations
 
 import functools
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -59,12 +60,34 @@ def _check_range(index, lo, hi, exc, message, ignore=None):
     if isinstance(index, _lazy.Padded):
         values = _padded_host(index, lo, hi, exc, message, ignore)
     else:
+        known = type(index) is _lazy._ARRAY
+        if known:
+            seen = _passed.get(id(index))
+            if seen is not None and seen[0]() is index and (lo, hi, ignore) in seen[1]:
+                return
         values = _host(index)
     if values is not None and ignore is not None:
         values = values[values != ignore]
     v = _first_outside(values, lo, hi)
     if v is not None:
         raise exc(message(v))
+    if not isinstance(index, _lazy.Padded) and known and values is not None:
+        _remember(index, (lo, hi, ignore))
+
+
+# id(concrete index array) -> (a weak reference to it, the ranges it passed): a JAX array never
+# changes, so an index used every step (a fixed training split, ``x[idx_train]``) is read on the
+# host once per range, not once per call
+_passed: dict = {}
+
+
+def _remember(index, bounds) -> None:
+    seen = _passed.get(id(index))
+    if seen is None or seen[0]() is not index:
+        if len(_passed) >= 1024:
+            _passed.clear()
+        seen = _passed[id(index)] = (weakref.ref(index), set())
+    seen[1].add(bounds)
 
 
 def _padded_host(index, lo, hi, exc, message, ignore):
