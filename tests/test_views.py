@@ -478,3 +478,51 @@ def test_setitem_drops_the_values_leading_size_one_dims_as_torch():
         ours[index] = fjax.tensor(value)
         theirs[index] = torch.tensor(value)
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_row_writes_as_torch_for_every_alias_and_version():
+    """``buf[i] = row`` (ints, a row of its shape and dtype, no history: a rollout buffer) writes
+    the storage directly: views taken before see it, the version bumps as torch's, a saved tensor
+    written later fails its backward, negative ints and views of a buffer work, and an expanded
+    tensor's rows all see it."""
+    rng = np.random.default_rng()
+    a = rng.standard_normal((5, 3, 4)).astype(np.float32)
+    row = rng.standard_normal(4).astype(np.float32)
+    for lib in (fjax, torch):
+        buf = lib.tensor(a.copy())
+        before, part = buf[1], buf[1:4]
+        v0 = buf._version
+        buf[1, 2] = lib.tensor(row)
+        buf[-1, 0] = lib.tensor(row * 2)
+        part[2, 1] = lib.tensor(row * 3)  # buf[3, 1]
+        assert buf._version == v0 + 3
+        if lib is fjax:
+            got = (buf.numpy(), before.numpy(), part.numpy())
+        else:
+            want = (buf.numpy(), before.numpy(), part.numpy())
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    for lib in (fjax, torch):
+        w = lib.ones(4, requires_grad=True)
+        buf = lib.zeros(2, 4)
+        y = (w * buf[0]).sum()
+        buf[0] = lib.ones(4)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+        e = lib.zeros(4).expand(3, 4)  # (rows that share memory: every row sees the write)
+        e[1] = lib.arange(4.0)
+        np.testing.assert_array_equal(e.numpy(), np.tile(np.arange(4.0), (3, 1)))
+
+
+def test_a_row_write_records_one_op():
+    """Under eager fusion ``buf[i] = row`` records the write alone (no read of the view ``buf[i]``
+    before it): a rollout loop's writes cost one recorded op each."""
+    buf, row = fjax.zeros(6, 8), fjax.ones(8)
+    buf.sum().item()
+    (buf * 2).sum()  # opens a segment
+    seg = fjax._lazy._local.seg
+    n = len(seg.ops)
+    for i in range(4):
+        buf[i] = row
+    assert len(seg.ops) - n == 4
+    assert buf.sum().item() == 32.0

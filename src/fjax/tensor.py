@@ -1354,6 +1354,8 @@ class Tensor:
 
     def __setitem__(self, index, value):
         arrays, template = _index(self, index, "setitem")
+        if not arrays and _write_row(self, template, value):
+            return
         if not arrays:  # basic indexing: torch's self[index].copy_(value), at a dynamic offset
             view = _f().getitem(self, arrays, template)
             if view._st is not None and view._st is self._st:
@@ -1368,6 +1370,38 @@ class Tensor:
     def __getitem__(self, index):
         arrays, template = _index(self, index)
         return _f().getitem(self, arrays, template)
+
+
+def _write_row(t: Tensor, template: tuple, value) -> bool:
+    """``t[i, j, ...] = value`` for Python ints and a value of the row's shape and dtype, where
+    neither side has history: the value written into the storage at the row's offset (one recorded
+    write, as ``copy_`` makes), without building the view ``t[i]`` (a read) first. A rollout
+    buffer or a cache filled row by row. False where the general path must run."""
+    if (
+        type(value) is not Tensor
+        or trace_state.depth
+        or t._requires_grad
+        or value._requires_grad
+        or (t._st is not None and t._vbase is not None and t._vbase._requires_grad)
+    ):
+        return False
+    data, v = t._meta, value._meta
+    if type(data) not in _PLAIN or type(v) not in _PLAIN or v.dtype != data.dtype:
+        return False
+    shape, strides, offset = t._geometry()
+    k = len(template)
+    if v.shape != shape[k:] or any(type(i) is not int for i in template) or _views.overlaps(shape, strides):
+        return False
+    for d, i in enumerate(template):
+        offset += (i % shape[d]) * strides[d]
+    st = t._storage()
+    st.array = _lazy.then(_views.storage_writer(shape[k:], strides[k:]), (st.array, v, offset), always=True)
+    st.gen = next(_GENERATIONS)
+    t._vc[0] += 1
+    return True
+
+
+_PLAIN = (_lazy._ARRAY, Pending)  # values a row write takes as they are (not meta, padded or traced)
 
 
 def _stop_gradient(data):
