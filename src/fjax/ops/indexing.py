@@ -57,21 +57,21 @@ def _check_range(index, lo, hi, exc, message, ignore=None):
                 ok = ok | (index == ignore)
             traced_check(jnp.all(ok), message("?") + " (checked inside a compiled graph)", exc)
         return
+    known = type(index) is _lazy._ARRAY  # (a concrete array: its values never change)
+    if known:
+        seen = _passed.get(id(index))
+        if seen is not None and seen[0]() is index and (lo, hi, ignore) in seen[1]:
+            return
     if isinstance(index, _lazy.Padded):
         values = _padded_host(index, lo, hi, exc, message, ignore)
     else:
-        known = type(index) is _lazy._ARRAY
-        if known:
-            seen = _passed.get(id(index))
-            if seen is not None and seen[0]() is index and (lo, hi, ignore) in seen[1]:
-                return
         values = _host(index)
     if values is not None and ignore is not None:
         values = values[values != ignore]
     v = _first_outside(values, lo, hi)
     if v is not None:
         raise exc(message(v))
-    if not isinstance(index, _lazy.Padded) and known and values is not None:
+    if known and values is not None:
         _remember(index, (lo, hi, ignore))
 
 
