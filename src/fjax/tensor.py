@@ -33,6 +33,7 @@ from .device import device as _device
 from .device import from_jax as _device_of
 from .errors import OpError
 from .ops import views as _views
+from .profiler import _state as _pstate
 
 _GENERATIONS = itertools.count()
 
@@ -1376,10 +1377,12 @@ def _write_row(t: Tensor, template: tuple, value) -> bool:
     """``t[i, j, ...] = value`` for Python ints and a value of the row's shape and dtype, where
     neither side has history: the value written into the storage at the row's offset (one recorded
     write, as ``copy_`` makes), without building the view ``t[i]`` (a read) first. A rollout
-    buffer or a cache filled row by row. False where the general path must run."""
+    buffer or a cache filled row by row. False where the general path must run (also under the
+    profiler, whose events name the view and the ``copy_``)."""
     if (
         type(value) is not Tensor
         or trace_state.depth
+        or _pstate.on
         or t._requires_grad
         or value._requires_grad
         or (t._st is not None and t._vbase is not None and t._vbase._requires_grad)
