@@ -195,6 +195,8 @@ def test_recurrent_modules_under_cpu_autocast_as_torch(cls, kwargs, packed):
     """Output and final-state dtypes of a 2-layer recurrent module under CPU autocast, and its
     outputs and gradients within bfloat16's tolerance of torch's: an LSTM runs lower (torch's
     oneDNN layer), a GRU keeps float32, a packed LSTM float32."""
+    if cls == "LSTM" and not packed and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip("torch's oneDNN LSTM layer has no bfloat16 on this CPU (torch raises under autocast)")
     x = _arr(4, 3, 5) if not kwargs.get("batch_first") else _arr(3, 4, 5)
     mods = []
     for lib in (fjax, torch):

@@ -502,6 +502,7 @@ BOUNDED = {
     "_lazy:_wired": "cleared at _MAX_SEEN",
     "_lazy:_cuts": "cleared at _MAX_CUTS and by restart()",
     "ops/indexing:_real_shapes": "cleared at 4096 entries",
+    "ops/indexing:_passed": "cleared at 1024 index arrays; each holds a weak reference and its ranges",
     "_lazy:_open": "segments not flushed yet: one per thread",
     "_lazy:_split": "2 * _MAX_PROGRAMS",
     "_lazy:restarted": "listeners registered at import",
