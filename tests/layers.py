@@ -13,6 +13,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "base",
         [
             "errors",
+            "_public",
             "dtypes",
             "device",
             "env",

@@ -167,3 +167,37 @@ def test_cli_sets_argv_name_and_path(tmp_path):
     )
     out = _run_cli(str(script), "a", "--b", cwd=str(PROGRAMS)).stdout.splitlines()[-1]
     assert json.loads(out) == [[str(script), "a", "--b"], "__main__", "fjax", 7]
+
+
+def _torch_texts(torch, x, i):
+    """What a program prints or compares: dtypes, shapes, type names, tensors, grad_fn."""
+    y = x.log_softmax(0)
+    return [
+        str(x.dtype),
+        repr(torch.float16),
+        str(x.shape),
+        x.type(),
+        i.type(),
+        torch.typename(x),
+        repr(torch.FloatTensor),
+        repr(x.detach()),
+        repr(i),
+        repr(i.int()),
+        repr(torch.tensor([True, False])),
+        repr(torch.zeros(0, 2)),
+        repr(x.detach().double()),
+        repr(torch.max(x.detach().reshape(2, 1), 0)),
+        repr(torch.ones(2, requires_grad=True)),
+        repr(y),
+    ]
+
+
+def test_reprs_and_type_names_print_torch_names_while_enabled():
+    x, i = [0.5, -1.25], [3, 1]
+    want = _torch_texts(real_torch, real_torch.tensor(x, requires_grad=True), real_torch.tensor(i))
+    with mock_torch.enable():
+        import torch
+
+        got = _torch_texts(torch, torch.tensor(x, requires_grad=True), torch.tensor(i))
+    assert got == want
+    assert str(fjax.float32) == "fjax.float32" and repr(fjax.ones(1)) == "tensor([1.], dtype=fjax.float32)"  # off again

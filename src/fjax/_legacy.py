@@ -3,6 +3,7 @@ use to build tensors, to convert them (``x.type(torch.LongTensor)``) and in ``is
 
 from __future__ import annotations
 
+from . import _public
 from . import dtypes as _dt
 from .tensor import Tensor
 
@@ -15,7 +16,7 @@ class _TypedTensorMeta(type):
         return Tensor(*args, dtype=cls.dtype, device=device)
 
     def __repr__(cls) -> str:
-        return f"<class 'fjax.{cls.__name__}'>"
+        return f"<class '{_public.NAME}.{cls.__name__}'>"
 
 
 def _typed(name: str, dtype) -> type:
@@ -61,8 +62,8 @@ def type_name(t: Tensor) -> str:
     """``Tensor.type()``: ``fjax.FloatTensor`` and the like."""
     for name, cls in TYPES.items():
         if cls.dtype == t.dtype:
-            return f"fjax.{name}"
-    return f"fjax.{type(t).__name__}"
+            return f"{_public.NAME}.{name}"
+    return f"{_public.NAME}.{type(t).__name__}"
 
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):

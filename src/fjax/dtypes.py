@@ -7,6 +7,8 @@ import builtins
 import jax.numpy as jnp
 import numpy as np
 
+from . import _public
+
 
 class dtype:  # noqa: N801 - torch's name
     """A tensor element type, e.g. ``fjax.float32``. ``np.dtype(fjax.float32)`` works.
@@ -65,7 +67,7 @@ class dtype:  # noqa: N801 - torch's name
         return self.dtype.itemsize
 
     def __repr__(self):
-        return f"fjax.{self.name}"
+        return f"{_public.NAME}.{self.name}"
 
     def __eq__(self, other):
         if isinstance(other, dtype):
@@ -199,7 +201,7 @@ class layout:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"fjax.{self.name}"
+        return f"{_public.NAME}.{self.name}"
 
 
 strided = layout("strided")
@@ -223,7 +225,7 @@ class memory_format:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"fjax.{self.name}"
+        return f"{_public.NAME}.{self.name}"
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -152,7 +152,7 @@ def _describe(x) -> str:
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is None or dtype is None:
         return type(x).__name__
-    return f"{str(dtype).replace('fjax.', '')}{list(shape)}"
+    return f"{str(dtype).rpartition('.')[2]}{list(shape)}"
 
 
 class _Why:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _indexing, _jax_compat, _lazy
+from . import _indexing, _jax_compat, _lazy, _public
 from . import dtypes as _dt
 from ._dims import PaddedDims
 from ._lazy import Padded, Pending
@@ -1490,7 +1490,7 @@ class Size(tuple):
     """
 
     def __repr__(self):
-        return f"fjax.Size({list(self)})"
+        return f"{_public.NAME}.Size({list(self)})"
 
     def numel(self) -> int:
         """The number of elements of a tensor of this shape.
@@ -1683,6 +1683,13 @@ def _as_index_tensor(i):
     return Tensor._wrap(_jax_compat.host_to_device(np.array(a, np.int64, order="C")))
 
 
+def _torch_omits_dtype(d) -> bool:
+    """torch's repr leaves out the default float dtype, its complex, int64 and bool (OneFlow,
+    and fjax, always print the dtype)."""
+    default = _dt.get_default_dtype()
+    return d in (default, _dt.complex128 if default == _dt.float64 else _dt.complex64, _dt.int64, _dt.bool)
+
+
 def _repr(t: Tensor) -> str:
     data = t._data
     if isinstance(data, jax.core.Tracer):
@@ -1696,7 +1703,7 @@ def _repr(t: Tensor) -> str:
         body = tensor_str(a, len("tensor("))
         if a.size == 0 and a.ndim != 1:
             body += f", size={tuple(a.shape)}"
-    extra = f", dtype={t.dtype}"
+    extra = "" if _public.NAME == "torch" and _torch_omits_dtype(t.dtype) else f", dtype={t.dtype}"
     if not isinstance(data, (jax.core.Tracer, MetaArray)) and t.is_global:  # as OneFlow prints one
         extra = f", placement={t.placement}, sbp={t.sbp}" + extra
     if t._node is not None:

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding
 
-from .. import _lazy
+from .. import _lazy, _public
 from .. import profiler as _profiler
 from .._config import config
 from .._tracing import trace_state
@@ -125,6 +125,8 @@ class Node:
         self.inputs = tuple(real(x) if type(x) is _lazy.Pending else x for x in self.inputs)
 
     def __repr__(self):
+        if _public.NAME == "torch":  # torch's class names: log_softmax -> <LogSoftmaxBackward0>
+            return f"<{''.join(p[:1].upper() + p[1:] for p in self.name.split('_'))}Backward0>"
         return f"<{self.name}Backward>"
 
 

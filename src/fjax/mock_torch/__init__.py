@@ -29,6 +29,8 @@ import os
 import sys
 import types
 
+from .. import _public
+
 __all__ = ["MockTorchError", "disable", "enable", "is_enabled"]
 
 _ENV = "FJAX_MOCK_TORCH"
@@ -222,6 +224,7 @@ def enable(lazy: bool = False):
         _state.saved = {name: sys.modules.pop(name) for name in [n for n in sys.modules if _is_torch(n)]}
         _state.finder = _Finder()
         sys.meta_path.insert(0, _state.finder)
+        _public.NAME = "torch"  # reprs print torch.float32, torch.Size, torch.FloatTensor
     return _Enabled(was_enabled, was_lazy)
 
 
@@ -232,6 +235,7 @@ def disable() -> None:
     if _state.finder in sys.meta_path:
         sys.meta_path.remove(_state.finder)
     _state.finder = None
+    _public.NAME = "fjax"
     for name in [n for n in sys.modules if _is_torch(n)]:
         del sys.modules[name]
     for name, placeholder in _state.placeholders.items():  # the import system bound them on fjax modules

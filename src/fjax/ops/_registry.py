@@ -11,6 +11,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import _public
+
 OPS: dict[str, "OpDef"] = {}
 ALIASES: dict[str, str] = {}
 """alias name -> the name of the op it is an alias of (``OpDef.aliases``, inverted)."""
@@ -263,7 +265,7 @@ def _named_tuple(name: str, fields: tuple) -> type:
 
     def __repr__(self):
         items = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"fjax.return_types.{name}(\n{items})"
+        return f"{_public.NAME}.return_types.{name}(\n{items})"
 
     cls.__repr__ = __repr__
     return cls
