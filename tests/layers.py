@@ -14,6 +14,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "errors",
             "_public",
+            "version",
+            "types",
             "dtypes",
             "device",
             "env",
@@ -44,6 +46,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "autograd/graph",
             "autograd/variable",
             "autograd/gradcheck",
+            "autograd/profiler",
         ],
     ),
     ("dispatch", ["dispatch", "_bucket", "amp/", "asyncs/"]),
@@ -82,9 +85,12 @@ LAYERS: list[tuple[str, list[str]]] = [
             "utils/checkpoint",
             "utils/data/",
             "utils/benchmark/",
+            "utils/dlpack",
+            "overrides",
+            "multiprocessing",
         ],
     ),
-    ("nn, optim", ["nn/", "optim/", "distributions/", "_toplevel", "_aten_extra"]),
+    ("nn, optim", ["nn/", "optim/", "distributions/", "_toplevel", "_aten_extra", "utils/hooks"]),
     (
         "transforms",
         [
@@ -95,6 +101,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "distributed/checkpoint",
             "distributed/pipeline",
             "serialization",
+            "hub",
+            "utils/model_zoo",
         ],
     ),
     (
@@ -104,6 +112,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "__main__",
             "compiler",
             "_dynamo",
+            "jit",
             "mock_torch/",
             "framework/",
             "_C",

@@ -38,6 +38,7 @@ CASES = [
     "mock_actor_critic",
     "mock_wgan_gp",
     "mock_pinn",
+    "mock_scripted_vit",
 ]
 
 

@@ -81,7 +81,7 @@ from .random import (  # noqa: E402
 )
 from .tensor import Size, Tensor  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # while mock_torch is on: fjax.version.TORCH, the torch release fjax follows
 
 _methods.install()
 globals().update(
@@ -211,6 +211,7 @@ from ._misc import (  # noqa: E402
     FatalError,
     OutOfMemoryError,
     Stream,
+    _assert,
     asarray,
     cond,
     frombuffer,
@@ -270,7 +271,16 @@ from . import (  # noqa: E402 - OneFlow's internals namespaces flow._C, flow._on
     _C,
     _oneflow_internal,
     compiler,  # noqa: E402 - torch.compiler
+    hub,
+    jit,
+    multiprocessing,
+    overrides,
+    types,
+    version,
 )
 from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from .compiler import compile  # noqa: E402 - torch.compile
 from .dtypes import legacy_contiguous_format  # noqa: E402
+from .nn import attention as _attention  # noqa: E402,F401 - torch.nn.attention is bound after `import torch`
+from .utils import hooks as _hooks  # noqa: E402,F401 - and so is torch.utils.hooks
+from .utils.dlpack import from_dlpack  # noqa: E402 - torch.from_dlpack

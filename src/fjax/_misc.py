@@ -595,6 +595,20 @@ class FatalError(Exception):
     """
 
 
+def _assert(condition, message):
+    """torch._assert: ``assert condition, message`` that also runs under ``python -O`` (a tensor
+    condition is read on the host).
+
+    Example::
+
+        >>> fjax._assert(fjax.tensor(True), "never raised")
+    """
+    if type(condition) is not bool and hasattr(condition, "item"):
+        condition = bool(condition)
+    if not condition:
+        raise AssertionError(message)
+
+
 def thread_safe_generator():
     """The random generator for code running in a DataLoader worker thread
     (torch.thread_safe_generator): torch gives thread workers their own Generator and returns

@@ -874,6 +874,17 @@ class Tensor:
             raise TypeError(_META_NUMPY)
         return np.array(data, dtype=dtype)  # writable, as numpy expects
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack protocol (``np.from_dlpack(t)``, ``jax.numpy.from_dlpack(t)``): a capsule of
+        the values; a tensor that requires grad must be detached first, as in torch."""
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        kwargs = {"max_version": max_version} if max_version is not None else {}
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
     def item(self):
         """The value of a one-element tensor as a Python number.
 

@@ -9,6 +9,7 @@ recorded only: fjax's attention is one XLA computation with no kernel choice to 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 
 import jax
@@ -96,3 +97,29 @@ enable_flash_sdp, flash_sdp_enabled = _switch("flash")
 enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _switch("mem_efficient")
 enable_math_sdp, math_sdp_enabled = _switch("math")
 enable_cudnn_sdp, cudnn_sdp_enabled = _switch("cudnn")
+
+
+@contextlib.contextmanager
+def sdp_kernel(
+    enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True, enable_cudnn: bool = True
+):
+    """torch's deprecated ``sdp_kernel``: set the four attention switches for the block, restore
+    them after (``fjax.nn.attention.sdpa_kernel`` is the current form).
+
+    Example::
+
+        >>> with fjax.backends.cuda.sdp_kernel(enable_flash=False):
+        ...     fjax.backends.cuda.flash_sdp_enabled()
+        False
+    """
+    saved = dict(_sdp)
+    try:
+        _sdp.update(
+            flash=bool(enable_flash),
+            math=bool(enable_math),
+            mem_efficient=bool(enable_mem_efficient),
+            cudnn=bool(enable_cudnn),
+        )
+        yield
+    finally:
+        _sdp.update(saved)

@@ -165,6 +165,7 @@ class _State:
         self.lazy = False
         self.saved: dict[str, types.ModuleType] = {}  # the real torch modules set aside
         self.placeholders: dict[str, _Placeholder] = {}
+        self.version = None  # fjax.__version__, set aside while torch.__version__ reads torch's
 
 
 _state = _State()
@@ -219,12 +220,14 @@ def enable(lazy: bool = False):
     was_enabled, was_lazy = is_enabled(), _state.lazy
     _state.lazy = bool(lazy)
     if not was_enabled:
-        import fjax  # noqa: F401 - torch's top-level module must exist before the first import
+        import fjax  # torch's top-level module must exist before the first import
 
         _state.saved = {name: sys.modules.pop(name) for name in [n for n in sys.modules if _is_torch(n)]}
         _state.finder = _Finder()
         sys.meta_path.insert(0, _state.finder)
         _public.NAME = "torch"  # reprs print torch.float32, torch.Size, torch.FloatTensor
+        # a program's version gates take the branches of the torch release fjax follows
+        _state.version, fjax.__version__ = fjax.__version__, fjax.version.TORCH
     return _Enabled(was_enabled, was_lazy)
 
 
@@ -236,6 +239,7 @@ def disable() -> None:
         sys.meta_path.remove(_state.finder)
     _state.finder = None
     _public.NAME = "fjax"
+    sys.modules["fjax"].__version__ = _state.version
     for name in [n for n in sys.modules if _is_torch(n)]:
         del sys.modules[name]
     for name, placeholder in _state.placeholders.items():  # the import system bound them on fjax modules

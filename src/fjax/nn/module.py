@@ -38,9 +38,12 @@ _hook_ids = itertools.count()
 class RemovableHandle:
     """Returned by ``register_*_hook``: ``handle.remove()`` unregisters the hook."""
 
-    def __init__(self, *hook_dicts: dict):
+    def __init__(self, *hook_dicts: dict, extra_dict=None):
         self.id = next(_hook_ids)
-        self._dicts = hook_dicts
+        extra = (
+            () if extra_dict is None else tuple(extra_dict) if isinstance(extra_dict, (list, tuple)) else (extra_dict,)
+        )
+        self._dicts = hook_dicts + extra  # (torch's extra_dict: more dicts the id is removed from)
 
     def remove(self) -> None:
         modules_changed[0] += 1

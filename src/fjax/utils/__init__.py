@@ -2,6 +2,6 @@
 (``fjax.utils.checkpoint``), as ``torch.utils``, and OneFlow's ``global_view`` (``to_global``/``to_local``
 of nested inputs, ``global_mode``)."""
 
-from . import benchmark, checkpoint, data, global_view
+from . import benchmark, checkpoint, data, dlpack, global_view
 
-__all__ = ["benchmark", "checkpoint", "data", "global_view"]
+__all__ = ["benchmark", "checkpoint", "data", "dlpack", "global_view"]

@@ -1,0 +1,246 @@
+"""torch's smaller namespaces that programs import at the top (``torch.jit``, ``torch.hub``,
+``torch.version``, ``torch.nn.attention``, ``torch.utils.hooks``, ``torch.utils.dlpack``,
+``torch.autograd.profiler``, ``torch.multiprocessing``, ``torch.overrides``, ``torch.types``):
+each against real torch where torch's behaviour can run here."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import typing
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import fjax
+import fjax.mock_torch as mock_torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def _gelu(x):
+    return x * 0.5 * (1.0 + (x * 0.70710678).erf())
+
+
+def test_jit_script_and_trace_give_torchs_numbers():
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
+    want = torch.jit.script(_gelu)(torch.from_numpy(x)).numpy()
+    got = fjax.jit.script(_gelu)(fjax.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    m = fjax.nn.Linear(5, 2)
+    assert fjax.jit.trace(m, fjax.tensor(x)) is m and fjax.jit.trace_module(m, {"forward": fjax.tensor(x)}) is m
+    with pytest.raises(RuntimeError):  # a model that cannot run its example inputs fails at the trace
+        fjax.jit.trace(m, fjax.ones(4, 3))
+
+
+def test_jit_decorators_and_predicates():
+    for decorator in (
+        fjax.jit.unused,
+        fjax.jit.export,
+        fjax.jit.ignore,
+        fjax.jit.ignore(drop=True),
+        fjax.jit.interface,
+    ):
+        assert decorator(_gelu) is _gelu
+    assert not fjax.jit.is_scripting() and not fjax.jit.is_tracing()
+    assert fjax.jit.annotate(typing.List[int], [1]) == [1] and fjax.jit.Final is typing.Final
+    for obj, kind in [
+        ([1, 2], typing.List[int]),
+        ({"a": fjax.ones(1)}, typing.Dict[str, fjax.Tensor]),
+        ((1, "a"), typing.Tuple[int, str]),
+        ([1, "a"], typing.List[int]),
+        (None, typing.Optional[int]),
+    ]:
+        real_kind = kind if "Tensor" not in str(kind) else typing.Dict[str, torch.Tensor]
+        real_obj = obj if not isinstance(obj, dict) else {"a": torch.ones(1)}
+        assert fjax.jit.isinstance(obj, kind) == torch.jit.isinstance(real_obj, real_kind), (obj, kind)
+    future = fjax.jit.fork(lambda a, b: a + b, 2, b=3)
+    assert fjax.jit.wait(future) == 5
+    failed = fjax.jit.fork(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        failed.wait()
+    for fn in (fjax.jit.save, fjax.jit.load):
+        with pytest.raises(NotImplementedError, match="TorchScript"):
+            fn(fjax.nn.Linear(1, 1), "x.pt") if fn is fjax.jit.save else fn("x.pt")
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("2.13.0", "2.9"),
+        ("2.13.0", (2, 13)),
+        ("2.13.0", (2, 14)),
+        ("2.13.0+cpu", "2.13.0"),
+        ("1.10.0", "1.9.1"),
+        ("2.0.0", "2"),
+    ],
+)
+def test_torch_version_compares_as_torchs(a, b):
+    from torch.torch_version import TorchVersion
+
+    mine, theirs = fjax.version.TorchVersion(a), TorchVersion(a)
+    for op in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__"):
+        assert getattr(mine, op)(b) == getattr(theirs, op)(b), (a, op, b)
+
+
+def test_torch_version_under_mock_torch_is_the_release_fjax_follows():
+    own = fjax.__version__
+    with mock_torch.enable():
+        import torch as mocked
+
+        assert mocked.__version__ == torch.__version__.split("+")[0] and mocked.__version__ >= "2.0"
+        assert mocked.version.cuda is None
+    assert fjax.__version__ == own
+
+
+def test_hub_downloads_once_and_checks_the_hash(tmp_path):
+    import fjax.utils.model_zoo
+
+    src = tmp_path / "weights.pt"
+    fjax.save({"w": fjax.arange(3.0)}, src)
+    cache = tmp_path / "cache"
+    sd = fjax.hub.load_state_dict_from_url(src.as_uri(), model_dir=str(cache), progress=False)
+    assert sd["w"].tolist() == [0.0, 1.0, 2.0] and (cache / "weights.pt").exists()
+    src.unlink()  # cached: no second download
+    assert fjax.utils.model_zoo.load_url(src.as_uri(), model_dir=str(cache))["w"].tolist() == [0.0, 1.0, 2.0]
+    good = tmp_path / "m-00000000.pt"
+    fjax.save({"w": fjax.ones(1)}, good)
+    with pytest.raises(RuntimeError, match="invalid hash value"):
+        fjax.hub.load_state_dict_from_url(
+            good.as_uri(), model_dir=str(tmp_path / "c2"), check_hash=True, progress=False
+        )
+    assert not (tmp_path / "c2" / good.name).exists()  # nothing half-written is left
+    digest = hashlib.sha256(good.read_bytes()).hexdigest()[:8]
+    named = tmp_path / f"m-{digest}.pt"
+    named.write_bytes(good.read_bytes())
+    assert fjax.hub.load_state_dict_from_url(
+        named.as_uri(), model_dir=str(tmp_path / "c3"), check_hash=True, progress=False
+    )["w"].tolist() == [1.0]
+    with pytest.raises(NotImplementedError, match="GitHub"):
+        fjax.hub.load("pytorch/vision", "resnet18")
+
+
+def test_sdpa_kernel_sets_the_switches_for_the_block_as_torch():
+    from torch.nn.attention import SDPBackend as TB
+    from torch.nn.attention import sdpa_kernel as torch_kernel
+
+    from fjax.nn.attention import SDPBackend, sdpa_kernel
+
+    def switches(mod):
+        return [getattr(mod.backends.cuda, f"{n}_sdp_enabled")() for n in ("flash", "mem_efficient", "math", "cudnn")]
+
+    q = np.random.default_rng(1).normal(size=(2, 2, 5, 4)).astype(np.float32)
+    with torch_kernel([TB.MATH, TB.CUDNN_ATTENTION]):
+        want_switches = switches(torch)
+        want = torch.nn.functional.scaled_dot_product_attention(*[torch.from_numpy(q)] * 3).numpy()
+    with sdpa_kernel([SDPBackend.MATH, SDPBackend.CUDNN_ATTENTION]):
+        got_switches = switches(fjax)
+        got = fjax.nn.functional.scaled_dot_product_attention(*[fjax.tensor(q)] * 3).numpy()
+    assert got_switches == want_switches and switches(fjax) == switches(torch)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="SDPBackend"):
+        with sdpa_kernel(["math"]):
+            pass
+    with fjax.backends.cuda.sdp_kernel(enable_flash=False, enable_math=True):
+        assert switches(fjax) == [False, True, True, True]
+    assert switches(fjax) == [True, True, True, True]
+
+
+def test_removable_handle_with_an_extra_dict():
+    hooks, extra = OrderedDict(), OrderedDict()
+    h = fjax.utils.hooks.RemovableHandle(hooks, extra_dict=extra)
+    hooks[h.id], extra[h.id] = print, True
+    with h:
+        pass
+    assert not hooks and not extra
+
+
+def test_dlpack_round_trips_with_numpy_and_torch():
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    t = fjax.utils.dlpack.from_dlpack(x)
+    x[0, 0] = 99.0  # values are copied: a later write on the other side is not seen
+    assert t.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and t.dtype == fjax.float32
+    assert fjax.from_dlpack(torch.arange(4)).tolist() == [0, 1, 2, 3]
+    assert torch.from_dlpack(fjax.utils.dlpack.to_dlpack(fjax.arange(3))).tolist() == [0, 1, 2]
+    assert np.from_dlpack(fjax.ones(2)[1:]).tolist() == [1.0]
+    assert (
+        fjax.utils.dlpack.from_dlpack(fjax.utils.dlpack.to_dlpack(fjax.ones(2, dtype=fjax.int32))).dtype == fjax.int32
+    )
+    with pytest.raises(RuntimeError, match="detach"):
+        np.from_dlpack(fjax.ones(2, requires_grad=True))
+    with pytest.raises(fjax.OpError, match="from_dlpack"):
+        fjax.from_dlpack([1, 2])
+
+
+def test_autograd_profiler_records_ops_unless_disabled():
+    with fjax.autograd.profiler.profile(record_shapes=True) as prof:
+        with fjax.autograd.profiler.record_function("block"):
+            fjax.ones(4).exp().sum()
+    table = prof.table(sort_by="cpu_time_total")
+    assert "exp" in table and "block" in table
+    with fjax.autograd.profiler.profile(enabled=False) as off:
+        fjax.ones(4).exp()
+    assert off.events() == []
+    with fjax.autograd.profiler.emit_nvtx():
+        pass
+
+
+def test_assert_as_torchs():
+    for cond in (True, torch.tensor(True)):
+        torch._assert(cond, "no")
+        fjax._assert(fjax.tensor(True) if isinstance(cond, torch.Tensor) else cond, "no")
+    for cond, mine in ((False, False), (torch.tensor(False), fjax.tensor(False))):
+        with pytest.raises(AssertionError, match="shape is wrong"):
+            torch._assert(cond, "shape is wrong")
+        with pytest.raises(AssertionError, match="shape is wrong"):
+            fjax._assert(mine, "shape is wrong")
+
+
+def test_overrides_report_no_torch_function_dispatch():
+    assert not fjax.overrides.has_torch_function((fjax.ones(1),)) and fjax.overrides.is_tensor_like(fjax.ones(1))
+    assert not fjax.overrides.has_torch_function_variadic(fjax.ones(1), 2)
+
+    class Mode(fjax.overrides.TorchFunctionMode):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Mode"):
+        with Mode():
+            pass
+    assert fjax.types.Number == typing.Union[int, float, bool]
+
+
+def test_multiprocessing_spawn_runs_and_reports_a_failure(tmp_path):
+    import _spawn_target
+
+    fjax.multiprocessing.spawn(_spawn_target.write_rank, args=(str(tmp_path),), nprocs=2)
+    assert sorted(os.listdir(tmp_path)) == ["rank0", "rank1"]
+    with pytest.raises(fjax.multiprocessing.ProcessRaisedException, match="rank one fails"):
+        fjax.multiprocessing.spawn(_spawn_target.fail_on_one, nprocs=2)
+    assert fjax.multiprocessing.get_sharing_strategy() in fjax.multiprocessing.get_all_sharing_strategies()
+    with pytest.raises(ValueError, match="sharing"):
+        fjax.multiprocessing.set_sharing_strategy("shared_nothing")
+
+
+def test_every_namespace_imports_under_mock_torch():
+    names = [
+        "torch.jit",
+        "torch.hub",
+        "torch.version",
+        "torch.types",
+        "torch.overrides",
+        "torch.multiprocessing",
+        "torch.nn.attention",
+        "torch.utils.hooks",
+        "torch.utils.dlpack",
+        "torch.utils.model_zoo",
+        "torch.autograd.profiler",
+    ]
+    import importlib
+
+    with mock_torch.enable():
+        for name in names:
+            assert importlib.import_module(name).__name__ == "fjax" + name[len("torch") :]
