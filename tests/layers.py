@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "autograd/variable",
             "autograd/gradcheck",
             "autograd/profiler",
+            "autograd/forward_ad",
         ],
     ),
     ("dispatch", ["dispatch", "_bucket", "amp/", "asyncs/"]),

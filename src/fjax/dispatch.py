@@ -39,6 +39,7 @@ from ._config import config
 from ._tracing import trace_state
 from .amp import _state as _amp
 from .autograd import engine as _engine
+from .autograd import forward_ad as _forward_ad
 from .autograd.engine import Bound, Node, Unread
 from .autograd.grad_mode import _state as _grad_state
 from .device import MetaArray
@@ -819,6 +820,8 @@ def run(name, entry, leaves, differentiable=True, linear=False):
     fusion a kernel at a signature it ran at before is recorded in the thread's segment instead
     (``fjax._lazy``): its outputs are Pending until something reads them.
     """
+    if _fw.level is not None and not _fw.off:  # inside forward_ad.dual_level
+        return _dual_run(name, entry, leaves, differentiable, linear)
     arrays = []
     pending = padded = False
     diff_idx = []
@@ -897,6 +900,22 @@ def run(name, entry, leaves, differentiable=True, linear=False):
         if node is not None:
             seg.nodes.append(weakref.ref(node))
     return node_out
+
+
+_fw = _forward_ad.state
+
+
+def _dual_run(name, entry, leaves, differentiable, linear):
+    """``run`` inside a forward-AD level: the op as usual, and where a leaf carries a tangent,
+    the tangents of its results (``forward_ad.propagate``: JAX's jvp of the same kernel)."""
+    _fw.off += 1
+    try:
+        out = run(name, entry, leaves, differentiable, linear)
+    finally:
+        _fw.off -= 1
+    if _forward_ad.needs(leaves):
+        _forward_ad.propagate(name, entry.pure, leaves, out)
+    return out
 
 
 def _wrap_plain(out):

@@ -92,10 +92,11 @@ class _Above:
     thread-local ``enabled``); ``global_tensor``:
     ``fjax.distributed.global_tensor``; ``materialize``, ``unpad_edge``, ``real_rows_hook``:
     ``fjax._bucket``'s (a Padded value's real rows; the tape node that takes them; a tensor hook
-    that sees them).
+    that sees them); ``forward_ad``: ``autograd.forward_ad`` (an in-place write carries a tangent).
     """
 
     ops = creation = backward = grad_state = global_tensor = materialize = unpad_edge = real_rows_hook = None
+    forward_ad = None
 
 
 def _f():
@@ -1178,6 +1179,9 @@ class Tensor:
         its version counter is bumped, as in torch. Under no_grad the history stays, as in torch.
         """
         self._check_inplace(op)
+        fw = _Above.forward_ad
+        if fw is not None and fw.state.level is not None and fw.tangent_of(self) is not None:
+            raise NotImplementedError(f"forward_ad: {op}: an in-place view op on a dual tensor is not supported")
         if view._st is not self._storage():
             raise OpError(f"{op}: internal error: the view does not alias the tensor's storage")
         if trace_state.depth:
@@ -1198,6 +1202,9 @@ class Tensor:
         the view's history a read of it.
         """
         grad, base = self._check_inplace(op)
+        fw = _Above.forward_ad
+        if fw is not None and fw.state.level is not None:
+            fw.inplace(self, result, op)
         data = self._meta
         if type(data) is MetaArray or type(result._meta) is MetaArray:
             result = _meta_result(data, result)
@@ -1397,6 +1404,7 @@ def _write_row(t: Tensor, template: tuple, value) -> bool:
         or t._requires_grad
         or value._requires_grad
         or (t._st is not None and t._vbase is not None and t._vbase._requires_grad)
+        or (_Above.forward_ad is not None and _Above.forward_ad.state.level is not None)  # (tangents: _set_)
     ):
         return False
     data, v = t._meta, value._meta

@@ -6,7 +6,7 @@ jacobian, hessian) is imported by ``fjax/__init__.py`` once dispatch exists (it 
 
 from __future__ import annotations
 
-from . import graph, profiler  # noqa: F401 - torch.autograd.profiler
+from . import forward_ad, graph, profiler  # noqa: F401 - torch.autograd.forward_ad, .profiler
 from .anomaly_mode import detect_anomaly, enforce_grad_layout_policy, set_detect_anomaly, set_multithreading_enabled
 from .api import backward, grad
 from .function import Function, FunctionCtx
