@@ -117,6 +117,35 @@ ORACLE = [
     ("async work", lambda d, T: [T([float(w.wait()), float(w.is_completed())]) for w in [d.barrier(async_op=True)]]),
     ("new_group world", lambda d, T: [T([d.get_rank(g), d.get_world_size(g)]) for g in [d.new_group([0])]]),
     ("new_group bad rank", lambda d, T: d.new_group([1])),
+    ("reduce", lambda d, T: (d.reduce(t := T([1.0, 2.0]), dst=0), t)[1:]),
+    ("reduce max int", lambda d, T: (d.reduce(t := T([3, -4]), dst=0, op=d.ReduceOp.MAX), t)[1:]),
+    ("reduce bad dst", lambda d, T: d.reduce(T([1.0]), dst=1)),
+    ("gather", lambda d, T: (d.gather(T([3.0, 4.0]), g := [T([0.0, 0.0])], dst=0), *g)[1:]),
+    ("gather no list on dst", lambda d, T: d.gather(T([3.0]), None, dst=0)),
+    ("gather wrong shape", lambda d, T: d.gather(T([3.0]), [T([0.0, 0.0])], dst=0)),
+    ("scatter", lambda d, T: (d.scatter(t := T([0.0, 0.0]), [T([5.0, 6.0])], src=0), t)[1:]),
+    ("scatter no list on src", lambda d, T: d.scatter(T([0.0]), None, src=0)),
+    ("all_to_all", lambda d, T: (d.all_to_all(o := [T([0.0, 0.0])], [T([1.0, 2.0])]), *o)[1:]),
+    ("all_to_all_single", lambda d, T: (d.all_to_all_single(o := T([0.0, 0.0, 0.0]), T([1.0, 2.0, 3.0])), o)[1:]),
+    ("reduce_scatter_tensor", lambda d, T: (d.reduce_scatter_tensor(o := T([0.0, 0.0]), T([1.0, 2.0])), o)[1:]),
+    ("reduce_scatter_tensor stacked", lambda d, T: (d.reduce_scatter_tensor(o := T([0.0]), T([[4.0]])), o)[1:]),
+    ("monitored_barrier", lambda d, T: (d.monitored_barrier(),)[1:]),
+    (
+        "global and group rank",
+        lambda d, T: [T([d.get_global_rank(d.group.WORLD, 0), d.get_group_rank(d.group.WORLD, 0)])],
+    ),
+    ("global rank of the world", lambda d, T: [T([d.get_global_rank(d.group.WORLD, 3)])]),  # torch checks none
+    (
+        "object collectives",
+        lambda d, T: [
+            T([len(a), a[0]["n"], *b, c[0], g[0]])
+            for a, b, c, g in [([None], [1, 2], [None], [None])]
+            if d.all_gather_object(a, {"n": 7}) is None
+            and d.broadcast_object_list(b, src=0) is None
+            and d.scatter_object_list(c, [9], src=0) is None
+            and d.gather_object(4, g, dst=0) is None
+        ],
+    ),
 ]
 
 
@@ -246,6 +275,38 @@ def _worker(out: str) -> None:
     report.update(
         sum=t.tolist(), max=m.tolist(), bcast=b.tolist(), gathered=[g.tolist() for g in gathered], rs=rs.tolist()
     )
+    red = fjax.tensor([2.0 + rank])
+    dist.reduce(red, dst=1)
+    got = [fjax.zeros(2), fjax.zeros(2)] if rank == 0 else None
+    dist.gather(fjax.tensor([float(rank), 1.0]), got, dst=0)
+    sc = fjax.zeros(2)
+    dist.scatter(sc, [fjax.tensor([1.0, 2.0]), fjax.tensor([3.0, 4.0])] if rank == 1 else None, src=1)
+    a2a = [fjax.zeros(1), fjax.zeros(1)]
+    dist.all_to_all(a2a, [fjax.tensor([10.0 * rank]), fjax.tensor([10.0 * rank + 1])])
+    a2as = fjax.zeros(2)
+    dist.all_to_all_single(a2as, fjax.tensor([10.0 * rank, 10.0 * rank + 1]))
+    rst = fjax.zeros(1)
+    dist.reduce_scatter_tensor(rst, fjax.tensor([1.0 + rank, 10.0 + rank]))
+    objs = [None, None]
+    dist.all_gather_object(objs, {"rank": rank, "text": "x" * (3 + 5 * rank)})
+    bol = [f"from {rank}", rank]
+    dist.broadcast_object_list(bol, src=1)
+    sol = [None]
+    dist.scatter_object_list(sol, [{"to": 0}, {"to": 1}] if rank == 0 else None, src=0)
+    gol = [None, None] if rank == 1 else None
+    dist.gather_object(("r", rank), gol, dst=1)
+    report.update(
+        reduce=red.tolist(),
+        gather=[g.tolist() for g in got] if got else None,
+        scatter=sc.tolist(),
+        a2a=[x.tolist() for x in a2a],
+        a2as=a2as.tolist(),
+        rst=rst.tolist(),
+        objs=objs,
+        bol=bol,
+        sol=sol,
+        gol=gol,
+    )
 
     fjax.manual_seed(rank)  # different initial weights: DDP starts every rank from rank 0's
     model = DDP(nn.Linear(3, 2))
@@ -270,6 +331,14 @@ def test_two_processes_join_and_average_gradients(tmp_path):
         assert rep["sum"] == [3.0, 30.0] and rep["max"] == [2.0, 0.0] and rep["bcast"] == [1.0, 1.0]
         assert rep["gathered"] == [[0.0, 5.0], [1.0, 5.0]]
         assert rep["rs"] == [[3.0], [30.0]][r]
+        assert rep["reduce"] == [[2.0], [5.0]][r]  # on dst (1) the sum; rank 0's own value
+        assert rep["gather"] == ([[0.0, 1.0], [1.0, 1.0]] if r == 0 else None)
+        assert rep["scatter"] == [[1.0, 2.0], [3.0, 4.0]][r]
+        assert rep["a2a"] == [[0.0 + r], [10.0 + r]] and rep["a2as"] == [0.0 + r, 10.0 + r]
+        assert rep["rst"] == [[3.0], [21.0]][r]  # chunk r of [1 + rank, 10 + rank], summed
+        assert rep["objs"] == [{"rank": 0, "text": "xxx"}, {"rank": 1, "text": "x" * 8}]
+        assert rep["bol"] == ["from 1", 1] and rep["sol"] == [{"to": r}]
+        assert rep["gol"] == ([["r", 0], ["r", 1]] if r == 1 else None)
 
     # One process, rank 0's initial weights, the whole batch: the gradient DDP averaged.
     fjax.manual_seed(0)

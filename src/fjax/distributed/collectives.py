@@ -1,4 +1,6 @@
-"""torch.distributed's collectives on Tensors: all_reduce, broadcast, all_gather, reduce_scatter, barrier.
+"""torch.distributed's collectives on Tensors (all_reduce, broadcast, all_gather, reduce_scatter,
+reduce, gather, scatter, all_to_all, barrier) and on picklable Python objects (all_gather_object,
+gather_object, broadcast_object_list, scatter_object_list).
 
 Each writes its result into the given tensors in place, as torch does. In a world of one process
 they check their arguments as torch does and leave the values as they are. Across processes
@@ -304,3 +306,437 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
 
         multihost_utils.sync_global_devices("fjax.distributed.barrier")
     return _done(async_op)
+
+
+def _root(op: str, pg: ProcessGroup, rank, group_rank, name: str) -> int:
+    """The root of a rooted collective (``dst``/``src`` or ``group_dst``/``group_src``: the same
+    in fjax, whose groups span the world), checked as torch checks it."""
+    if rank is not None and group_rank is not None:
+        raise ValueError(f"{op}: Can only specify one of {name} or group_{name}")
+    root = rank if rank is not None else group_rank if group_rank is not None else 0
+    if not 0 <= root < pg.size():
+        raise ValueError(f"{op}: {name}={root} is not a rank of the group (world size {pg.size()})")
+    return root
+
+
+def reduce(
+    tensor: Tensor,
+    dst: int | None = None,
+    op: ReduceOp = ReduceOp.SUM,
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+    group_dst: int | None = None,
+):
+    """Combine ``tensor`` across the processes with ``op`` into ``tensor`` on rank ``dst`` (the
+    other ranks' tensors are left as they are).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> t = fjax.tensor([1., 2.])
+        >>> dist.reduce(t, dst=0)
+        >>> t
+        tensor([1., 2.], dtype=fjax.float32)
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    _check_tensor("reduce", "tensor", tensor)
+    _check_op("reduce", op, tensor)
+    root = _root("reduce", pg, dst, group_dst, "dst")
+    if pg.size() > 1:
+        stacked = _gather(tensor._data)
+        if pg.rank() == root:
+            _write(tensor, _reduce(stacked, op))
+    return _done(async_op, [tensor])
+
+
+def gather(
+    tensor: Tensor,
+    gather_list: list | None = None,
+    dst: int | None = None,
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+    group_dst: int | None = None,
+):
+    """Every rank's ``tensor`` into ``gather_list[rank]`` on rank ``dst`` (given there only).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = [fjax.zeros(2)]
+        >>> dist.gather(fjax.tensor([3., 4.]), out, dst=0)
+        >>> out
+        [tensor([3., 4.], dtype=fjax.float32)]
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    _check_tensor("gather", "tensor", tensor)
+    root = _root("gather", pg, dst, group_dst, "dst")
+    if pg.rank() == root:
+        if not gather_list:
+            raise ValueError("gather: Argument ``gather_list`` must be specified on destination rank.")
+        _check_list("gather", "gather_list", gather_list)
+        if len(gather_list) != pg.size():
+            raise ValueError(f"gather: gather_list has {len(gather_list)} tensors, expected the world size {pg.size()}")
+        for i, t in enumerate(gather_list):
+            _check_same("gather", tensor, t, i)
+    elif gather_list:
+        raise ValueError("gather: Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    stacked = _gather(tensor._data) if pg.size() > 1 else np.asarray(tensor._data)[None]
+    if pg.rank() == root:
+        for t, values in zip(gather_list, stacked):
+            _write(t, values)
+    return _done(async_op, list(gather_list or []))
+
+
+def scatter(
+    tensor: Tensor,
+    scatter_list: list | None = None,
+    src: int | None = None,
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+    group_src: int | None = None,
+):
+    """``scatter_list[rank]`` of rank ``src`` (given there only) into ``tensor`` on every rank.
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> t = fjax.zeros(2)
+        >>> dist.scatter(t, [fjax.tensor([5., 6.])], src=0)
+        >>> t
+        tensor([5., 6.], dtype=fjax.float32)
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    _check_tensor("scatter", "tensor", tensor)
+    root = _root("scatter", pg, src, group_src, "src")
+    if pg.rank() == root:
+        if not scatter_list:
+            raise ValueError("scatter: Argument ``scatter_list`` must be specified on source rank.")
+        _check_list("scatter", "scatter_list", scatter_list)
+        if len(scatter_list) != pg.size():
+            raise ValueError(
+                f"scatter: scatter_list has {len(scatter_list)} tensors, expected the world size {pg.size()}"
+            )
+        for i, t in enumerate(scatter_list):
+            _check_same("scatter", tensor, t, i)
+    elif scatter_list:
+        raise ValueError("scatter: Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    if pg.size() > 1:
+        from jax.experimental import multihost_utils
+
+        mine = pg.rank() == root
+        stacked = (
+            jnp.stack([t._data for t in scatter_list]) if mine else jnp.zeros((pg.size(), *tensor.shape), tensor.dtype)
+        )
+        _write(tensor, np.asarray(multihost_utils.broadcast_one_to_all(stacked, is_source=mine))[pg.rank()])
+    else:
+        _write(tensor, scatter_list[0]._data)
+    return _done(async_op, [tensor])
+
+
+def all_to_all(output_tensor_list: list, input_tensor_list: list, group: ProcessGroup | None = None, async_op=False):
+    """``output_tensor_list[j]`` on rank ``i`` becomes ``input_tensor_list[i]`` of rank ``j``.
+    Every tensor must have the same shape (torch allows ragged ones: NotImplementedError here).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = [fjax.zeros(1)]
+        >>> dist.all_to_all(out, [fjax.tensor([9.])])
+        >>> out
+        [tensor([9.], dtype=fjax.float32)]
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    _check_list("all_to_all", "output_tensor_list", output_tensor_list)
+    _check_list("all_to_all", "input_tensor_list", input_tensor_list)
+    n = pg.size()
+    if len(output_tensor_list) != n or len(input_tensor_list) != n:
+        raise ValueError(
+            f"all_to_all: expected {n} (the world size) input and output tensors, got {len(input_tensor_list)} "
+            f"and {len(output_tensor_list)}"
+        )
+    first = input_tensor_list[0]
+    if any(tuple(t.shape) != tuple(first.shape) for t in [*input_tensor_list, *output_tensor_list]):
+        raise NotImplementedError(
+            "all_to_all: tensors of different shapes are not supported (fjax gathers equal shapes)"
+        )
+    for i, t in enumerate(output_tensor_list):
+        _check_same("all_to_all", first, t, i)
+    mine = jnp.stack([t._data for t in input_tensor_list])
+    stacked = _gather(mine) if n > 1 else np.asarray(mine)[None]  # [source rank, destination rank, ...]
+    for j, t in enumerate(output_tensor_list):
+        _write(t, stacked[j, pg.rank()])
+    return _done(async_op, list(output_tensor_list))
+
+
+def all_to_all_single(
+    output: Tensor,
+    input: Tensor,  # noqa: A002 - torch's name
+    output_split_sizes=None,
+    input_split_sizes=None,
+    group: ProcessGroup | None = None,
+    async_op: bool = False,
+):
+    """``all_to_all`` of ``input``'s equal chunks along dim 0 into ``output``'s (uneven
+    ``*_split_sizes`` raise NotImplementedError).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = fjax.zeros(2)
+        >>> dist.all_to_all_single(out, fjax.tensor([1., 2.]))
+        >>> out
+        tensor([1., 2.], dtype=fjax.float32)
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    _check_tensor("all_to_all_single", "output", output)
+    _check_tensor("all_to_all_single", "input", input)
+    n = pg.size()
+    for name, sizes in (("input_split_sizes", input_split_sizes), ("output_split_sizes", output_split_sizes)):
+        if sizes and len(set(sizes)) > 1:
+            raise NotImplementedError(f"all_to_all_single: uneven {name}={list(sizes)} are not supported")
+    if tuple(output.shape) != tuple(input.shape) or (input.dim() and input.shape[0] % n):
+        raise ValueError(
+            f"all_to_all_single: input {tuple(input.shape)} and output {tuple(output.shape)} must have the same shape "
+            f"with dim 0 divisible by the world size {n}"
+        )
+    chunks = list(input.reshape(n, -1, *input.shape[1:]).unbind(0))
+    outs = [Tensor._wrap(jnp.zeros_like(c._data)) for c in chunks]
+    all_to_all(outs, chunks, group)
+    _write(output, jnp.concatenate([o._data for o in outs]).reshape(tuple(output.shape)))
+    return _done(async_op, [output])
+
+
+def reduce_scatter_tensor(
+    output: Tensor,
+    input: Tensor,
+    op: ReduceOp = ReduceOp.SUM,
+    group: ProcessGroup | None = None,
+    async_op=False,  # noqa: A002
+):
+    """``reduce_scatter`` of ``input``'s chunks along dim 0 (``input`` is ``(world * d0, ...)``
+    for an output ``(d0, ...)``): rank ``r`` gets the reduction of chunk ``r``.
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = fjax.zeros(2)
+        >>> dist.reduce_scatter_tensor(out, fjax.tensor([1., 2.]))
+        >>> out
+        tensor([1., 2.], dtype=fjax.float32)
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    _check_tensor("reduce_scatter_tensor", "output", output)
+    _check_tensor("reduce_scatter_tensor", "input", input)
+    n, shape = pg.size(), tuple(output.shape)
+    want = (n * shape[0], *shape[1:]) if shape else (n,)
+    if tuple(input.shape) != want:
+        raise RuntimeError(
+            f"reduce_scatter_tensor: input of shape {tuple(input.shape)} must be {want} (world size {n} times the "
+            f"output's {shape} along dim 0)"
+        )
+    chunks = list(input.reshape(n, *shape).unbind(0))
+    return reduce_scatter(output, chunks, op, group, async_op)
+
+
+def monitored_barrier(group: ProcessGroup | None = None, timeout=None, wait_all_ranks: bool = False):
+    """``barrier`` (torch's gloo barrier that reports ranks that do not arrive).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> dist.monitored_barrier()
+        >>> dist.destroy_process_group()
+    """
+    return barrier(group)
+
+
+# -- Python objects: pickled to bytes, gathered as uint8 arrays padded to the longest ------------
+
+
+def _gather_objects(obj, pg: ProcessGroup) -> list:
+    """Every rank's ``obj``, in rank order."""
+    import pickle
+
+    if pg.size() == 1:
+        return [pickle.loads(pickle.dumps(obj))]  # (a copy, as the round trip through bytes makes)
+    data = np.frombuffer(pickle.dumps(obj), np.uint8)
+    lengths = _gather(np.array([data.size], np.int64))[:, 0]
+    padded = np.zeros(int(lengths.max()), np.uint8)
+    padded[: data.size] = data
+    stacked = _gather(padded)
+    return [pickle.loads(stacked[r, : lengths[r]].tobytes()) for r in range(pg.size())]
+
+
+def all_gather_object(object_list: list, obj, group: ProcessGroup | None = None) -> None:
+    """Every rank's picklable ``obj`` into ``object_list[rank]`` (a list of world size).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = [None]
+        >>> dist.all_gather_object(out, {"loss": 0.5})
+        >>> out
+        [{'loss': 0.5}]
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    if len(object_list) != pg.size():
+        raise ValueError(
+            f"all_gather_object: object_list has {len(object_list)} entries, expected the world size {pg.size()}"
+        )
+    object_list[:] = _gather_objects(obj, pg)
+
+
+def gather_object(obj, object_gather_list: list | None = None, dst: int | None = None, group=None, group_dst=None):
+    """Every rank's ``obj`` into ``object_gather_list`` on rank ``dst`` (given there only).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = [None]
+        >>> dist.gather_object(("rank", 0), out, dst=0)
+        >>> out
+        [('rank', 0)]
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    root = _root("gather_object", pg, dst, group_dst, "dst")
+    if pg.rank() == root and (object_gather_list is None or len(object_gather_list) != pg.size()):
+        raise ValueError(f"gather_object: object_gather_list must be a list of the world size {pg.size()} on dst")
+    objects = _gather_objects(obj, pg)
+    if pg.rank() == root:
+        object_gather_list[:] = objects
+
+
+def broadcast_object_list(object_list: list, src: int | None = None, group=None, device=None, group_src=None) -> None:
+    """Rank ``src``'s ``object_list`` entries into ``object_list`` on every rank (same length).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> objs = ["config", 3]
+        >>> dist.broadcast_object_list(objs, src=0)
+        >>> objs
+        ['config', 3]
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    root = _root("broadcast_object_list", pg, src, group_src, "src")
+    if pg.size() > 1:
+        object_list[:] = _gather_objects(list(object_list), pg)[root]
+
+
+def scatter_object_list(
+    scatter_object_output_list: list,
+    scatter_object_input_list: list | None = None,
+    src=None,
+    group=None,
+    group_src=None,
+) -> None:
+    """``scatter_object_input_list[rank]`` of rank ``src`` into ``scatter_object_output_list[0]``.
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> out = [None]
+        >>> dist.scatter_object_list(out, [{"shard": 0}], src=0)
+        >>> out
+        [{'shard': 0}]
+        >>> dist.destroy_process_group()
+    """
+    pg = _group(group)
+    root = _root("scatter_object_list", pg, src, group_src, "src")
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError(
+            "scatter_object_list: Expected argument scatter_object_output_list to be a list of size at least 1."
+        )
+    mine = pg.rank() == root
+    if mine and (scatter_object_input_list is None or len(scatter_object_input_list) != pg.size()):
+        raise ValueError(f"scatter_object_list: scatter_object_input_list must have the world size {pg.size()} on src")
+    sent = _gather_objects(list(scatter_object_input_list) if mine else None, pg)[root]
+    scatter_object_output_list[0] = sent[pg.rank()]
+
+
+def _no_point_to_point(name: str):
+    return NotImplementedError(
+        f"fjax.distributed.{name}: point-to-point messages are not supported (fjax's collectives are JAX's "
+        "multi-host ones, which every rank joins); use broadcast, scatter or all_to_all"
+    )
+
+
+def send(tensor, dst=None, group=None, tag: int = 0, group_dst=None):
+    """torch.distributed.send: not supported (raises NotImplementedError); ``broadcast`` or
+    ``scatter`` from the sending rank reach every rank.
+
+    Example::
+
+        >>> fjax.distributed.send(fjax.ones(1), dst=1)
+        Traceback (most recent call last):
+        NotImplementedError: fjax.distributed.send: point-to-point messages are not supported ...
+    """
+    raise _no_point_to_point("send")
+
+
+def recv(tensor, src=None, group=None, tag: int = 0, group_src=None):
+    """torch.distributed.recv: not supported (raises NotImplementedError).
+
+    Example::
+
+        >>> fjax.distributed.recv(fjax.ones(1), src=0)
+        Traceback (most recent call last):
+        NotImplementedError: fjax.distributed.recv: point-to-point messages are not supported ...
+    """
+    raise _no_point_to_point("recv")
+
+
+def isend(tensor, dst=None, group=None, tag: int = 0, group_dst=None):
+    """torch.distributed.isend: not supported (raises NotImplementedError).
+
+    Example::
+
+        >>> fjax.distributed.isend(fjax.ones(1), dst=1)
+        Traceback (most recent call last):
+        NotImplementedError: fjax.distributed.isend: point-to-point messages are not supported ...
+    """
+    raise _no_point_to_point("isend")
+
+
+def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None):
+    """torch.distributed.irecv: not supported (raises NotImplementedError).
+
+    Example::
+
+        >>> fjax.distributed.irecv(fjax.ones(1), src=0)
+        Traceback (most recent call last):
+        NotImplementedError: fjax.distributed.irecv: point-to-point messages are not supported ...
+    """
+    raise _no_point_to_point("irecv")
+
+
+def batch_isend_irecv(p2p_op_list):
+    """torch.distributed.batch_isend_irecv: not supported (raises NotImplementedError).
+
+    Example::
+
+        >>> fjax.distributed.batch_isend_irecv([])
+        Traceback (most recent call last):
+        NotImplementedError: fjax.distributed.batch_isend_irecv: point-to-point messages are not supported ...
+    """
+    raise _no_point_to_point("batch_isend_irecv")

@@ -356,6 +356,38 @@ def get_process_group_ranks(group: ProcessGroup) -> list[int]:
     return list(range(_group(group).size()))
 
 
+def get_global_rank(group: ProcessGroup | None, group_rank: int) -> int:
+    """The global rank of ``group_rank`` in ``group``: the same number, as fjax's groups span the world.
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> dist.get_global_rank(dist.group.WORLD, 0)
+        0
+        >>> dist.destroy_process_group()
+    """
+    if group is None or group is _World.default:  # (torch does not check a rank of the world)
+        return group_rank
+    if not 0 <= group_rank < group.size():
+        raise ValueError(f"get_global_rank: group rank {group_rank} is not part of the group (size {group.size()})")
+    return group_rank
+
+
+def get_group_rank(group: ProcessGroup | None, global_rank: int) -> int:
+    """The rank of global rank ``global_rank`` in ``group``: the same number (groups span the world).
+
+    Example::
+
+        >>> import fjax.distributed as dist
+        >>> dist.init_process_group("gloo")
+        >>> dist.get_group_rank(dist.group.WORLD, 0)
+        0
+        >>> dist.destroy_process_group()
+    """
+    return get_global_rank(group, global_rank)
+
+
 def new_group(
     ranks: list[int] | None = None,
     timeout: datetime.timedelta | None = None,
