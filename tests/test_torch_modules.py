@@ -244,3 +244,56 @@ def test_every_namespace_imports_under_mock_torch():
     with mock_torch.enable():
         for name in names:
             assert importlib.import_module(name).__name__ == "fjax" + name[len("torch") :]
+
+
+def _scheduled_cycles(mod, name: str, steps: int = 11, **kw):
+    """Per saved cycle, how many ``name`` op events it holds; ops run ``i + 1`` times in step ``i``."""
+    saved = []
+
+    def ready(p):
+        saved.append(sum(1 for e in p.events() if e.name == name))
+
+    with mod.profiler.profile(schedule=mod.profiler.schedule(**kw), on_trace_ready=ready) as prof:
+        for i in range(steps):
+            for _ in range(i + 1):
+                mod.ones(2).add(1)
+            prof.step()
+    return saved
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(wait=1, warmup=1, active=2, repeat=2),
+        dict(wait=0, warmup=1, active=1),
+        dict(wait=2, warmup=0, active=3, skip_first=1),
+        dict(wait=3, warmup=1, active=1, skip_first=2, skip_first_wait=1),
+    ],
+)
+def test_profiler_schedule_records_and_saves_the_steps_torch_does(kw):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch: "won't be using warmup", "clears events at the end of each cycle")
+        want = _scheduled_cycles(torch, "aten::add", **kw)
+        got = _scheduled_cycles(fjax, "add", **kw)
+    assert got == want and want
+
+
+def test_tensorboard_trace_handler_writes_a_chrome_trace_per_cycle(tmp_path):
+    import gzip
+    import json
+
+    handler = fjax.profiler.tensorboard_trace_handler(tmp_path, worker_name="w0", use_gzip=True)
+    with fjax.profiler.profile(
+        schedule=fjax.profiler.schedule(wait=0, warmup=1, active=1, repeat=2), on_trace_ready=handler
+    ) as prof:
+        for _ in range(5):
+            fjax.ones(3).exp()
+            prof.step()
+    files = sorted(os.listdir(tmp_path))
+    assert len(files) == 2 and all(f.startswith("w0.") and f.endswith(".pt.trace.json.gz") for f in files)
+    trace = json.loads(gzip.open(tmp_path / files[0]).read())
+    assert any(e.get("name") == "exp" for e in trace["traceEvents"])
+    with pytest.raises(ValueError, match="active"):
+        fjax.profiler.schedule(wait=1, warmup=1, active=0)

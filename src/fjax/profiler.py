@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import enum
 import json
 import os
 import sys
@@ -53,6 +54,100 @@ class ProfilerActivity:
 
     CPU = "CPU"
     CUDA = "CUDA"
+
+
+class ProfilerAction(enum.Enum):
+    """What a profile does at a step (torch.profiler.ProfilerAction), as its ``schedule`` says."""
+
+    NONE = 0
+    WARMUP = 1
+    RECORD = 2
+    RECORD_AND_SAVE = 3
+
+
+_RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+
+
+def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0, skip_first_wait: int = 0):
+    """torch.profiler.schedule: after ``skip_first`` steps, cycles of ``wait`` steps not recorded,
+    ``warmup`` steps not recorded and ``active`` steps recorded, whose last step saves (the
+    profile's ``on_trace_ready`` runs); ``repeat`` cycles (0: until the profile stops).
+    ``skip_first_wait`` drops the first cycle's wait.
+
+    Example::
+
+        >>> s = fjax.profiler.schedule(wait=1, warmup=1, active=2, repeat=1)
+        >>> [s(i).name for i in range(5)]
+        ['NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE']
+    """
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise ValueError(
+            f"fjax.profiler.schedule: invalid arguments wait={wait} (need >= 0), warmup={warmup} (need >= 0), "
+            f"active={active} (need > 0), repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0)"
+        )
+
+    def action(step: int) -> ProfilerAction:
+        if step < 0:
+            raise ValueError(f"fjax.profiler.schedule: step must be non-negative, got {step}")
+        if step < skip_first:
+            return ProfilerAction.NONE
+        step -= skip_first
+        if skip_first_wait:
+            step += wait
+        cycle = wait + warmup + active
+        if repeat > 0 and step / cycle >= repeat:
+            return ProfilerAction.NONE
+        k = step % cycle
+        if k < wait:
+            return ProfilerAction.NONE
+        if k < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD if k < cycle - 1 else ProfilerAction.RECORD_AND_SAVE
+
+    return action
+
+
+def tensorboard_trace_handler(dir_name, worker_name: str | None = None, use_gzip: bool = False):
+    """torch.profiler.tensorboard_trace_handler: an ``on_trace_ready`` that writes each saved
+    cycle as ``dir_name/<worker_name>.<time in ns>.pt.trace.json`` (``.gz`` with ``use_gzip``),
+    the Chrome-trace files TensorBoard's profiler plugin and Perfetto read.
+
+    Example::
+
+        >>> import os, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> with fjax.profiler.profile(on_trace_ready=fjax.profiler.tensorboard_trace_handler(d, "w")):
+        ...     _ = fjax.ones(2) * 2
+        >>> [f.split(".")[0] for f in os.listdir(d)]
+        ['w']
+    """
+    import gzip
+    import socket
+
+    dir_name = os.fspath(dir_name)
+
+    def handler(prof) -> None:
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{name}.{time.time_ns()}.pt.trace.json")
+        prof.export_chrome_trace(path)
+        if use_gzip:
+            with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
+                dst.write(src.read())
+            os.remove(path)
+
+    return handler
+
+
+def supported_activities() -> set:
+    """The activities a profile can record: the CPU, and CUDA where JAX has a GPU."""
+    gpu = any(d.platform == "gpu" for d in jax.devices())
+    return {ProfilerActivity.CPU, ProfilerActivity.CUDA} if gpu else {ProfilerActivity.CPU}
+
+
+def kineto_available() -> bool:
+    """False: fjax's profiler records its own events (and JAX's trace), not Kineto's."""
+    return False
 
 
 class _State:
@@ -416,14 +511,18 @@ class profile:
     Args:
         activities: accepted for torch compatibility (fjax records host-side events).
         record_shapes: record each op call's input shapes (``group_by_input_shape``).
-        on_trace_ready: called with the profile when it stops.
+        schedule: a function of the step number (``step()`` advances it) giving a
+            ``ProfilerAction`` (``fjax.profiler.schedule``): events are recorded in RECORD steps, and
+            at the end of each RECORD_AND_SAVE step ``on_trace_ready`` runs on that cycle's events.
+        on_trace_ready: called with the profile when a scheduled cycle ends, or when it stops
+            recording.
         profile_memory: record the bytes each event leaves allocated (its live arrays' bytes after less
             before, host and accelerator apart): ``cpu_memory_usage``/``device_memory_usage`` and their
             ``self_`` parts in ``key_averages``. Each event then scans ``jax.live_arrays()`` twice, so
             its times grow with the number of live arrays.
         with_jax_trace: a directory: also record JAX's own trace there (XProf/TensorBoard).
 
-    ``schedule``, ``with_stack``, ``with_flops`` and ``with_modules`` raise NotImplementedError.
+    ``with_stack``, ``with_flops`` and ``with_modules`` raise NotImplementedError.
     """
 
     def __init__(
@@ -441,7 +540,6 @@ class profile:
         use_cuda=None,
     ):
         for name, value in [
-            ("schedule", schedule),
             ("with_stack", with_stack),
             ("with_flops", with_flops),
             ("with_modules", with_modules),
@@ -455,7 +553,9 @@ class profile:
         self._events: list[_Event] = []
         self._compiles: list[tuple] = []
         self._perf0 = self._wall0 = None
+        self.schedule = schedule if schedule is not None else (lambda step: ProfilerAction.RECORD)
         self.step_num = 0
+        self.current_action = None
 
     def start(self):
         with _lock:
@@ -465,7 +565,8 @@ class profile:
         self._perf0, self._wall0 = time.perf_counter_ns(), time.time()
         if self.with_jax_trace is not None:
             jax.profiler.start_trace(self.with_jax_trace)
-        _state.on = True
+        self.current_action = self.schedule(self.step_num)
+        _state.on = self.current_action in _RECORDING
 
     def stop(self):
         if _state.active is not self:
@@ -474,8 +575,9 @@ class profile:
         _state.active = None
         if self.with_jax_trace is not None:
             jax.profiler.stop_trace()
-        if self.on_trace_ready is not None:
+        if self.on_trace_ready is not None and self.current_action in _RECORDING:
             self.on_trace_ready(self)
+        self.current_action = None
 
     def __enter__(self):
         self.start()
@@ -486,10 +588,25 @@ class profile:
         return False
 
     def step(self):
-        """torch's step marker: counts steps (``step_num``); fjax has no schedule to advance."""
+        """The next step begins: the schedule's action for it starts or stops recording; the end
+        of a RECORD_AND_SAVE step hands its cycle to ``on_trace_ready``, and the next recorded
+        step starts a new cycle."""
+        before = self.current_action
         self.step_num += 1
+        if _state.active is not self:
+            return
+        self.current_action = self.schedule(self.step_num)
+        if before is ProfilerAction.RECORD_AND_SAVE:
+            _state.on = False
+            if self.on_trace_ready is not None:
+                self.on_trace_ready(self)
+        if self.current_action in _RECORDING and (before not in _RECORDING or before is ProfilerAction.RECORD_AND_SAVE):
+            self._events, self._compiles = [], []  # a new cycle
+        _state.on = self.current_action in _RECORDING
 
     def _compiled(self, name, stages, seconds, inputs, why):
+        if not _state.on:  # (a step the schedule does not record)
+            return
         stack = getattr(_local, "stack", None)
         if stack:
             stack[-1].compiles += 1
