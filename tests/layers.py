@@ -66,6 +66,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "sparse",
             "testing",
             "cuda",
+            "_nvtx",
             "cpu",
             "backends/",
             "accelerator",

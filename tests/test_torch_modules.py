@@ -297,3 +297,28 @@ def test_tensorboard_trace_handler_writes_a_chrome_trace_per_cycle(tmp_path):
     assert any(e.get("name") == "exp" for e in trace["traceEvents"])
     with pytest.raises(ValueError, match="active"):
         fjax.profiler.schedule(wait=1, warmup=1, active=0)
+
+
+def test_module_load_and_record_stream_as_torch():
+    for assign in (False, True):
+        mine, theirs = fjax.zeros(2), torch.zeros(2)
+        got = mine.module_load(fjax.ones(2, requires_grad=True), assign=assign)
+        want = theirs.module_load(torch.ones(2, requires_grad=True), assign=assign)
+        assert got.tolist() == want.tolist() and got.requires_grad == want.requires_grad
+        assert mine.tolist() == theirs.tolist()  # written into unless assign
+    assert fjax.ones(1).record_stream(None) is None
+
+
+def test_nvtx_ranges_nest_and_report_their_depth():
+    nvtx = fjax.cuda.nvtx
+    assert [nvtx.range_push("a"), nvtx.range_push("b"), nvtx.range_pop(), nvtx.range_pop(), nvtx.range_pop()] == [
+        0,
+        1,
+        1,
+        0,
+        -1,
+    ]
+    rid = nvtx.range_start("cross-thread")
+    nvtx.range_end(rid)
+    with nvtx.range("step {}", 1):
+        nvtx.mark("here")

@@ -17,7 +17,7 @@ import warnings
 
 import jax
 
-from . import _lazy, _memory
+from . import _lazy, _memory, _nvtx
 from . import random as _random
 from .amp._device import cuda as amp  # fjax.cuda.amp: torch.cuda.amp (autocast, GradScaler)
 from .device import device as _device
@@ -81,6 +81,7 @@ __all__ = [
 # wants the parent to look like a package and the submodule in sys.modules
 __path__: list = []
 sys.modules.setdefault(f"{__name__}.amp", amp)
+nvtx = sys.modules.setdefault(f"{__name__}.nvtx", _nvtx)  # torch.cuda.nvtx
 
 _current = [0]  # the index set_device chose
 

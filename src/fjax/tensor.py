@@ -886,6 +886,29 @@ class Tensor:
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
 
+    def record_stream(self, stream) -> None:
+        """torch's promise that ``stream`` uses this tensor's memory: XLA orders every use of an
+        array itself, so there is nothing to record.
+
+        Example::
+
+            >>> fjax.ones(2).record_stream(None)
+        """
+
+    def module_load(self, other: "Tensor", assign: bool = False) -> "Tensor":
+        """What ``Module.load_state_dict`` loads into this parameter or buffer from ``other``
+        (torch's hook for tensor subclasses): ``other`` detached with ``assign``, else ``other``
+        copied into this tensor, detached.
+
+        Example::
+
+            >>> fjax.zeros(2).module_load(fjax.ones(2))
+            tensor([1., 1.], dtype=fjax.float32)
+        """
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
     def item(self):
         """The value of a one-element tensor as a Python number.
 
