@@ -322,3 +322,40 @@ def test_nvtx_ranges_nest_and_report_their_depth():
     nvtx.range_end(rid)
     with nvtx.range("step {}", 1):
         nvtx.mark("here")
+
+
+@pytest.mark.parametrize(
+    "dims, x, w, kw",
+    [
+        (1, (2, 4, 9), (6, 2, 3), dict(stride=2, padding=1, groups=2)),
+        (2, (1, 3, 7, 6), (4, 3, 3, 2), dict(padding=(1, 0), dilation=(2, 1))),
+        (3, (1, 2, 5, 5, 4), (3, 2, 2, 3, 2), dict(stride=(1, 2, 1))),
+    ],
+)
+def test_nn_grad_convolution_gradients_match_torch(dims, x, w, kw):
+    import fjax.nn.grad
+
+    rng = np.random.default_rng(dims)
+    xv, wv = rng.normal(size=x).astype(np.float32), rng.normal(size=w).astype(np.float32)
+    conv = getattr(torch.nn.functional, f"conv{dims}d")
+    out_shape = conv(torch.from_numpy(xv), torch.from_numpy(wv), None, **kw).shape
+    gv = rng.normal(size=tuple(out_shape)).astype(np.float32)
+    want_x = getattr(torch.nn.grad, f"conv{dims}d_input")(x, torch.from_numpy(wv), torch.from_numpy(gv), **kw)
+    want_w = getattr(torch.nn.grad, f"conv{dims}d_weight")(torch.from_numpy(xv), w, torch.from_numpy(gv), **kw)
+    got_x = getattr(fjax.nn.grad, f"conv{dims}d_input")(x, fjax.tensor(wv), fjax.tensor(gv), **kw)
+    got_w = getattr(fjax.nn.grad, f"conv{dims}d_weight")(fjax.tensor(xv), w, fjax.tensor(gv), **kw)
+    np.testing.assert_allclose(got_x.numpy(), want_x.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_w.numpy(), want_w.numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(fjax.OpError, match="grad_output has shape"):
+        getattr(fjax.nn.grad, f"conv{dims}d_input")(x, fjax.tensor(wv), fjax.tensor(gv[..., :-1]), **kw)
+
+
+def test_nn_grad_is_differentiable_in_the_weight():
+    import fjax.nn.grad
+
+    rng = np.random.default_rng(7)
+    wv, gv = rng.normal(size=(2, 1, 3)).astype(np.float32), rng.normal(size=(1, 2, 4)).astype(np.float32)
+    tw, fw_ = torch.tensor(wv, requires_grad=True), fjax.tensor(wv, requires_grad=True)
+    (torch.nn.grad.conv1d_input((1, 1, 6), tw, torch.from_numpy(gv)) ** 2).sum().backward()
+    (fjax.nn.grad.conv1d_input((1, 1, 6), fw_, fjax.tensor(gv)) ** 2).sum().backward()
+    np.testing.assert_allclose(fw_.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -8,7 +8,7 @@ torch's ``torch.nn.modules.<family>`` paths (``fjax.nn.modules.batchnorm.BatchNo
 
 from .. import graph
 from ..graph import Graph
-from . import common_types, functional, init, parallel, utils  # noqa: F401 - nn.common_types, as torch
+from . import common_types, functional, grad, init, parallel, utils  # noqa: F401 - nn.common_types, nn.grad, as torch
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .module import Module
 from .modules import *  # noqa: F403 - the layer namespace, as torch.nn
