@@ -359,3 +359,31 @@ def test_nn_grad_is_differentiable_in_the_weight():
     (torch.nn.grad.conv1d_input((1, 1, 6), tw, torch.from_numpy(gv)) ** 2).sum().backward()
     (fjax.nn.grad.conv1d_input((1, 1, 6), fw_, fjax.tensor(gv)) ** 2).sum().backward()
     np.testing.assert_allclose(fw_.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "actual, expected, kw",
+    [
+        ([1.0, 2.0], [1.0, 2.00001], {}),
+        ([1.0, 2.0], [1.0, 2.01], {}),
+        ([1.0, float("nan")], [1.0, float("nan")], {}),
+        ([1.0, float("nan")], [1.0, float("nan")], dict(equal_nan=False)),
+        ([1, 2], [1.0, 2.0], {}),
+        ([1.0, 2.0], [1.0, 2.5], dict(rtol=0.3, atol=0)),
+    ],
+)
+def test_deprecated_assert_allclose_as_torch(actual, expected, kw):
+    import warnings
+
+    def outcome(mod):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                mod.testing.assert_allclose(mod.tensor(actual), expected, **kw)
+            except AssertionError:
+                return "mismatch"
+            return "ok"
+
+    assert outcome(fjax) == outcome(torch)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        fjax.testing.assert_allclose(fjax.tensor([1.0]), [1.0])

@@ -17,7 +17,7 @@ import numpy as np
 from . import dtypes as _dt
 from .tensor import Tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]
 
 _BF16 = np.dtype(jnp.bfloat16)
 _TOLERANCES = {  # (rtol, atol), torch's defaults; every other dtype: (0, 0)
@@ -426,3 +426,50 @@ def _check_bounds(low, high, floating: bool) -> None:
         raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
     if (low > high) if floating else (low >= high):
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+
+
+_ALLCLOSE_TOLERANCES = {  # torch's deprecated assert_allclose: its own defaults (rtol, atol)
+    np.dtype(np.float16): (1e-3, 1e-3),
+    np.dtype(np.float32): (1e-4, 1e-5),
+    np.dtype(np.float64): (1e-5, 1e-8),
+}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan: bool = True, msg: str = "") -> None:
+    """torch's deprecated ``assert_allclose``: ``assert_close`` without the dtype check, NaNs equal
+    by default, and its older default tolerances (float32: rtol 1e-4, atol 1e-5). Warns that it is
+    deprecated, as torch does.
+
+    Example::
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     fjax.testing.assert_allclose(fjax.tensor([1.0, 2.0]), [1.0, 2.00001])
+    """
+    import warnings
+
+    from .tensor import Tensor
+
+    warnings.warn(
+        "`fjax.testing.assert_allclose()` is deprecated since torch 1.12; use `fjax.testing.assert_close()`",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if not isinstance(actual, Tensor):
+        actual = Tensor._wrap(jnp.asarray(actual))
+    if not isinstance(expected, Tensor):
+        expected = Tensor._wrap(jnp.asarray(expected, dtype=actual._meta.dtype))
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(np.dtype(t._meta.dtype), (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(
+        actual,
+        expected,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=equal_nan,
+        check_dtype=False,
+        check_stride=False,
+        msg=msg or None,
+    )
