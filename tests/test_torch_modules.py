@@ -387,3 +387,41 @@ def test_deprecated_assert_allclose_as_torch(actual, expected, kw):
     assert outcome(fjax) == outcome(torch)
     with pytest.warns(FutureWarning, match="deprecated"):
         fjax.testing.assert_allclose(fjax.tensor([1.0]), [1.0])
+
+
+def _modules_with_examples():
+    import fjax.autograd.forward_ad
+    import fjax.nn.attention
+    import fjax.nn.grad
+    import fjax.utils.dlpack
+    import fjax.utils.hooks
+
+    return [
+        fjax.jit, fjax.hub, fjax.version, fjax.overrides, fjax.multiprocessing, fjax.nn.attention, fjax.nn.grad,
+        fjax.utils.hooks, fjax.utils.dlpack, fjax.autograd.profiler, fjax.autograd.forward_ad, fjax.cuda.nvtx,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("module", _modules_with_examples(), ids=lambda m: m.__name__)
+def test_module_examples_run(module):
+    """The examples of each module's docstring and of the functions and classes it defines."""
+    import doctest
+    import inspect
+
+    objs = [module] + [
+        o for n, o in sorted(vars(module).items())
+        if not n.startswith("_") and (inspect.isfunction(o) or inspect.isclass(o)) and o.__module__ == module.__name__
+    ]  # fmt: skip
+    parser = doctest.DocTestParser()
+    ran = 0
+    for obj in objs:
+        doc = inspect.getdoc(obj) or ""
+        if not parser.get_examples(doc):
+            continue
+        test = parser.get_doctest(doc, {"fjax": fjax}, getattr(obj, "__qualname__", module.__name__), None, 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+        out = []
+        runner.run(test, out=out.append)
+        assert runner.failures == 0, "".join(out)
+        ran += 1
+    assert ran, f"{module.__name__} has no example"
