@@ -334,3 +334,68 @@ def test_recompile_limit_falls_back_to_eager_or_raises():
         h(fjax.ones(2))
     with pytest.raises(NotImplementedError, match="shapes_spec"):
         fjax.compile(f, shapes_spec={"x": (None,)})
+
+
+def test_module_compile_in_place_trains_as_torch_eager_and_keeps_its_keys(monkeypatch):
+    seed = int(np.random.SeedSequence().entropy % 2**31)
+    w, rng = _weights(seed), np.random.default_rng(seed + 1)
+    fm, tm = _net(fjax, w), _net(torch, w)
+    keys = list(fm.state_dict())
+    traced = []
+    real_forward = fm.forward
+    monkeypatch.setattr(fm, "forward", lambda *a: traced.append(1) or real_forward(*a))
+    assert fm.compile() is None and list(fm.state_dict()) == keys  # the module itself, its own keys
+    fo, to = fjax.optim.SGD(fm.parameters(), lr=0.1), torch.optim.SGD(tm.parameters(), lr=0.1)
+    for _ in range(4):
+        x, y = rng.standard_normal((6, 4)).astype(np.float32), rng.integers(0, 3, 6)
+        fl = nn.functional.cross_entropy(fm(fjax.tensor(x)), fjax.tensor(y))
+        tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
+        fo.zero_grad(), to.zero_grad()
+        fl.backward(), tl.backward()
+        fo.step(), to.step()
+        np.testing.assert_allclose(float(fl), float(tl), rtol=1e-5, err_msg=f"seed={seed}")
+    assert len(traced) == 1  # traced once, then the compiled program ran
+    np.testing.assert_allclose(
+        fm.state_dict()["1.running_mean"].numpy(), tm.state_dict()["1.running_mean"].numpy(), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_module_compile_breaks_and_options_as_fjax_compile():
+    class Reads(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # a host read
+                return x * 2
+            return x
+
+    m = Reads()
+    m.compile(fullgraph=True)
+    with pytest.raises(fjax.compiler.GraphBreak, match="fullgraph=True"):
+        m(fjax.ones(2))
+    m2 = Reads()
+    m2.compile()
+    with pytest.warns(UserWarning, match="graph break"):
+        assert m2(fjax.ones(2)).tolist() == [2.0, 2.0]
+    m3 = nn.Linear(2, 2)
+    m3.compile(disable=True)
+    assert "_graph_call" not in m3.__dict__
+    with pytest.raises(ValueError, match="unknown backend"):
+        nn.Linear(2, 2).compile(backend="nope")
+    assert m3.share_memory() is m3
+
+
+def test_a_compiled_module_inside_nn_graph_keeps_its_compiled_call():
+    net = nn.Linear(3, 2)
+    net.compile()
+    hook = net.__dict__["_graph_call"]
+
+    class G(nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def build(self, x):
+            return self.net(x)
+
+    x = fjax.randn(4, 3)
+    np.testing.assert_allclose(G()(x).numpy(), net(x).numpy(), rtol=1e-6, atol=1e-6)
+    assert net.__dict__["_graph_call"] is hook

@@ -30,6 +30,7 @@ from ._transforms import executable, guards, pipeline
 from ._transforms import program as _program
 from .errors import OpError
 from .nn import Module
+from .nn import module as _module
 from .tensor import _GENERATIONS, Storage, Tensor
 
 __all__ = [
@@ -333,6 +334,31 @@ class OptimizedModule(Module):
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._modules["_orig_mod"], name)
+
+
+def _compile_in_place(mod: Module, *args, **kwargs) -> None:
+    """``Module.compile``: the module's calls go through ``fjax.compile`` of its own call (its
+    ``_graph_call``, which nn.Graph's tracing sets and restores around it); the compiled function
+    calls the module with that hook lifted, so its hooks and forward run as written."""
+
+    def call_uncompiled(*a, **k):
+        d = mod.__dict__
+        hook = d.pop("_graph_call", None)
+        try:
+            return mod(*a, **k)
+        finally:
+            if hook is not None:
+                d["_graph_call"] = hook
+
+    call_uncompiled.__qualname__ = type(mod).__name__
+    compiled = compile(call_uncompiled, *args, **kwargs)
+    if compiled is call_uncompiled:  # disable=True or the eager backend
+        mod.__dict__.pop("_graph_call", None)
+        return
+    object.__setattr__(mod, "_graph_call", lambda module, a, k: compiled(*a, **k))
+
+
+_module._Above.compile = _compile_in_place
 
 
 def _backward_hooked(mod: Module, memo: dict) -> bool:

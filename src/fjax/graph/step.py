@@ -109,15 +109,18 @@ class Step:
             for m, path in paths:
                 policy = policies.get(id(m))
                 call = _checkpointer(path, policy) if policy else _scoped(path)
+                installed.append((m, m.__dict__.get("_graph_call")))  # (Module.compile's, restored after)
                 object.__setattr__(m, "_graph_call", _constrained(call, layout.mesh, path) if constrained else call)
-                installed.append(m)
             with self.auto_pipeline.installed() if self.auto_pipeline else contextlib.nullcontext():
                 yield
         finally:
             trace_state.graph_checks, trace_state.step_checks = checks, step_checks
             _global.staged.devices = staged
-            for m in installed:
-                object.__delattr__(m, "_graph_call")
+            for m, previous in installed:
+                if previous is None:
+                    object.__delattr__(m, "_graph_call")
+                else:
+                    object.__setattr__(m, "_graph_call", previous)
             for t, data, grad, node in saved:
                 t._data, t.grad, t._node = data, grad, node
 

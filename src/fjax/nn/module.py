@@ -57,6 +57,13 @@ class RemovableHandle:
         self.remove()
 
 
+class _Above:
+    """What higher layers lend this module when they are imported (it imports none of them):
+    ``compile``, ``fjax.compiler``'s in-place compile behind ``Module.compile``."""
+
+    compile = None
+
+
 # -- global module hooks (torch.nn.modules.module.register_module_*_hook) -------------------------
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
@@ -353,6 +360,36 @@ class Module:
             fjax.Size([4, 2])
         """
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place: ``fjax.compile`` (``torch.compile``) of its
+        ``__call__``, with the same arguments (``fullgraph``, ``dynamic``, ``backend``, ``mode``,
+        ...). Unlike ``fjax.compile(module)``, which returns a new module, the module itself and
+        its ``state_dict`` keys stay as they are.
+
+        Example::
+
+            >>> net = nn.Linear(3, 2)
+            >>> net.compile()
+            >>> x = fjax.randn(4, 3)
+            >>> bool(fjax.allclose(net(x), x @ net.weight.T + net.bias, atol=1e-6))
+            True
+        """
+        _Above.compile(self, *args, **kwargs)
+
+    def share_memory(self) -> "Module":
+        """torch's ``share_memory``: each parameter and buffer's ``share_memory_()`` (values cross
+        processes by pickling in fjax), then this module.
+
+        Example::
+
+            >>> m = nn.Linear(2, 2)
+            >>> m.share_memory() is m
+            True
+        """
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+        return self
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
