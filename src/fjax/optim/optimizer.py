@@ -12,6 +12,10 @@ own step count, exactly as in torch. Where the optax state counts updates itself
 ``count``) that count is the step and ``step`` is None: one counter a parameter, not two (each
 is an argument and an increment of a compiled step).
 
+Hooks are torch's: ``register_step_pre_hook``/``register_step_post_hook`` (and the global
+``register_optimizer_step_*_hook``) run around the outermost ``step`` of any subclass, and the
+``state_dict``/``load_state_dict`` pre- and post-hooks around those.
+
 Eager ``step()`` runs each group's update as ONE cached ``jax.jit`` call over the pytree of
 that group's params, grads and states. Inside an fjax trace (``_tracing.trace_state.depth >
 0``, e.g. nn.Graph) it calls the same pure function directly on tracers.
@@ -46,6 +50,7 @@ from .. import _lazy
 from .._tracing import trace_state
 from ..autograd.grad_mode import enable_grad
 from ..errors import OpError
+from ..nn.module import RemovableHandle
 from ..tensor import Tensor
 from ._hyper import Spec, spec_init
 
@@ -103,6 +108,79 @@ def _as_array(value, like, what: str):
     return arr.astype(like.dtype)
 
 
+_global_step_pre_hooks: dict = {}  # torch.optim.optimizer.register_optimizer_step_pre_hook
+_global_step_post_hooks: dict = {}
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)``, called before every optimizer's ``step``
+    (before its own pre-hooks); it may return new ``(args, kwargs)``. Returns a removable handle.
+
+    Example::
+
+        >>> seen = []
+        >>> h = fjax.optim.optimizer.register_optimizer_step_pre_hook(lambda opt, a, k: seen.append(type(opt).__name__))
+        >>> w = nn.Parameter(fjax.ones(1)); w.grad = fjax.ones(1)
+        >>> optim.SGD([w], lr=0.1).step(); h.remove(); seen
+        ['SGD']
+    """
+    return _add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)``, called after every optimizer's ``step`` (after
+    its own post-hooks). Returns a removable handle.
+
+    Example::
+
+        >>> h = fjax.optim.optimizer.register_optimizer_step_post_hook(lambda opt, a, k: None)
+        >>> h.remove()
+    """
+    return _add_hook(_global_step_post_hooks, hook)
+
+
+def _add_hook(hooks: dict, hook, prepend: bool = False):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        items = list(hooks.items())
+        hooks.clear()
+        hooks.update([items[-1], *items[:-1]])
+    return handle
+
+
+def _step_with_hooks(step):
+    """``step`` running the step pre- and post-hooks (global and the optimizer's, in torch's
+    order) around the outermost call: a subclass's step that calls ``super().step`` runs them once."""
+
+    @functools.wraps(step)
+    def hooked(self, *args, **kwargs):
+        d = self.__dict__
+        pre, post = d.get("_step_pre_hooks"), d.get("_step_post_hooks")
+        if d.get("_in_step") or not (pre or post or _global_step_pre_hooks or _global_step_post_hooks):
+            return step(self, *args, **kwargs)
+        args = (self, *args)  # (torch's hooks see the optimizer as the first argument)
+        for hook in [*_global_step_pre_hooks.values(), *(pre or {}).values()]:
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+        d["_in_step"] = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            d["_in_step"] = False
+        for hook in [*(post or {}).values(), *_global_step_post_hooks.values()]:
+            hook(self, args, kwargs)
+        return out
+
+    hooked._with_hooks = True
+    return hooked
+
+
 class Optimizer:
     """Base class of fjax optimizers, with ``torch.optim.Optimizer``'s API.
 
@@ -140,6 +218,9 @@ class Optimizer:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_with_hooks", False):
+            cls.step = _step_with_hooks(step)
         if "_hypers" in cls.__dict__:
             cls._spec = spec = Spec(cls.__name__, cls._hypers)
             cls._static, cls._hyper = staticmethod(spec.static_of), staticmethod(spec.hyper_of)
@@ -318,6 +399,7 @@ class Optimizer:
                     g._data = jnp.zeros_like(g._data)
                     g._vc[0] += 1
 
+    @_step_with_hooks
     def step(self, closure=None):
         """Update every parameter that has a gradient; ``closure`` re-evaluates the loss.
 
@@ -488,6 +570,87 @@ class Optimizer:
         entries = ((p, self._to_torch(p)) for p in self._state)
         return MappingProxyType({p: e for p, e in entries if e})
 
+    def _hooks(self, name: str) -> dict:
+        return self.__dict__.setdefault(name, {})
+
+    def register_step_pre_hook(self, hook):
+        """Register ``hook(optimizer, args, kwargs)``, called before each ``step``; it may return
+        new ``(args, kwargs)``. Returns a handle whose ``remove()`` unregisters it.
+
+        Example::
+
+            >>> w = nn.Parameter(fjax.ones(1)); w.grad = fjax.ones(1)
+            >>> opt = optim.SGD([w], lr=0.5)
+            >>> h = opt.register_step_pre_hook(lambda o, a, k: print("step", o.param_groups[0]["lr"]))
+            >>> opt.step()
+            step 0.5
+        """
+        return _add_hook(self._hooks("_step_pre_hooks"), hook)
+
+    def register_step_post_hook(self, hook):
+        """Register ``hook(optimizer, args, kwargs)``, called after each ``step`` (an exponential
+        moving average of the weights, a log line). Returns a removable handle.
+
+        Example::
+
+            >>> w = nn.Parameter(fjax.ones(1)); w.grad = fjax.ones(1)
+            >>> opt = optim.SGD([w], lr=0.5)
+            >>> h = opt.register_step_post_hook(lambda o, a, k: print(w.tolist()))
+            >>> opt.step()
+            [0.5]
+        """
+        return _add_hook(self._hooks("_step_post_hooks"), hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False):
+        """Register ``hook(optimizer)``, called by ``state_dict()`` before it gathers the state.
+
+        Example::
+
+            >>> opt = optim.SGD([nn.Parameter(fjax.ones(1))], lr=0.1)
+            >>> h = opt.register_state_dict_pre_hook(lambda o: print("saving"))
+            >>> _ = opt.state_dict()
+            saving
+        """
+        return _add_hook(self._hooks("_state_dict_pre_hooks"), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False):
+        """Register ``hook(optimizer, state_dict)``, called by ``state_dict()`` on its result; a
+        returned dict replaces it.
+
+        Example::
+
+            >>> opt = optim.SGD([nn.Parameter(fjax.ones(1))], lr=0.1)
+            >>> h = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "note": "v2"})
+            >>> opt.state_dict()["note"]
+            'v2'
+        """
+        return _add_hook(self._hooks("_state_dict_post_hooks"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False):
+        """Register ``hook(optimizer, state_dict)``, called by ``load_state_dict`` first; a
+        returned dict is loaded instead.
+
+        Example::
+
+            >>> opt = optim.SGD([nn.Parameter(fjax.ones(1))], lr=0.1)
+            >>> sd = opt.state_dict()
+            >>> h = opt.register_load_state_dict_pre_hook(lambda o, sd: {k: v for k, v in sd.items() if k != "note"})
+            >>> opt.load_state_dict({**sd, "note": "v2"})
+        """
+        return _add_hook(self._hooks("_load_state_dict_pre_hooks"), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False):
+        """Register ``hook(optimizer)``, called by ``load_state_dict`` after it loaded.
+
+        Example::
+
+            >>> opt = optim.SGD([nn.Parameter(fjax.ones(1))], lr=0.1)
+            >>> h = opt.register_load_state_dict_post_hook(lambda o: print("loaded"))
+            >>> opt.load_state_dict(opt.state_dict())
+            loaded
+        """
+        return _add_hook(self._hooks("_load_state_dict_post_hooks"), hook, prepend)
+
     def state_dict(self) -> dict:
         """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` as torch.
 
@@ -497,6 +660,8 @@ class Optimizer:
             >>> sd["state"], sd["param_groups"][0]["lr"], sd["param_groups"][0]["params"]
             ({}, 0.1, [0])
         """
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -506,7 +671,12 @@ class Optimizer:
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
         entries = ((index[id(p)], self._to_torch(p)) for p in self._state)
-        return {"state": {i: e for i, e in entries if e}, "param_groups": groups}  # torch keeps no empty entries
+        out = {"state": {i: e for i, e in entries if e}, "param_groups": groups}  # torch keeps no empty entries
+        for hook in self.__dict__.get("_state_dict_post_hooks", {}).values():
+            result = hook(self, out)
+            if result is not None:
+                out = result
+        return out
 
     def load_state_dict(self, state_dict: Mapping) -> None:
         """Restore hyper-parameters and state saved by ``state_dict()`` (fjax's or torch's).
@@ -525,6 +695,10 @@ class Optimizer:
             (0.1, tensor(1., dtype=fjax.float32))
         """
         name = f"{self._name()}.load_state_dict"
+        for hook in self.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
             keys = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict).__name__
             raise OpError(f"{name}: expected a dict with keys ['param_groups', 'state'], got {keys}")
@@ -558,6 +732,8 @@ class Optimizer:
             state[p], state_static[p] = self._load_entry(p, entry, group_of[id(p)], idx)
         self.param_groups = new_groups
         self._state, self._state_static = state, state_static
+        for hook in self.__dict__.get("_load_state_dict_post_hooks", {}).values():
+            hook(self)
 
     def _load_entry(self, p: Tensor, entry: Mapping, group: dict, index: int) -> tuple:
         """``(state, static)`` of ``p`` from its torch-named state_dict entry."""
