@@ -57,6 +57,9 @@ class RemovableHandle:
         self.remove()
 
 
+_EXTRA_STATE = "_extra_state"  # the state_dict key of a module's get_extra_state()
+
+
 class _Above:
     """What higher layers lend this module when they are imported (it imports none of them):
     ``compile``, ``fjax.compiler``'s in-place compile behind ``Module.compile``."""
@@ -376,6 +379,68 @@ class Module:
             True
         """
         _Above.compile(self, *args, **kwargs)
+
+    def get_extra_state(self):
+        """State beyond parameters and buffers that ``state_dict`` saves under the key
+        ``'_extra_state'`` when a subclass overrides this (and ``set_extra_state`` to load it), as in
+        torch. The base raises: it runs only where a subclass overrides it.
+
+        Example::
+
+            >>> class Counter(nn.Module):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.calls = 0
+            ...     def get_extra_state(self):
+            ...         return {"calls": self.calls}
+            ...     def set_extra_state(self, state):
+            ...         self.calls = state["calls"]
+            >>> a, b = Counter(), Counter()
+            >>> a.calls = 3
+            >>> b.load_state_dict(a.state_dict()); b.calls
+            <All keys matched successfully>
+            3
+        """
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called: override "
+            "get_extra_state (and set_extra_state) in the subclass to save extra state"
+        )
+
+    def set_extra_state(self, state) -> None:
+        """Load what ``get_extra_state`` saved (see there); the base raises.
+
+        Example::
+
+            >>> nn.Linear(1, 1).set_extra_state({})
+            Traceback (most recent call last):
+            RuntimeError: Reached a code path in Module.set_extra_state() that should never be called: ...
+        """
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called: override "
+            "set_extra_state (and get_extra_state) in the subclass to load extra state"
+        )
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Set the submodule at dotted path ``target`` (``'encoder.layers.0'``) to ``module``; its
+        parent must exist, and with ``strict`` so must the submodule itself.
+
+        Example::
+
+            >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+            >>> net.set_submodule("1", nn.Tanh()); net[1]
+            Tanh()
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        *path, name = target.split(".")
+        parent = self.get_submodule(".".join(path)) if path else self
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def share_memory(self) -> "Module":
         """torch's ``share_memory``: each parameter and buffer's ``share_memory_()`` (values cross
@@ -1299,6 +1364,8 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 out[prefix + name] = b if keep_vars else b.detach()
+        if _extra(self, "get_extra_state"):
+            out[prefix + _EXTRA_STATE] = self.get_extra_state()
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
@@ -1409,10 +1476,18 @@ class Module:
                     continue
                 with no_grad():
                     _load_one(module, registry, name, current, value, assign, key, self)
+            extra = _extra(module, "set_extra_state")
+            if extra:
+                if prefix + _EXTRA_STATE in local:
+                    module.set_extra_state(local[prefix + _EXTRA_STATE])
+                else:
+                    missing.append(prefix + _EXTRA_STATE)
             for key in local:
                 if key.startswith(prefix):
                     head = key[len(prefix) :].split(".", 1)
-                    if (len(head) > 1 and head[0] not in module._modules) or (len(head) == 1 and head[0] not in own):
+                    if (len(head) > 1 and head[0] not in module._modules) or (
+                        len(head) == 1 and head[0] not in own and not (extra and head[0] == _EXTRA_STATE)
+                    ):
                         unexpected.append(key)
             for name, child in module._modules.items():
                 if child is not None:
@@ -1731,8 +1806,16 @@ class _BackwardHook:
 
 
 def _has_state_hooks(root: Module, registries: tuple) -> bool:
-    """Whether ``root`` or a submodule has a hook in one of ``registries`` (the fast paths skip them)."""
-    return any(m.__dict__.get(r) for m in root.modules() for r in registries)
+    """Whether ``root`` or a submodule has a hook in one of ``registries``, or extra state
+    (``get_extra_state``/``set_extra_state`` overridden): the fast paths skip those."""
+    return any(m.__dict__.get(r) for m in root.modules() for r in registries) or any(
+        _extra(m, "get_extra_state") or _extra(m, "set_extra_state") for m in root.modules()
+    )
+
+
+def _extra(module: Module, method: str) -> bool:
+    """Whether ``module``'s class overrides ``method`` (torch's extra-state protocol)."""
+    return getattr(type(module), method) is not getattr(Module, method)
 
 
 def _loadable(key: str, current: Tensor, value) -> tuple:
