@@ -425,3 +425,24 @@ def test_module_examples_run(module):
         assert runner.failures == 0, "".join(out)
         ran += 1
     assert ran, f"{module.__name__} has no example"
+
+
+def test_dtype_to_complex_and_to_real_as_torch():
+    for name in ("float32", "float64", "complex64", "complex128", "int64", "bool", "float16"):
+        for method in ("to_complex", "to_real"):
+            if name == "float16" and method == "to_complex":
+                continue  # torch's complex32: fjax has none (it raises)
+            try:
+                want = str(getattr(getattr(torch, name), method)()).split(".")[1]
+            except RuntimeError:
+                with pytest.raises(RuntimeError, match="Unknown Complex ScalarType"):
+                    getattr(getattr(fjax, name), method)()
+                continue
+            assert getattr(getattr(fjax, name), method)().name == want, (name, method)
+
+
+def test_generator_clone_state_draws_the_same_numbers():
+    g = fjax.Generator().manual_seed(11)
+    fjax.rand(2, generator=g)
+    h = g.clone_state()
+    assert fjax.equal(fjax.randn(4, generator=g), fjax.randn(4, generator=h)) and h.device == g.device

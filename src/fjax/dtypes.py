@@ -66,6 +66,31 @@ class dtype:  # noqa: N801 - torch's name
         """
         return self.dtype.itemsize
 
+    def to_complex(self) -> "dtype":
+        """The complex type whose parts are this floating type (``float32`` -> ``complex64``); a
+        complex type is itself.
+
+        Example:
+            >>> fjax.float32.to_complex(), fjax.float64.to_complex()
+            (fjax.complex64, fjax.complex128)
+        """
+        if self.is_complex:
+            return self
+        pairs = {"float32": "complex64", "float64": "complex128"}
+        if self.name not in pairs:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.name} (fjax has complex64 and complex128)")
+        return globals()[pairs[self.name]]
+
+    def to_real(self) -> "dtype":
+        """The floating type of a complex type's parts (``complex64`` -> ``float32``); any other
+        type is itself.
+
+        Example:
+            >>> fjax.complex128.to_real(), fjax.int64.to_real()
+            (fjax.float64, fjax.int64)
+        """
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
     def __repr__(self):
         return f"{_public.NAME}.{self.name}"
 
