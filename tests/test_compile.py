@@ -399,3 +399,26 @@ def test_a_compiled_module_inside_nn_graph_keeps_its_compiled_call():
     x = fjax.randn(4, 3)
     np.testing.assert_allclose(G()(x).numpy(), net(x).numpy(), rtol=1e-6, atol=1e-6)
     assert net.__dict__["_graph_call"] is hook
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_a_copied_compiled_module_runs_its_own_parameters(in_place):
+    """``copy.deepcopy`` (``AveragedModel``'s copy of a compiled model) gives a module whose
+    compiled calls read the copy's parameters, not the original's."""
+    import copy
+
+    net = nn.Linear(3, 2)
+    if in_place:
+        net.compile()
+    else:
+        net = fjax.compile(net)
+    x = fjax.randn(4, 3)
+    before = net(x)
+    twin = copy.deepcopy(net)
+    with fjax.no_grad():
+        twin.weight.mul_(2.0)
+    np.testing.assert_allclose(twin(x).numpy(), (x @ twin.weight.T + twin.bias).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(net(x).numpy(), before.numpy(), rtol=0, atol=0)
+    ema = fjax.optim.swa_utils.AveragedModel(net, multi_avg_fn=fjax.optim.swa_utils.get_ema_multi_avg_fn(0.9))
+    ema.update_parameters(net)
+    np.testing.assert_allclose(ema(x).numpy(), before.numpy(), rtol=1e-6, atol=1e-6)

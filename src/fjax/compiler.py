@@ -333,29 +333,52 @@ class OptimizedModule(Module):
         try:
             return super().__getattr__(name)
         except AttributeError:
-            return getattr(self._modules["_orig_mod"], name)
+            modules = self.__dict__.get("_modules")
+            if not modules or "_orig_mod" not in modules:  # (a copy being built: no original yet)
+                raise
+            return getattr(modules["_orig_mod"], name)
+
+
+class _CompiledCall:
+    """``Module.compile``'s hook (the module's ``_graph_call``, which nn.Graph's tracing sets and
+    restores around it): ``fjax.compile`` of the module's own call, which calls the module with
+    the hook lifted, so its hooks and forward run as written. A copy (``copy.deepcopy``, as
+    ``AveragedModel`` makes; pickling) compiles the copied module anew."""
+
+    def __init__(self, mod: Module, args: tuple, kwargs: dict):
+        self.mod, self.args, self.kwargs = mod, args, kwargs
+
+        def call_uncompiled(*a, **k):
+            d = mod.__dict__
+            hook = d.pop("_graph_call", None)
+            try:
+                return mod(*a, **k)
+            finally:
+                if hook is not None:
+                    d["_graph_call"] = hook
+
+        call_uncompiled.__qualname__ = type(mod).__name__
+        self.compiled = compile(call_uncompiled, *args, **kwargs)
+        self.eager = self.compiled is call_uncompiled  # disable=True or the eager backend
+
+    def __call__(self, module, args, kwargs):
+        return self.compiled(*args, **kwargs)
+
+    def __reduce__(self):
+        return _compiled_call, (self.mod, self.args, self.kwargs)
+
+
+def _compiled_call(mod: Module, args: tuple, kwargs: dict) -> _CompiledCall:
+    return _CompiledCall(mod, args, kwargs)
 
 
 def _compile_in_place(mod: Module, *args, **kwargs) -> None:
-    """``Module.compile``: the module's calls go through ``fjax.compile`` of its own call (its
-    ``_graph_call``, which nn.Graph's tracing sets and restores around it); the compiled function
-    calls the module with that hook lifted, so its hooks and forward run as written."""
-
-    def call_uncompiled(*a, **k):
-        d = mod.__dict__
-        hook = d.pop("_graph_call", None)
-        try:
-            return mod(*a, **k)
-        finally:
-            if hook is not None:
-                d["_graph_call"] = hook
-
-    call_uncompiled.__qualname__ = type(mod).__name__
-    compiled = compile(call_uncompiled, *args, **kwargs)
-    if compiled is call_uncompiled:  # disable=True or the eager backend
+    """``Module.compile``: route the module's calls through a ``_CompiledCall``."""
+    call = _CompiledCall(mod, args, kwargs)
+    if call.eager:
         mod.__dict__.pop("_graph_call", None)
         return
-    object.__setattr__(mod, "_graph_call", lambda module, a, k: compiled(*a, **k))
+    object.__setattr__(mod, "_graph_call", call)
 
 
 _module._Above.compile = _compile_in_place

@@ -69,3 +69,13 @@ def test_the_base_methods_raise_and_set_submodule_as_torch():
             net.set_submodule("nope.0", mod.nn.Tanh())
         with pytest.raises(ValueError):
             net.set_submodule("", mod.nn.Tanh())
+
+
+def test_module_to_takes_a_memory_format_as_torch():
+    for mod in (fjax, torch):
+        m = mod.nn.Conv2d(3, 4, 3)
+        before = m.weight.detach().clone()
+        assert m.to(memory_format=mod.channels_last) is m
+        assert mod.equal(m.weight.detach(), before)
+        with pytest.raises(TypeError):
+            m.to(memory_format="channels_last")

@@ -1195,7 +1195,8 @@ class Module:
 
         Args:
             args: a device, a dtype, both, or a tensor whose device and dtype to take.
-            kwargs: ``device=``, ``dtype=``; ``non_blocking=`` is accepted.
+            kwargs: ``device=``, ``dtype=``; ``non_blocking=`` and ``memory_format=`` are accepted
+                (XLA lays arrays out itself: ``channels_last`` leaves the values and strides as they are).
 
         Returns:
             This module, converted in place.
@@ -1207,8 +1208,11 @@ class Module:
         """
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise NotImplementedError(f"Module.to: unsupported arguments {sorted(kwargs)}")
+        if memory_format is not None and not isinstance(memory_format, _dt.memory_format):
+            raise TypeError(f"Module.to: memory_format must be a fjax.memory_format, got {memory_format!r}")
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
