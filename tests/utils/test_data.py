@@ -294,13 +294,30 @@ def test_worker_errors_timeout_and_argument_errors(seed):
         {"batch_size": None, "drop_last": True},
         {"prefetch_factor": 2},
         {"num_workers": -1},
+        {"persistent_workers": True},
     ):
         with pytest.raises(ValueError):
             tud.DataLoader(ds, **kwargs)
         with pytest.raises(ValueError, match="DataLoader"):
             fud.DataLoader(ds, **kwargs)
     with pytest.raises(NotImplementedError, match="persistent_workers"):
-        fud.DataLoader(ds, num_workers=1, persistent_workers=True)
+        fud.DataLoader(ds, num_workers=1, persistent_workers=True, multiprocessing_context="spawn")
+
+
+def test_persistent_thread_workers_give_torchs_batches_every_epoch(seed):
+    x = np.random.default_rng(seed).normal(size=(23, 3)).astype(np.float32)
+    calls = []
+    kw = dict(batch_size=4, num_workers=2, persistent_workers=True, drop_last=False)
+    mine = fud.DataLoader(fud.TensorDataset(fjax.tensor(x)), worker_init_fn=calls.append, **kw)
+    theirs = tud.DataLoader(tud.TensorDataset(torch.from_numpy(x)), **kw)
+    assert mine.persistent_workers
+    for _ in range(2):
+        got = [b[0].numpy() for b in mine]
+        want = [b[0].numpy() for b in theirs]
+        assert len(got) == len(want) == 6
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    assert sorted(calls) == [0, 0, 1, 1]  # each epoch starts its workers (documented)
 
 
 class Counting(fud.Dataset):

@@ -60,7 +60,10 @@ class DataLoader:
             is multithreaded), so its dataset should stay numpy/Python.
         generator: a ``fjax.Generator`` for the shuffle order and the workers' base seed.
         prefetch_factor: batches each worker loads ahead (default 2 with workers).
-        persistent_workers: not supported (workers start per epoch).
+        persistent_workers: accepted with thread workers (the default), which are cheap to start:
+            each epoch still starts its own, so ``worker_init_fn`` runs each epoch with that
+            epoch's seeds, as without persistent workers (threads share the dataset object, so
+            state kept on it persists either way); process workers raise NotImplementedError.
         in_order: deliver batches in sampler order; ``False`` delivers each as it is ready.
 
     Inside a worker, ``get_worker_info()`` gives its id, the worker count and its seed
@@ -109,8 +112,13 @@ class DataLoader:
             raise ValueError(
                 f"DataLoader: prefetch_factor option should be a positive integer, got {prefetch_factor!r}"
             )
-        if persistent_workers:
-            raise NotImplementedError("DataLoader: persistent_workers=True is not supported; workers start per epoch")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+        if persistent_workers and multiprocessing_context is not None:
+            raise NotImplementedError(
+                "DataLoader: persistent_workers=True with process workers (multiprocessing_context) is not "
+                "supported; thread workers (the default) accept it"
+            )
         if pin_memory_device:
             raise NotImplementedError(f"DataLoader: pin_memory_device={pin_memory_device!r} is not supported")
         self._iterable = isinstance(dataset, IterableDataset)
@@ -157,6 +165,7 @@ class DataLoader:
         self.multiprocessing_context = _context(multiprocessing_context)
         self.generator = generator
         self.in_order = in_order
+        self.persistent_workers = persistent_workers
 
     @property
     def _auto_collation(self) -> bool:
