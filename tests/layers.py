@@ -88,6 +88,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "utils/data/",
             "utils/benchmark/",
             "utils/dlpack",
+            "utils/_pytree",
             "overrides",
             "multiprocessing",
         ],

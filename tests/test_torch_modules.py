@@ -238,12 +238,16 @@ def test_every_namespace_imports_under_mock_torch():
         "torch.utils.dlpack",
         "torch.utils.model_zoo",
         "torch.autograd.profiler",
+        "torch.autograd.forward_ad",
+        "torch.utils._pytree",
+        "torch.nn.grad",
+        "torch.cuda.nvtx",
     ]
     import importlib
 
     with mock_torch.enable():
         for name in names:
-            assert importlib.import_module(name).__name__ == "fjax" + name[len("torch") :]
+            assert importlib.import_module(name) is sys.modules["fjax" + name[len("torch") :]], name
 
 
 def _scheduled_cycles(mod, name: str, steps: int = 11, **kw):
@@ -393,12 +397,14 @@ def _modules_with_examples():
     import fjax.autograd.forward_ad
     import fjax.nn.attention
     import fjax.nn.grad
+    import fjax.utils._pytree
     import fjax.utils.dlpack
     import fjax.utils.hooks
 
     return [
         fjax.jit, fjax.hub, fjax.version, fjax.overrides, fjax.multiprocessing, fjax.nn.attention, fjax.nn.grad,
         fjax.utils.hooks, fjax.utils.dlpack, fjax.autograd.profiler, fjax.autograd.forward_ad, fjax.cuda.nvtx,
+        fjax.utils._pytree,
     ]  # fmt: skip
 
 
