@@ -306,7 +306,7 @@ def _example(v):
         return v
     data = v.detach()._data
     if isinstance(data, jax.core.Tracer):
-        return torch.zeros(tuple(v.shape), dtype=getattr(torch, str(v.dtype).removeprefix("fjax.")))
+        return torch.zeros(tuple(v.shape), dtype=getattr(torch, v.dtype.name))
     try:
         return torch.from_dlpack(np.array(data))
     except BufferError:  # numpy's bfloat16 (ml_dtypes) has no DLPack code; jax's own export has one
