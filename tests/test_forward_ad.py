@@ -147,3 +147,45 @@ def test_a_module_with_parameters_as_torch():
     with fw.dual_level():
         got = fw.unpack_dual(build(fjax)(fw.make_dual(fjax.tensor(x), fjax.tensor(tx)))).tangent
     np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_custom_function_uses_its_jvp_and_one_without_raises_as_torch():
+    def cube(mod):
+        class Cube(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, scale):
+                ctx.save_for_forward(x)
+                ctx.scale = scale
+                return x**3 * scale
+
+            @staticmethod
+            def backward(ctx, g):
+                raise AssertionError("not called")
+
+            @staticmethod
+            def jvp(ctx, t, t_scale):
+                (x,) = ctx.saved_tensors
+                assert t_scale is None
+                return 3 * x**2 * t * ctx.scale
+
+        return Cube
+
+    class NoJvp(fjax.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    rng = np.random.default_rng(8)
+    x, tx = _pair(rng, 3)
+    with tfw.dual_level():
+        want = tfw.unpack_dual(cube(torch).apply(tfw.make_dual(torch.from_numpy(x), torch.from_numpy(tx)), 2.0)).tangent
+    with fw.dual_level():
+        got = fw.unpack_dual(cube(fjax).apply(fw.make_dual(fjax.tensor(x), fjax.tensor(tx)), 2.0)).tangent
+        with pytest.raises(NotImplementedError, match="implement the jvp"):
+            NoJvp.apply(fw.make_dual(fjax.tensor(x), fjax.tensor(tx)))
+        assert fw.unpack_dual(NoJvp.apply(fjax.tensor(x))).tangent is None  # no dual input: no jvp needed
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)

@@ -6,10 +6,11 @@ backward tape too) and its tangent with ``jax.jvp`` of the same kernel, so the t
 ``f(x)`` is ``J_f(x) @ t``; ``unpack_dual(y)`` gives ``(primal, tangent)``. Leaving the level
 drops every tangent made in it, as torch's.
 
-Not supported (each raises NotImplementedError naming it): nested levels, a tangent that requires
-grad (forward-over-reverse: use ``fjax.func.jvp`` of ``fjax.func.grad``), an in-place op on a
-dual tensor that shares its storage with views, and custom ``autograd.Function``s without a
-``jvp``. Ops of integer or boolean results carry no tangent.
+A custom ``autograd.Function`` applied to dual tensors uses its ``jvp`` staticmethod (its forward
+runs without tangents); one without ``jvp`` raises NotImplementedError, as torch's. Not supported
+(each raises NotImplementedError naming it): nested levels, a tangent that requires grad
+(forward-over-reverse: use ``fjax.func.jvp`` of ``fjax.func.grad``), and an in-place op on a dual
+tensor that shares its storage with views. Ops of integer or boolean results carry no tangent.
 
 Example::
 
@@ -84,17 +85,25 @@ def tangent_of(t):
     return fw[1]
 
 
-def _attach(t: Tensor, tangent) -> None:
+def attach(t: Tensor, tangent) -> None:
+    """Give ``t`` the tangent array ``tangent`` at the open level."""
     t._fw = (state.level, tangent)
+
+
+@contextlib.contextmanager
+def muted():
+    """Ops in the block compute no tangents (a custom Function's forward and jvp)."""
+    state.off += 1
+    try:
+        yield
+    finally:
+        state.off -= 1
 
 
 def _primal_view(tensor: Tensor) -> Tensor:
     """A view of ``tensor`` (its values, its backward history) that carries no tangent."""
-    state.off += 1
-    try:
+    with muted():
         return tensor.view_as(tensor)
-    finally:
-        state.off -= 1
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
@@ -118,7 +127,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "use fjax.func.jvp over fjax.func.grad"
         )
     dual = _primal_view(tensor)
-    _attach(dual, jnp.asarray(tangent._data, dtype=tensor._meta.dtype))
+    attach(dual, jnp.asarray(tangent._data, dtype=tensor._meta.dtype))
     return dual
 
 
@@ -178,7 +187,7 @@ def propagate(name: str, pure, leaves, out) -> None:
         raise NotImplementedError(f"forward_ad: {name}: its tangents do not match its outputs")
     for o, t in zip(outs, flat):
         if isinstance(o, Tensor) and t.dtype != jax.dtypes.float0 and (o.is_floating_point() or o.is_complex()):
-            _attach(o, t)
+            attach(o, t)
 
 
 def inplace(target: Tensor, result: Tensor, op: str) -> None:
@@ -193,7 +202,7 @@ def inplace(target: Tensor, result: Tensor, op: str) -> None:
         )
     if tangent is None:
         tangent = np.zeros(target.shape, target._meta.dtype)
-    _attach(target, jnp.asarray(tangent, dtype=target._meta.dtype))
+    attach(target, jnp.asarray(tangent, dtype=target._meta.dtype))
 
 
 _Above.forward_ad = sys.modules[__name__]  # Tensor._set_: an in-place write carries the tangent

@@ -10,6 +10,7 @@ from .. import random as _random
 from .._tracing import trace_state
 from ..device import MetaArray
 from ..device import from_jax as _device_of
+from . import forward_ad
 from .engine import Node, _conj
 from .grad_mode import is_grad_enabled, no_grad
 
@@ -72,6 +73,20 @@ class FunctionCtx:
                     f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}"
                 )
         self.saved_tensors = tensors
+
+    def save_for_forward(self, *tensors):
+        """Keep ``tensors`` for ``jvp`` (forward-mode AD), which reads them as ``ctx.saved_tensors``
+        (torch's; with ``save_for_backward`` too, ``saved_tensors`` is what was saved last).
+
+        Args:
+            tensors: the tensors ``jvp`` needs.
+
+        Example:
+            >>> ctx = fjax.autograd.function.FunctionCtx((False,))
+            >>> ctx.save_for_forward(fjax.ones(1)); len(ctx.saved_tensors)
+            1
+        """
+        self.save_for_backward(*tensors)
 
     def mark_non_differentiable(self, *tensors):
         """Mark outputs of ``forward`` as non-differentiable, as torch: they come out with
@@ -355,6 +370,33 @@ class Function:
         """
         raise NotImplementedError("Function subclasses must implement backward(ctx, *grad_outputs)")
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode AD (``autograd.forward_ad``): the outputs' tangents from the inputs'
+        (one per ``forward`` argument: a tensor's tangent, zeros where it has none, None for a
+        non-tensor); a subclass defines it as a ``@staticmethod`` to be applied to dual tensors.
+
+        Example:
+            >>> import fjax.autograd.forward_ad as fwAD
+            >>> class Cube(fjax.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         ctx.save_for_forward(x)
+            ...         return x**3
+            ...
+            ...     @staticmethod
+            ...     def jvp(ctx, t):
+            ...         (x,) = ctx.saved_tensors
+            ...         return 3 * x**2 * t
+            >>> with fwAD.dual_level():
+            ...     y = Cube.apply(fwAD.make_dual(fjax.tensor([2.0]), fjax.ones(1)))
+            ...     fwAD.unpack_dual(y).tangent
+            tensor([12.], dtype=fjax.float32)
+        """
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args):
         """Run ``forward`` on ``args`` and record ``backward`` on the tape for the outputs.
@@ -384,8 +426,13 @@ class Function:
         if not any(needs) and trace_state.depth and any(isinstance(a, Tensor) for a in args):
             return _custom_vjp_apply(cls, args)  # a functional transform: JAX differentiates it
         ctx = FunctionCtx(needs)
-        with no_grad():
+        dual = forward_ad.state.level is not None and forward_ad.needs(args)
+        if dual and cls.jvp is Function.jvp:
+            Function.jvp(ctx)  # raises, as torch: a Function's forward mode is its own jvp
+        with no_grad(), forward_ad.muted() if dual else _nothing():
             out = cls.forward(ctx, *args)
+        if dual:
+            _apply_jvp(cls, ctx, args, out)
         if not any(needs):
             return out
         multi = isinstance(out, tuple)
@@ -435,6 +482,36 @@ class Function:
             tensor([2., 2.], dtype=fjax.float32)
         """
         return self.apply(*args)
+
+
+def _apply_jvp(cls, ctx, args, out) -> None:
+    """Attach to ``out`` the tangents ``cls.jvp`` gives for the dual ``args``."""
+    from ..tensor import Tensor
+
+    tangents = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            tangents.append(None)
+            continue
+        t = forward_ad.tangent_of(a)
+        tangents.append(Tensor._wrap(t if t is not None else jnp.zeros(a.shape, a._meta.dtype)))
+    with forward_ad.muted():
+        result = cls.jvp(ctx, *tangents)
+    outs = out if isinstance(out, tuple) else (out,)
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents for {len(outs)} outputs of forward")
+    for o, t in zip(outs, results):
+        if isinstance(o, Tensor) and isinstance(t, Tensor):
+            forward_ad.attach(o, t._data)
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _custom_vjp_apply(cls, args):
