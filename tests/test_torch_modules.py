@@ -452,3 +452,11 @@ def test_generator_clone_state_draws_the_same_numbers():
     fjax.rand(2, generator=g)
     h = g.clone_state()
     assert fjax.equal(fjax.randn(4, generator=g), fjax.randn(4, generator=h)) and h.device == g.device
+
+
+def test_autograd_mode_queries_as_torch():
+    assert fjax.autograd.is_view_replay_enabled() is torch.autograd.is_view_replay_enabled() is False
+    assert fjax.autograd.is_multithreading_enabled() is torch.autograd.is_multithreading_enabled() is True
+    with fjax.autograd.set_multithreading_enabled(False), torch.autograd.set_multithreading_enabled(False):
+        assert fjax.autograd.is_multithreading_enabled() is torch.autograd.is_multithreading_enabled() is False
+    assert fjax.autograd.is_multithreading_enabled() is True

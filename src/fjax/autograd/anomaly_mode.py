@@ -184,6 +184,26 @@ class set_multithreading_enabled:  # noqa: N801 - torch's name
         return self.__class__(self.mode)
 
 
+def is_multithreading_enabled() -> bool:
+    """What ``set_multithreading_enabled`` last set (True by default).
+
+    Example:
+        >>> fjax.autograd.is_multithreading_enabled()
+        True
+    """
+    return set_multithreading_enabled.enabled
+
+
+def is_view_replay_enabled() -> bool:
+    """False: fjax never replays view ops in backward (views are geometry over one storage).
+
+    Example:
+        >>> fjax.autograd.is_view_replay_enabled()
+        False
+    """
+    return False
+
+
 class enforce_grad_layout_policy:  # noqa: N801 - torch's name
     """Context manager that controls whether accumulated gradients must have their parameters'
     strides (torch.autograd.enforce_grad_layout_policy). fjax's gradients are immutable jax
