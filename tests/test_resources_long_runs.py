@@ -505,6 +505,7 @@ BOUNDED = {
     "ops/indexing:_passed": "cleared at 1024 index arrays; each holds a weak reference and its ranges",
     "autograd/forward_ad:_kernels": "cleared at 4096 (kernel, dual positions) jvp kernels",
     "_nvtx:_started": "open ranges: range_end removes each",
+    "utils/_pytree:SUPPORTED_NODES": "one entry per node class the program registers (a second registration raises)",
     "optim/optimizer:_global_step_pre_hooks": "hooks the program registered; each handle's remove() drops one",
     "optim/optimizer:_global_step_post_hooks": "hooks the program registered; each handle's remove() drops one",
     "_lazy:_open": "segments not flushed yet: one per thread",
