@@ -908,11 +908,8 @@ _fw = _forward_ad.state
 def _dual_run(name, entry, leaves, differentiable, linear):
     """``run`` inside a forward-AD level: the op as usual, and where a leaf carries a tangent,
     the tangents of its results (``forward_ad.propagate``: JAX's jvp of the same kernel)."""
-    _fw.off += 1
-    try:
+    with _forward_ad.muted():
         out = run(name, entry, leaves, differentiable, linear)
-    finally:
-        _fw.off -= 1
     if _forward_ad.needs(leaves):
         _forward_ad.propagate(name, entry.pure, leaves, out)
     return out

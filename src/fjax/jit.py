@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import typing
 import warnings
@@ -138,7 +139,13 @@ def trace(
 
     if example_inputs is None and example_kwarg_inputs is None:
         raise TypeError("fjax.jit.trace: give example_inputs (a tuple of arguments) or example_kwarg_inputs (a dict)")
-    args = example_inputs if isinstance(example_inputs, tuple) else () if example_inputs is None else (example_inputs,)
+    args = (
+        example_inputs
+        if builtins.isinstance(example_inputs, tuple)
+        else ()
+        if example_inputs is None
+        else (example_inputs,)
+    )
     with grad_mode.no_grad():
         func(*args, **(example_kwarg_inputs or {}))
     return func
@@ -151,7 +158,7 @@ def trace_module(mod, inputs: dict, **kwargs):
 
     with grad_mode.no_grad():
         for name, example in inputs.items():
-            getattr(mod, name)(*(example if isinstance(example, tuple) else (example,)))
+            getattr(mod, name)(*(example if builtins.isinstance(example, tuple) else (example,)))
     return mod
 
 
@@ -197,8 +204,6 @@ def Attribute(value, type=None):  # noqa: N802 - torch's name
 def isinstance(obj, target_type) -> bool:  # noqa: A001 - torch.jit.isinstance
     """torch.jit.isinstance: Python's ``isinstance`` for plain classes; for ``typing`` generics
     (``List[int]``, ``Dict[str, Tensor]``) it checks the container and each element."""
-    import builtins
-
     origin = typing.get_origin(target_type)
     if origin is None:
         return builtins.isinstance(obj, target_type)

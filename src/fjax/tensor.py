@@ -103,6 +103,12 @@ def _f():
     return _Above.ops
 
 
+def _dual_level():
+    """``autograd.forward_ad`` while one of its levels is open (in-place writes carry tangents), else None."""
+    fw = _Above.forward_ad
+    return fw if fw is not None and fw.state.level is not None else None
+
+
 class Tensor:
     """An n-dimensional array with torch's API; ``.backward()`` runs JAX VJPs recorded on a tape.
 
@@ -1202,8 +1208,8 @@ class Tensor:
         its version counter is bumped, as in torch. Under no_grad the history stays, as in torch.
         """
         self._check_inplace(op)
-        fw = _Above.forward_ad
-        if fw is not None and fw.state.level is not None and fw.tangent_of(self) is not None:
+        fw = _dual_level()
+        if fw is not None and fw.tangent_of(self) is not None:
             raise NotImplementedError(f"forward_ad: {op}: an in-place view op on a dual tensor is not supported")
         if view._st is not self._storage():
             raise OpError(f"{op}: internal error: the view does not alias the tensor's storage")
@@ -1225,8 +1231,8 @@ class Tensor:
         the view's history a read of it.
         """
         grad, base = self._check_inplace(op)
-        fw = _Above.forward_ad
-        if fw is not None and fw.state.level is not None:
+        fw = _dual_level()
+        if fw is not None:
             fw.inplace(self, result, op)
         data = self._meta
         if type(data) is MetaArray or type(result._meta) is MetaArray:
@@ -1427,7 +1433,7 @@ def _write_row(t: Tensor, template: tuple, value) -> bool:
         or t._requires_grad
         or value._requires_grad
         or (t._st is not None and t._vbase is not None and t._vbase._requires_grad)
-        or (_Above.forward_ad is not None and _Above.forward_ad.state.level is not None)  # (tangents: _set_)
+        or _dual_level() is not None  # (tangents go through _set_)
     ):
         return False
     data, v = t._meta, value._meta

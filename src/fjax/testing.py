@@ -39,8 +39,8 @@ class _Mismatch(Exception):
         self.kind, self.message = kind, message
 
 
-def _tolerances(*dtypes) -> tuple:
-    pairs = [_TOLERANCES.get(np.dtype(d), (0.0, 0.0)) for d in dtypes]
+def _tolerances(*dtypes, table: dict = _TOLERANCES) -> tuple:
+    pairs = [table.get(np.dtype(d), (0.0, 0.0)) for d in dtypes]
     return max(p[0] for p in pairs), max(p[1] for p in pairs)
 
 
@@ -461,8 +461,7 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan: bool = Tr
     if not isinstance(expected, Tensor):
         expected = Tensor._wrap(jnp.asarray(expected, dtype=actual._meta.dtype))
     if rtol is None and atol is None:
-        pairs = [_ALLCLOSE_TOLERANCES.get(np.dtype(t._meta.dtype), (0.0, 0.0)) for t in (actual, expected)]
-        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+        rtol, atol = _tolerances(actual._meta.dtype, expected._meta.dtype, table=_ALLCLOSE_TOLERANCES)
     assert_close(
         actual,
         expected,

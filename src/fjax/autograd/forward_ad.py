@@ -79,7 +79,7 @@ def dual_level():
 
 def tangent_of(t):
     """``t``'s tangent array at the open level, or None."""
-    fw = t.__dict__.get("_fw") if hasattr(t, "__dict__") else None
+    fw = t.__dict__.get("_fw")
     if fw is None or fw[0] != state.level:
         return None
     return fw[1]

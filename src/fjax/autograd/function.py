@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -429,7 +431,7 @@ class Function:
         dual = forward_ad.state.level is not None and forward_ad.needs(args)
         if dual and cls.jvp is Function.jvp:
             Function.jvp(ctx)  # raises, as torch: a Function's forward mode is its own jvp
-        with no_grad(), forward_ad.muted() if dual else _nothing():
+        with no_grad(), forward_ad.muted() if dual else contextlib.nullcontext():
             out = cls.forward(ctx, *args)
         if dual:
             _apply_jvp(cls, ctx, args, out)
@@ -504,14 +506,6 @@ def _apply_jvp(cls, ctx, args, out) -> None:
     for o, t in zip(outs, results):
         if isinstance(o, Tensor) and isinstance(t, Tensor):
             forward_ad.attach(o, t._data)
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _custom_vjp_apply(cls, args):

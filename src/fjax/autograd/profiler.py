@@ -56,10 +56,6 @@ class profile(_profiler.profile):  # noqa: N801 - torch's name
         if self.enabled:
             super().start()
 
-    def __enter__(self):
-        self.start()
-        return self
-
     def table(self, *args, **kwargs) -> str:
         """``key_averages().table(...)``, as the older profile object offers it directly."""
         return self.key_averages().table(*args, **kwargs)

@@ -91,6 +91,26 @@ def _gather(array) -> np.ndarray:
     return np.asarray(multihost_utils.process_allgather(array, tiled=False))
 
 
+def _stacked(array, pg: ProcessGroup) -> np.ndarray:
+    """Every process's ``array`` stacked on a new leading axis, in rank order (one process: its own)."""
+    return _gather(array) if pg.size() > 1 else np.asarray(array)[None]
+
+
+def _check_root_list(op: str, name: str, role: str, pg: ProcessGroup, root: int, tensor: Tensor, tensors) -> None:
+    """A rooted collective's list (``gather_list``, ``scatter_list``): given on the root (``role``:
+    destination or source), a world-size list of tensors shaped like ``tensor``; absent elsewhere."""
+    if pg.rank() == root:
+        if not tensors:
+            raise ValueError(f"{op}: Argument ``{name}`` must be specified on {role} rank.")
+        _check_list(op, name, tensors)
+        if len(tensors) != pg.size():
+            raise ValueError(f"{op}: {name} has {len(tensors)} tensors, expected the world size {pg.size()}")
+        for i, t in enumerate(tensors):
+            _check_same(op, tensor, t, i)
+    elif tensors:
+        raise ValueError(f"{op}: Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+
+
 def _write(tensor: Tensor, values) -> None:
     with no_grad():
         tensor.copy_(Tensor._wrap(jnp.asarray(values)))
@@ -215,7 +235,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group: ProcessGroup | None = N
         )
     for i, t in enumerate(tensor_list):
         _check_same("all_gather", tensor, t, i)
-    stacked = _gather(tensor._data) if pg.size() > 1 else np.asarray(tensor._data)[None]
+    stacked = _stacked(tensor._data, pg)
     for t, values in zip(tensor_list, stacked):
         _write(t, values)
     return _done(async_op, list(tensor_list))
@@ -251,7 +271,7 @@ def all_gather_into_tensor(
         raise ValueError(
             f"all_gather_into_tensor: tensors of different dtypes: {output_tensor.dtype} and {input_tensor.dtype}"
         )
-    stacked = _gather(input_tensor._data) if n > 1 else np.asarray(input_tensor._data)[None]
+    stacked = _stacked(input_tensor._data, pg)
     _write(output_tensor, stacked.reshape(tuple(output_tensor.shape)))
     return _done(async_op, [output_tensor])
 
@@ -374,17 +394,8 @@ def gather(
     pg = _group(group)
     _check_tensor("gather", "tensor", tensor)
     root = _root("gather", pg, dst, group_dst, "dst")
-    if pg.rank() == root:
-        if not gather_list:
-            raise ValueError("gather: Argument ``gather_list`` must be specified on destination rank.")
-        _check_list("gather", "gather_list", gather_list)
-        if len(gather_list) != pg.size():
-            raise ValueError(f"gather: gather_list has {len(gather_list)} tensors, expected the world size {pg.size()}")
-        for i, t in enumerate(gather_list):
-            _check_same("gather", tensor, t, i)
-    elif gather_list:
-        raise ValueError("gather: Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    stacked = _gather(tensor._data) if pg.size() > 1 else np.asarray(tensor._data)[None]
+    _check_root_list("gather", "gather_list", "destination", pg, root, tensor, gather_list)
+    stacked = _stacked(tensor._data, pg)
     if pg.rank() == root:
         for t, values in zip(gather_list, stacked):
             _write(t, values)
@@ -414,18 +425,7 @@ def scatter(
     pg = _group(group)
     _check_tensor("scatter", "tensor", tensor)
     root = _root("scatter", pg, src, group_src, "src")
-    if pg.rank() == root:
-        if not scatter_list:
-            raise ValueError("scatter: Argument ``scatter_list`` must be specified on source rank.")
-        _check_list("scatter", "scatter_list", scatter_list)
-        if len(scatter_list) != pg.size():
-            raise ValueError(
-                f"scatter: scatter_list has {len(scatter_list)} tensors, expected the world size {pg.size()}"
-            )
-        for i, t in enumerate(scatter_list):
-            _check_same("scatter", tensor, t, i)
-    elif scatter_list:
-        raise ValueError("scatter: Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_root_list("scatter", "scatter_list", "source", pg, root, tensor, scatter_list)
     if pg.size() > 1:
         from jax.experimental import multihost_utils
 
@@ -470,7 +470,7 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group: Process
     for i, t in enumerate(output_tensor_list):
         _check_same("all_to_all", first, t, i)
     mine = jnp.stack([t._data for t in input_tensor_list])
-    stacked = _gather(mine) if n > 1 else np.asarray(mine)[None]  # [source rank, destination rank, ...]
+    stacked = _stacked(mine, pg)  # [source rank, destination rank, ...]
     for j, t in enumerate(output_tensor_list):
         _write(t, stacked[j, pg.rank()])
     return _done(async_op, list(output_tensor_list))

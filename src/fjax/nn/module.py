@@ -1812,8 +1812,9 @@ class _BackwardHook:
 def _has_state_hooks(root: Module, registries: tuple) -> bool:
     """Whether ``root`` or a submodule has a hook in one of ``registries``, or extra state
     (``get_extra_state``/``set_extra_state`` overridden): the fast paths skip those."""
-    return any(m.__dict__.get(r) for m in root.modules() for r in registries) or any(
-        _extra(m, "get_extra_state") or _extra(m, "set_extra_state") for m in root.modules()
+    return any(
+        any(m.__dict__.get(r) for r in registries) or _extra(m, "get_extra_state") or _extra(m, "set_extra_state")
+        for m in root.modules()
     )
 
 
