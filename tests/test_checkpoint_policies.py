@@ -323,6 +323,73 @@ def test_checkpointing_lowers_compiled_memory_and_budget_fits(tmp_path):
     assert "too small" in out["tiny"] and "at least" in out["tiny"] and "memory_budget(1000)" in out["tiny"]
 
 
+LSTM_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, warnings
+    import numpy as np
+    import fjax, fjax.nn as nn, fjax.nn.functional as F
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.LSTM(32 if i == 0 else 128, 128, batch_first=True) for i in range(2)])
+            self.head = nn.Linear(128, 32)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)[0]
+            return self.head(x)
+
+    class G(nn.Graph):
+        def __init__(self, policy):
+            super().__init__()
+            fjax.manual_seed(0)
+            self.model = Net()
+            self.add_optimizer(fjax.optim.Adam(self.model.parameters(), lr=1e-3))
+            if policy:
+                for i in range(2):
+                    self.model.layers[i].to(nn.graph.GraphModule).activation_checkpointing = True
+
+        def build(self, x, y):
+            loss = F.mse_loss(self.model(x), y)
+            loss.backward()
+            return loss
+
+    rng = np.random.default_rng(int(sys.argv[1]))
+    x = fjax.tensor(rng.standard_normal((16, 40, 32)).astype(np.float32))
+    y = fjax.tensor(rng.standard_normal((16, 40, 32)).astype(np.float32))
+    out = {}
+    for policy in (False, True):
+        g = G(policy)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = [g(x, y).item() for _ in range(2)]
+        out[str(policy)] = {"losses": losses, "temp": g.memory_report()["temp_bytes"],
+                            "warned": [str(w.message) for w in caught if "saves no memory" in str(w.message)]}
+    print(json.dumps(out))
+    """
+)
+
+
+def test_checkpointed_lstm_layers_lower_compiled_memory(tmp_path):
+    """A recomputed LSTM layer's scan runs in the backward, after its output's gradient exists:
+    XLA:CPU drops optimization barriers before CSE and scheduling, so without the cotangent
+    dependence (``utils.checkpoint._after``) the recomputation merged with the forward's input
+    projection and the step kept every byte (the temporaries were identical, and it warned)."""
+    script = tmp_path / "lstm.py"
+    script.write_text(LSTM_SCRIPT)
+    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_enable_concurrency_optimized_scheduler=false"}
+    proc = subprocess.run(
+        [sys.executable, str(script), str(SEED)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    plain, remat = out["False"], out["True"]
+    assert remat["temp"] < 0.92 * plain["temp"], (remat["temp"], plain["temp"])
+    assert not remat["warned"], remat["warned"]
+    np.testing.assert_allclose(remat["losses"], plain["losses"], rtol=2e-5, atol=1e-6)
+
+
 def test_memory_budget_validates():
     cfg = nn.Graph.trace(lambda x: x).config
     for bad in (0, -5, 1.5, True, "1GB"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 
 from ..autograd.grad_mode import no_grad
@@ -303,7 +305,7 @@ def _scoped(path):
 def _checkpointer(name, policy=True):
     """The ``Module._graph_call`` that nn.Graph installs on checkpointed modules while tracing;
     ``policy``: True (recompute everything) or what ``fjax.utils.checkpoint.resolve_policy`` takes."""
-    from ..utils.checkpoint import resolve_policy
+    from ..utils.checkpoint import recompute, resolve_policy
 
     resolved = None if policy is True else resolve_policy(policy)
 
@@ -311,15 +313,16 @@ def _checkpointer(name, policy=True):
         object.__delattr__(module, "_graph_call")  # the inner call runs the module itself
         try:
             with jax.named_scope(name):
-                return _checkpointed_call(module, name, args, kwargs, resolved)
+                return _checkpointed_call(module, name, args, kwargs, functools.partial(recompute, policy=resolved))
         finally:
             object.__setattr__(module, "_graph_call", call)
 
     return call
 
 
-def _checkpointed_call(module, name, args, kwargs, policy=None):
-    """Run ``module`` as one tape node whose VJP recomputes the forward (``jax.checkpoint``)."""
+def _checkpointed_call(module, name, args, kwargs, remat):
+    """Run ``module`` as one tape node whose VJP recomputes the forward (``remat(pure)``:
+    ``fjax.utils.checkpoint.recompute`` at the module's policy)."""
     params = [p for p in module.parameters() if p.requires_grad]
     buffers = list(module.buffers())
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
@@ -345,8 +348,7 @@ def _checkpointed_call(module, name, args, kwargs, policy=None):
             for t, data, node, rg in saved:
                 t._data, t._node, t._requires_grad = data, node, rg
 
-    remat = jax.checkpoint(pure, policy=policy)
-    results = call_pure(f"checkpoint[{name}]", remat, params + [leaves[i] for i in tensor_idx])
+    results = call_pure(f"checkpoint[{name}]", remat(pure, fixed=len(params)), params + [leaves[i] for i in tensor_idx])
     results = results if isinstance(results, tuple) else (results,)
     n_out = len(results) - len(buffers)
     for b, r in zip(buffers, results[n_out:]):
