@@ -296,15 +296,18 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_checkpointing_lowers_compiled_memory_and_budget_fits(tmp_path):
-    script = tmp_path / "budget.py"
-    script.write_text(SCRIPT)
+def _run_script(path, text):
+    """Run ``text`` as a script in a fresh process with XLA:CPU's memory-aware scheduling (JAX
+    reads XLA_FLAGS once, at import) and return the JSON its last line prints."""
+    path.write_text(text)
     env = {**os.environ, "XLA_FLAGS": "--xla_cpu_enable_concurrency_optimized_scheduler=false"}
-    proc = subprocess.run(
-        [sys.executable, str(script), str(SEED)], capture_output=True, text=True, env=env, timeout=300
-    )
+    proc = subprocess.run([sys.executable, str(path), str(SEED)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_checkpointing_lowers_compiled_memory_and_budget_fits(tmp_path):
+    out = _run_script(tmp_path / "budget.py", SCRIPT)
     none, full = out["none"], out["full"]
     assert full["temp"] < 0.8 * none["temp"], (full["temp"], none["temp"])
     assert not full["warned"], full["warned"]
@@ -376,14 +379,7 @@ def test_checkpointed_lstm_layers_lower_compiled_memory(tmp_path):
     XLA:CPU drops optimization barriers before CSE and scheduling, so without the cotangent
     dependence (``utils.checkpoint._after``) the recomputation merged with the forward's input
     projection and the step kept every byte (the temporaries were identical, and it warned)."""
-    script = tmp_path / "lstm.py"
-    script.write_text(LSTM_SCRIPT)
-    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_enable_concurrency_optimized_scheduler=false"}
-    proc = subprocess.run(
-        [sys.executable, str(script), str(SEED)], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = _run_script(tmp_path / "lstm.py", LSTM_SCRIPT)
     plain, remat = out["False"], out["True"]
     assert remat["temp"] < 0.92 * plain["temp"], (remat["temp"], plain["temp"])
     assert not remat["warned"], remat["warned"]
