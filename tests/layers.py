@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "profiler",
             "_memory",
             "_jax_compat",
+            "_order",
             "_lazy",
             "_dims",
             "_missing",

@@ -377,7 +377,7 @@ LSTM_SCRIPT = textwrap.dedent(
 def test_checkpointed_lstm_layers_lower_compiled_memory(tmp_path):
     """A recomputed LSTM layer's scan runs in the backward, after its output's gradient exists:
     XLA:CPU drops optimization barriers before CSE and scheduling, so without the cotangent
-    dependence (``utils.checkpoint._after``) the recomputation merged with the forward's input
+    dependence (``fjax._order.after``) the recomputation merged with the forward's input
     projection and the step kept every byte (the temporaries were identical, and it warned)."""
     out = _run_script(tmp_path / "lstm.py", LSTM_SCRIPT)
     plain, remat = out["False"], out["True"]

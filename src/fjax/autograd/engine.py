@@ -28,6 +28,7 @@ from jax.sharding import NamedSharding
 from .. import _lazy, _public
 from .. import profiler as _profiler
 from .._config import config
+from .._order import after
 from .._tracing import trace_state
 from ..profiler import _state as _pstate
 from ..profiler import span
@@ -255,7 +256,7 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
         if entry is None:
             leaf_cts[id(leaf)] = [leaf, ct]
         else:
-            entry[1] = entry[1] + ct
+            entry[1] = _lazy.then(_plus, (entry[1], ct))  # (either may be pending: a leaf that is also a root)
 
     roots_nodes = []
     for t, g in zip(roots, root_grads):
@@ -271,7 +272,8 @@ def backward(roots, root_grads, retain_graph=False, inputs=None):
 
     order = _toposort(roots_nodes)
     if config.eager_fusion and order and not (_pstate.on or _anomaly.state.on or trace_state.depth):
-        fused = _fused_backward(order, pending, wanted, retain_graph)
+        awaited = [t._meta for t in roots if t._node is not None]
+        fused = _fused_backward(order, pending, wanted, retain_graph, awaited)
         if fused is not None:
             order = ()  # every node ran in the fused program
             leaves, leaf_out, found_out = fused
@@ -354,7 +356,7 @@ _lazy.restarted.append(_SHAPES.clear)
 _FUSE_AFTER = int(os.environ.get("FJAX_EAGER_FUSION_AFTER", "0"))
 
 
-def _fused_backward(order, pending, wanted, retain_graph):
+def _fused_backward(order, pending, wanted, retain_graph, awaited=()):
     """The backward walk over ``order`` as one compiled program.
 
     A structure is the nodes' VJPs as pytree definitions (which kernel, at which static
@@ -422,7 +424,7 @@ def _fused_backward(order, pending, wanted, retain_graph):
         done.append(node)
         avals.append(tuple(node.out_avals) if node.multi else node.out_avals)
         names.append((node.name, tuple(wiring)))
-    key = (tuple(seed_refs), tuple(steps), len(leaves))
+    key = (tuple(seed_refs), tuple(steps), len(leaves), len(awaited))
     # (a VJP's pytree definition holds its shapes: a structure's key differs per shape signature)
     family = (tuple(seed_refs), tuple(names), len(leaves))
     seen = _SHAPES.get(family)
@@ -442,7 +444,7 @@ def _fused_backward(order, pending, wanted, retain_graph):
         if program < _FUSE_AFTER:
             program += 1
         else:
-            program = jax.jit(_backward_program(tuple(seed_refs), tuple(steps), len(leaves)))
+            program = jax.jit(_backward_program(tuple(seed_refs), tuple(steps), len(leaves), len(awaited)))
             stats["compiles"] += 1
         _FUSED[key] = program
         if len(_FUSED) > _FUSED_MAX:
@@ -457,7 +459,9 @@ def _fused_backward(order, pending, wanted, retain_graph):
         return None
     try:
         # (into .grad: pending, so the optimizer's update joins the program)
-        leaf_out, found_out = _lazy.call(program, len(seeds), [*seeds, *flat], keep_pending=wanted is None)
+        leaf_out, found_out = _lazy.call(
+            program, len(seeds) + len(awaited), [*seeds, *awaited, *flat], keep_pending=wanted is None
+        )
     except Exception:  # a VJP JAX cannot trace into a bigger program: node by node from now on
         _FUSED[key] = False
         return None
@@ -472,10 +476,16 @@ def _fused_backward(order, pending, wanted, retain_graph):
 _ORDERED_BYTES = 1 << 20  # a node holding this many residual bytes runs in tape order in the fused program
 
 
-def _backward_program(seed_refs, steps, n_leaves):
-    """The pure function of one fused backward (see ``_fused_backward``)."""
+def _backward_program(seed_refs, steps, n_leaves, n_awaited=0):
+    """The pure function of one fused backward (see ``_fused_backward``). Its last ``n_awaited``
+    seeds are the roots' own values (a loss): the backward starts once they exist, so the
+    forward's outputs are computed first and what only they read (the logits a loss reduces) is
+    freed before the backward's peak, not kept until XLA gets round to the output."""
 
     def program(seeds, flat):
+        if n_awaited:
+            seeds, roots = list(seeds[:-n_awaited]), seeds[-n_awaited:]
+            seeds = after(seeds, roots)
         cts = dict(zip(seed_refs, seeds))
         leaf_ct = [None] * n_leaves
         found = {}
@@ -487,12 +497,10 @@ def _backward_program(seed_refs, steps, n_leaves):
             if sum(vleaves[k].size * vleaves[k].dtype.itemsize for k in plain) >= _ORDERED_BYTES:
                 # a node's residuals wait for its cotangent: XLA would otherwise start every node's
                 # recomputation from its residuals (gelu's derivative) at once, holding them all
-                mine = {key: c for key, c in cts.items() if key[0] == i}
-                held, mine = jax.lax.optimization_barrier(([vleaves[k] for k in plain], mine))
+                held = after([vleaves[k] for k in plain], [c for key, c in cts.items() if key[0] == i])
                 vleaves = list(vleaves)
                 for k, a in zip(plain, held):
                     vleaves[k] = a
-                cts.update(mine)
             vjp = jax.tree_util.tree_unflatten(treedef, vleaves)
             for o, slots in wants:
                 for j in slots:

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name as _checkpoint_name
 
+from .._order import after
 from .._tracing import trace_state, tracing
 from ..autograd.api import backward as _backward
 from ..autograd.function import Function
@@ -333,7 +334,7 @@ def recompute(pure, policy=None, fixed=0):
     right after the forward and keep its activations through the whole backward: the memory
     checkpointing should save is spent anyway (an LSTM's recomputed scan: all of it; on XLA:CPU's
     default scheduler, a Transformer block's too). Here the backward reads the saved residuals
-    only after the gradient of the block's output exists (``_after``), so nothing it recomputes
+    only after the gradient of the block's output exists (``fjax._order.after``), so nothing it recomputes
     can start earlier. The values are those of ``jax.checkpoint``; ``pure`` is traced once per
     call, as there. Reverse mode only (a ``jax.custom_vjp``): nn.Graph's checkpointed modules
     use it, whose step differentiates by ``backward``; ``checkpoint(..., policy=...)``, which
@@ -362,40 +363,13 @@ def recompute(pure, policy=None, fixed=0):
     def backward(vjp, ct):
         leaves, treedef = jax.tree_util.tree_flatten(vjp)
         at = [i for i, x in enumerate(leaves) if (late[i] if len(late) == len(leaves) else True)]
-        held = _after([leaves[i] for i in at], ct)
+        held = after([leaves[i] for i in at], ct)
         for i, x in zip(at, held):
             leaves[i] = x
         return jax.tree_util.tree_unflatten(treedef, leaves)(ct)
 
     run.defvjp(forward, backward)
     return run
-
-
-def _after(tree, ct):
-    """``tree`` (its arrays), computed only after the cotangent ``ct`` exists, with the same
-    values. ``optimization_barrier`` would say this, but XLA:CPU removes barriers before it
-    eliminates common subexpressions and schedules: there the recomputation merges with the
-    forward's identical ops (an LSTM's input projection) and their results stay alive from the
-    forward on. So, inside a trace, the arrays pass through a loop whose trip count,
-    ``min(0, bits of a cotangent element)``, is never positive: it never runs, and XLA cannot
-    prove that, so it keeps the dependence. Eagerly, ops run in order: ``tree`` as it is."""
-    floats = [c for c in jax.tree_util.tree_leaves(ct) if _floating(c) and c.size]
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    at = [i for i, x in enumerate(leaves) if _floating(x)]
-    if not at or not floats or not isinstance(floats[0], jax.core.Tracer):
-        return tree
-    bits = jax.lax.bitcast_convert_type(jnp.real(jnp.ravel(floats[0])[0]).astype(jnp.float32), jnp.int32)
-    trips = jnp.minimum(0, bits)
-    _, held = jax.lax.while_loop(
-        lambda c: c[0] < trips, lambda c: (c[0] + 1, [x + 1 for x in c[1]]), (jnp.int32(0), [leaves[i] for i in at])
-    )
-    for i, x in zip(at, held):
-        leaves[i] = x
-    return jax.tree_util.tree_unflatten(treedef, leaves)
-
-
-def _floating(x) -> bool:
-    return isinstance(x, (jax.Array, jax.core.Tracer)) and jnp.issubdtype(x.dtype, jnp.inexact)
 
 
 def _no_side_effects(writes, buffers, arguments):
