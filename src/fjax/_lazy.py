@@ -44,7 +44,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, SingleDeviceSharding
 
-from . import _jax_compat, _memory
+from . import _jax_compat, _memory, _order
 from . import profiler as _profiler
 from ._config import config
 
@@ -446,10 +446,10 @@ def _donors(key, ext, pending, outputs):
 
 
 def _fences(key, donate):
-    """The ops whose array inputs a segment's program passes through one
-    ``optimization_barrier``: the last reader of each donated input that other ops read too (a
-    parameter its forward, backward and update read). Its result is written into that input's
-    buffer, so every other read must come first; the barrier makes the result depend on all
+    """The ops that a segment's program lets read their donated inputs only once all of their
+    inputs exist (``_order.after``): the last reader of each donated input that other ops read
+    too (a parameter its forward, backward and update read). Its result is written into that
+    input's buffer, so every other read must come first; the wait makes the result depend on all
     of the op's inputs (the update of every parameter of a group on all of their gradients, and
     so on the backward's reads), without which XLA, unable to order the reads before the write,
     copies the input when the program starts and saves nothing. The values are the same."""
@@ -472,6 +472,8 @@ def _program(ops, outputs, donate=(), fenced=frozenset()):
     ``program(donated, ext)`` where ``donated`` are the inputs at the positions ``donate`` (the
     arrays that ``ext`` holds None for, passed apart so that jit donates them)."""
 
+    given = frozenset(donate)
+
     def program(donated, ext):
         if donate:
             ext = list(ext)
@@ -480,10 +482,10 @@ def _program(ops, outputs, donate=(), fenced=frozenset()):
         slots = []
         for k, (fn, refs) in enumerate(ops):
             args = [ext[r] if r >= 0 else slots[~r] for r in refs]
-            if k in fenced:
-                at = [n for n, a in enumerate(args) if isinstance(a, jax.Array)]
-                held = jax.lax.optimization_barrier([args[n] for n in at])
-                for n, a in zip(at, held):
+            if k in fenced:  # its donated inputs are read once all of its inputs exist
+                mine = [n for n, r in enumerate(refs) if r in given]
+                held = _order.after([args[n] for n in mine], [a for a in args if isinstance(a, jax.Array)])
+                for n, a in zip(mine, held):
                     args[n] = a
             slots.extend(jax.tree_util.tree_leaves(fn(*args)))
         return [slots[j] for j in outputs]
